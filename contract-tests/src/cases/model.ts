@@ -1,0 +1,354 @@
+/**
+ * The model-based case: random sequences of operations run against the backend and against
+ * a plain reference model written here from the spec, and every answer is compared.
+ */
+import {
+  type BackendCapabilities,
+  type CheckpointStore,
+  compareCodePoints,
+  isCkptError,
+  type JsonValue,
+} from '@ckpt/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { ContractContext } from '../harness.js';
+import { allPages } from '../util.js';
+
+interface ModelCheckpoint {
+  seq: number;
+  parent: number | null;
+  data: JsonValue;
+  transcript: JsonValue[];
+}
+
+interface ModelSession {
+  head: number;
+  last: number;
+  checkpoints: Map<number, ModelCheckpoint>;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  keys: Map<string, number>;
+}
+
+/** The reference model: the spec's semantics in the plainest code. */
+class Model {
+  readonly sessions = new Map<string, ModelSession>();
+
+  history(id: string): number[] {
+    const s = this.sessions.get(id);
+    const out: number[] = [];
+    for (let cp = s?.checkpoints.get(s.head); cp; ) {
+      out.unshift(cp.seq);
+      cp = cp.parent === null ? undefined : s!.checkpoints.get(cp.parent);
+    }
+    return out;
+  }
+}
+
+interface Real {
+  store: CheckpointStore;
+  /** Prefix of this run's session ids, so that runs on one backend never meet. */
+  run: string;
+}
+
+/** The id the backend sees for the model's session `id`. */
+function full(r: Real, id: string): string {
+  return `${r.run}/${id}`;
+}
+
+const IDS = ['a', 'A', 'a:b', '{a}', '%_*', '\u{1F99C}'];
+const KEYS = ['k1', 'k2'];
+
+type Cmd = fc.AsyncCommand<Model, Real>;
+
+/** Commands over a few sessions with odd ids. */
+function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
+  const id = fc.constantFrom(...IDS);
+  const json: fc.Arbitrary<JsonValue> = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<JsonValue>;
+
+  class Checkpoint implements Cmd {
+    constructor(
+      readonly id: string,
+      readonly data: JsonValue,
+      readonly transcript: JsonValue[],
+      readonly expect: 'any' | 'head' | 'stale' | 'absent',
+      readonly key: string | undefined,
+    ) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      const s = m.sessions.get(this.id);
+      const head = s?.head ?? null;
+      const expectedHead =
+        this.expect === 'any'
+          ? undefined
+          : this.expect === 'absent'
+            ? null
+            : this.expect === 'head'
+              ? head
+              : (head ?? 0) + 7;
+      const replay = this.key === undefined ? undefined : s?.keys.get(this.key);
+      let outcome: unknown;
+      try {
+        outcome = await r.store.checkpoint(full(r, this.id), this.data, {
+          transcript: this.transcript,
+          ...(expectedHead === undefined ? {} : { expectedHead }),
+          ...(this.key === undefined ? {} : { idempotencyKey: this.key }),
+        });
+      } catch (err) {
+        outcome = err;
+      }
+      if (replay !== undefined) {
+        const stored = s!.checkpoints.get(replay);
+        if (stored) {
+          expect(outcome).toMatchObject({ seq: replay });
+          expect((outcome as { data: unknown }).data).toEqual(stored.data);
+        } else expect(isCkptError(outcome, 'CONFLICT')).toBe(true);
+        return;
+      }
+      if (expectedHead !== undefined && expectedHead !== head) {
+        expect(isCkptError(outcome, 'CONFLICT'), String(outcome)).toBe(true);
+        return;
+      }
+      const session: ModelSession = s ?? {
+        head: 0,
+        last: 0,
+        checkpoints: new Map(),
+        forkedFrom: null,
+        keys: new Map(),
+      };
+      const seq = session.last + 1;
+      expect(outcome).toMatchObject({ seq, parent: head });
+      expect((outcome as { data: unknown }).data).toEqual(this.data);
+      session.checkpoints.set(seq, {
+        seq,
+        parent: head,
+        data: this.data,
+        transcript: this.transcript,
+      });
+      session.head = seq;
+      session.last = seq;
+      if (this.key !== undefined) session.keys.set(this.key, seq);
+      m.sessions.set(this.id, session);
+    }
+    toString() {
+      return `checkpoint(${this.id}, expect=${this.expect}, key=${this.key})`;
+    }
+  }
+
+  class Rollback implements Cmd {
+    constructor(
+      readonly id: string,
+      readonly pick: number,
+    ) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      const s = m.sessions.get(this.id);
+      const seqs = s ? [...s.checkpoints.keys()] : [];
+      const seq = seqs.length > 0 && this.pick < 8 ? seqs[this.pick % seqs.length]! : this.pick + 1;
+      const outcome = await r.store.rollback(full(r, this.id), seq).catch((err: unknown) => err);
+      if (!s?.checkpoints.has(seq)) {
+        expect(isCkptError(outcome, 'NOT_FOUND')).toBe(true);
+        return;
+      }
+      expect(outcome).toBe(seq);
+      s.head = seq;
+    }
+    toString() {
+      return `rollback(${this.id}, pick ${this.pick})`;
+    }
+  }
+
+  class Fork implements Cmd {
+    constructor(
+      readonly id: string,
+      readonly newId: string,
+      readonly pick: number | undefined,
+    ) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      const s = m.sessions.get(this.id);
+      const seqs = s ? [...s.checkpoints.keys()] : [];
+      const atSeq =
+        this.pick === undefined
+          ? undefined
+          : seqs.length > 0
+            ? seqs[this.pick % seqs.length]
+            : this.pick + 1;
+      const outcome = await r.store
+        .fork(full(r, this.id), {
+          newId: full(r, this.newId),
+          ...(atSeq === undefined ? {} : { atSeq }),
+        })
+        .catch((err: unknown) => err);
+      const at = atSeq ?? s?.head;
+      if (!s || at === undefined || !s.checkpoints.has(at)) {
+        expect(isCkptError(outcome, 'NOT_FOUND'), String(outcome)).toBe(true);
+        return;
+      }
+      if (m.sessions.has(this.newId)) {
+        expect(isCkptError(outcome, 'CONFLICT'), String(outcome)).toBe(true);
+        return;
+      }
+      expect(outcome).toBe(full(r, this.newId));
+      const copy: ModelSession = {
+        head: at,
+        last: at,
+        checkpoints: new Map(),
+        forkedFrom: { sessionId: this.id, seq: at },
+        keys: new Map(),
+      };
+      for (let cp = s.checkpoints.get(at); cp; ) {
+        copy.checkpoints.set(cp.seq, { ...cp });
+        cp = cp.parent === null ? undefined : s.checkpoints.get(cp.parent);
+      }
+      m.sessions.set(this.newId, copy);
+    }
+    toString() {
+      return `fork(${this.id} -> ${this.newId}, pick ${this.pick})`;
+    }
+  }
+
+  class Prune implements Cmd {
+    constructor(
+      readonly id: string,
+      readonly keepLast: number,
+    ) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      const s = m.sessions.get(this.id);
+      const removed = await r.store.prune(full(r, this.id), { keepLast: this.keepLast });
+      if (!s) {
+        expect(removed).toBe(0);
+        return;
+      }
+      const keep = new Set([...s.checkpoints.keys()].sort((a, b) => b - a).slice(0, this.keepLast));
+      keep.add(s.head);
+      let count = 0;
+      for (const seq of [...s.checkpoints.keys()]) {
+        if (!keep.has(seq)) {
+          s.checkpoints.delete(seq);
+          count++;
+        }
+      }
+      expect(removed).toBe(count);
+    }
+    toString() {
+      return `prune(${this.id}, ${this.keepLast})`;
+    }
+  }
+
+  class Delete implements Cmd {
+    constructor(readonly id: string) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      expect(await r.store.delete(full(r, this.id))).toBe(m.sessions.delete(this.id));
+    }
+    toString() {
+      return `delete(${this.id})`;
+    }
+  }
+
+  class CheckReads implements Cmd {
+    constructor(
+      readonly id: string,
+      readonly pageSize: number,
+    ) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      const s = m.sessions.get(this.id);
+      const info = await r.store.info(full(r, this.id));
+      if (!s) {
+        expect(info).toBeNull();
+        expect(await r.store.load(full(r, this.id))).toBeNull();
+        expect(await r.store.history(full(r, this.id))).toEqual([]);
+        return;
+      }
+      const forkedFrom = s.forkedFrom && {
+        ...s.forkedFrom,
+        sessionId: full(r, s.forkedFrom.sessionId),
+      };
+      expect(info).toMatchObject({ head: s.head, checkpoints: s.checkpoints.size, forkedFrom });
+      const head = await r.store.load(full(r, this.id));
+      expect(head?.seq).toBe(s.head);
+      expect(head?.data).toEqual(s.checkpoints.get(s.head)!.data);
+      const history = m.history(this.id);
+      expect(await r.store.history(full(r, this.id))).toEqual(history);
+      const listed = await allPages((p) => r.store.list(full(r, this.id), p), this.pageSize);
+      expect(listed.map((c) => [c.seq, c.parent])).toEqual(
+        [...s.checkpoints.values()].sort((a, b) => b.seq - a.seq).map((c) => [c.seq, c.parent]),
+      );
+      const transcript = await allPages(
+        (p) => r.store.transcript(full(r, this.id), p),
+        this.pageSize,
+      );
+      const want = history
+        .slice()
+        .reverse()
+        .flatMap((seq) =>
+          s.checkpoints
+            .get(seq)!
+            .transcript.map((item, index) => ({ seq, index, item }))
+            .reverse(),
+        );
+      expect(transcript.map(({ seq, index, item }) => ({ seq, index, item }))).toEqual(want);
+    }
+    toString() {
+      return `check(${this.id}, pages of ${this.pageSize})`;
+    }
+  }
+
+  class CheckSessions implements Cmd {
+    check = () => listSessions;
+    async run(m: Model, r: Real) {
+      const all = await allPages((p) => r.store.sessions(p), 3);
+      const prefix = full(r, '');
+      const mine = all.filter((s) => s.sessionId.startsWith(prefix));
+      expect(mine.map((s) => s.sessionId.slice(prefix.length)).sort(compareCodePoints)).toEqual(
+        [...m.sessions.keys()].sort(compareCodePoints),
+      );
+      for (const s of mine)
+        expect(s.head).toBe(m.sessions.get(s.sessionId.slice(prefix.length))!.head);
+    }
+    toString() {
+      return 'checkSessions()';
+    }
+  }
+
+  return [
+    fc
+      .tuple(
+        id,
+        json,
+        fc.array(json, { maxLength: 3 }),
+        fc.constantFrom('any', 'any', 'head', 'stale', 'absent'),
+        fc.option(fc.constantFrom(...KEYS), { nil: undefined, freq: 3 }),
+      )
+      .map(([i, d, t, e, k]) => new Checkpoint(i, d, t, e as Checkpoint['expect'], k)),
+    fc.tuple(id, fc.nat(10)).map(([i, p]) => new Rollback(i, p)),
+    fc
+      .tuple(id, id, fc.option(fc.nat(10), { nil: undefined }))
+      .map(([i, n, p]) => new Fork(i, n, p)),
+    fc.tuple(id, fc.integer({ min: 1, max: 4 })).map(([i, k]) => new Prune(i, k)),
+    id.map((i) => new Delete(i)),
+    fc.tuple(id, fc.constantFrom(1, 2, 50)).map(([i, p]) => new CheckReads(i, p)),
+    fc.constant(new CheckSessions()),
+  ];
+}
+
+/** The model-based run. */
+export function modelCases(t: ContractContext, caps: BackendCapabilities, runs: number): void {
+  describe('model-based', () => {
+    it(`agrees with the reference model over ${runs} random operation sequences`, async () => {
+      let runIndex = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.commands(commandArbitraries(caps.listSessions), { maxCommands: 25 }),
+          async (commands) => {
+            const real: Real = { store: t.store, run: `run${runIndex++}` };
+            await fc.asyncModelRun(() => ({ model: new Model(), real }), commands);
+          },
+        ),
+        { numRuns: runs },
+      );
+    });
+  });
+}

@@ -1,0 +1,95 @@
+/** The store's surface: errors, close, capabilities and namespaces. */
+import {
+  type BackendCapabilities,
+  type CheckpointBackend,
+  CheckpointStore,
+  CkptError,
+  isCkptError,
+} from '@ckpt/core';
+import { describe, expect, it } from 'vitest';
+import { itIf } from '../gate.js';
+import type { ContractContext } from '../harness.js';
+import { expectCkptError } from '../util.js';
+
+/** Errors, close, capabilities and namespaces. */
+export function surfaceCases(
+  t: ContractContext,
+  caps: BackendCapabilities,
+  hasNamespaces: boolean,
+): void {
+  describe('errors and lifecycle', () => {
+    it('raises CkptError with a code, a name and a message that says what to do', async () => {
+      const err = await expectCkptError(t.store.rollback('nobody', 1), 'NOT_FOUND');
+      expect(err).toBeInstanceOf(CkptError);
+      expect(err).toBeInstanceOf(Error);
+      expect(err.name).toBe('CkptError');
+      expect(err.message).toContain('nobody');
+    });
+
+    it('refuses every call after close() with CLOSED, and closing twice is fine', async () => {
+      const store = t.storeWith({});
+      await store.checkpoint('s', 1);
+      await store.close();
+      await store.close();
+      const calls: (() => Promise<unknown>)[] = [
+        () => store.checkpoint('s', 2),
+        () => store.update('s', () => 2),
+        () => store.load('s'),
+        () => store.head('s'),
+        () => store.info('s'),
+        () => store.history('s'),
+        () => store.list('s'),
+        () => store.transcript('s'),
+        () => store.rollback('s', 1),
+        () => store.fork('s'),
+        () => store.prune('s', { keepLast: 1 }),
+        () => store.delete('s'),
+        () => store.sessions(),
+        () => store.state('x').get('k'),
+        () => store.state('x').set('k', 1),
+      ];
+      for (const call of calls) await expectCkptError(call(), 'CLOSED');
+    });
+
+    it('declares the capabilities the harness names', () => {
+      expect(t.backend.capabilities).toEqual(caps);
+      expect(typeof t.backend.name).toBe('string');
+    });
+
+    it('turns a failure inside the backend into BACKEND with the cause attached', async () => {
+      const cause = new Error('disk on fire');
+      // Everything but load() is the real backend; load() fails as a broken driver would.
+      const failing: CheckpointBackend = Object.assign(Object.create(t.backend), {
+        load: async () => {
+          throw cause;
+        },
+        close: async () => {},
+      });
+      const err = await expectCkptError(new CheckpointStore(failing).load('s'), 'BACKEND');
+      expect(err.cause).toBe(cause);
+      expect(isCkptError(err, 'BACKEND')).toBe(true);
+    });
+  });
+
+  describe('namespaces', () => {
+    itIf(hasNamespaces, 'the harness has no namespaced()')(
+      'keeps two namespaces on one storage from seeing each other',
+      async () => {
+        const unique = `n${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+        const a = await t.namespaced(`${unique}_a`);
+        const b = await t.namespaced(`${unique}_b`);
+        await a.checkpoint('s', 'in a');
+        await a.state('x').set('k', 'in a');
+        expect(await b.load('s')).toBeNull();
+        expect(await b.state('x').get('k')).toBeUndefined();
+        await b.checkpoint('s', 'in b');
+        expect((await a.load('s'))?.data).toBe('in a');
+        if (caps.listSessions) {
+          expect((await b.sessions()).items.map((s) => s.sessionId)).toEqual(['s']);
+        }
+        await b.delete('s');
+        expect((await a.load('s'))?.data).toBe('in a');
+      },
+    );
+  });
+}

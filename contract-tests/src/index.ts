@@ -1,0 +1,50 @@
+/**
+ * The contract suite every ckpt backend must pass. Call `runContractTests(harness)` inside a
+ * vitest test file; it registers one `describe` block with every case.
+ */
+import { describe } from 'vitest';
+import { checkpointCases } from './cases/checkpoints.js';
+import { concurrencyCases } from './cases/concurrency.js';
+import { idempotencyCases } from './cases/idempotency.js';
+import { inputCases } from './cases/inputs.js';
+import { lifecycleCases } from './cases/lifecycle.js';
+import { listingCases } from './cases/listings.js';
+import { modelCases } from './cases/model.js';
+import { stateCases } from './cases/state.js';
+import { surfaceCases } from './cases/surface.js';
+import { valueCases } from './cases/values.js';
+import { type ContractContext, type ContractHarness, useContext } from './harness.js';
+
+export type { ContractContext, ContractHarness } from './harness.js';
+export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
+
+/** Register the whole contract suite for the backend `harness` describes. */
+export function runContractTests(harness: ContractHarness): void {
+  describe(`ckpt contract: ${harness.name}`, { timeout: harness.timeout ?? 60_000 }, () => {
+    const t: ContractContext = useContext(harness);
+    const caps = harness.capabilities;
+    checkpointCases(t);
+    lifecycleCases(t);
+    listingCases(t, caps);
+    valueCases(t);
+    inputCases(t, caps);
+    idempotencyCases(t);
+    stateCases(t, caps);
+    concurrencyCases(t, caps, harness.connections ?? 4);
+    surfaceCases(t, caps, harness.namespaced !== undefined);
+    modelCases(t, caps, harness.modelRuns ?? 200);
+  });
+}
+
+export {
+  checkpointCases,
+  concurrencyCases,
+  idempotencyCases,
+  inputCases,
+  lifecycleCases,
+  listingCases,
+  modelCases,
+  stateCases,
+  surfaceCases,
+  valueCases,
+};

@@ -1,0 +1,115 @@
+/** Small helpers shared by the cases. */
+import { type CkptErrorCode, isCkptError, type Page, type PageOptions } from '@ckpt/core';
+import { expect } from 'vitest';
+
+/** Assert that `promise` rejects with a CkptError of `code`; returns the error. */
+export async function expectCkptError(
+  promise: Promise<unknown> | (() => unknown),
+  code: CkptErrorCode,
+): Promise<Error & { code: string; details: Record<string, unknown> }> {
+  let error: unknown;
+  try {
+    await (typeof promise === 'function' ? promise() : promise);
+  } catch (err) {
+    error = err;
+  }
+  expect(error, `expected a CkptError ${code}, but the call succeeded`).toBeDefined();
+  expect(isCkptError(error), `expected a CkptError, got ${String(error)}`).toBe(true);
+  expect((error as { code: string }).code).toBe(code);
+  expect((error as Error).message.length).toBeGreaterThan(10);
+  return error as Error & { code: string; details: Record<string, unknown> };
+}
+
+/** Walk every page of a listing and return all items, checking that each cursor leads on. */
+export async function allPages<T>(
+  fetch: (page: PageOptions) => Promise<Page<T>>,
+  limit: number,
+  maxItems = 20_000,
+): Promise<T[]> {
+  const items: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | null = null;
+  for (;;) {
+    const page: Page<T> = await fetch({ limit, cursor });
+    expect(page.items.length).toBeLessThanOrEqual(limit);
+    items.push(...page.items);
+    if (page.cursor === null) return items;
+    expect(typeof page.cursor).toBe('string');
+    // A cursor seen before, or more items than were ever written, means paging loops.
+    if (seen.has(page.cursor) || items.length > maxItems) {
+      throw new Error(`paging does not end: ${items.length} items so far, cursor ${page.cursor}`);
+    }
+    seen.add(page.cursor);
+    cursor = page.cursor;
+  }
+}
+
+/** Wait at least `ms` milliseconds (so timestamps differ). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Run every task at once and wait until all have ended, then fail with the first failure.
+ * Unlike Promise.all, nothing is left running after a failure to disturb later cases.
+ */
+export async function allSettledOrThrow<T>(tasks: Promise<T>[]): Promise<T[]> {
+  const outcomes = await Promise.allSettled(tasks);
+  const failed = outcomes.find((o) => o.status === 'rejected');
+  if (failed) throw failed.reason;
+  return outcomes.map((o) => (o as PromiseFulfilledResult<T>).value);
+}
+
+/** Run `count` tasks at once and wait for all, keeping each outcome. */
+export function settleAll<T>(count: number, task: (i: number) => Promise<T>) {
+  return Promise.allSettled(Array.from({ length: count }, (_, i) => task(i)));
+}
+
+/** The odd-but-valid ids of SPEC 3.2: each one a different session on every backend. */
+export const ODD_IDS: string[] = [
+  'a',
+  'A',
+  'a ',
+  ' a',
+  'caf\u00e9',
+  'cafe\u0301',
+  'a:b',
+  'a:b:',
+  '{a}',
+  '{a}:b',
+  '*',
+  'a*',
+  '?',
+  '[a]',
+  '%',
+  'a%',
+  '_',
+  'a_',
+  "'",
+  "a'; DROP TABLE x; --",
+  '"',
+  '\\',
+  'a\\',
+  '/',
+  'a/b',
+  '\u{1F99C}',
+  'line\nbreak',
+  'tab\tchar',
+  '\u0001',
+  'x'.repeat(255),
+  '\u{1F99C}'.repeat(255),
+];
+
+/** Ids every method must refuse with INVALID_ARGUMENT. */
+export const INVALID_IDS: [string, unknown][] = [
+  ['the empty string', ''],
+  ['a NUL character', 'a\0b'],
+  ['a lone high surrogate', 'a\ud800'],
+  ['a lone low surrogate', '\udc00b'],
+  ['256 code points', 'x'.repeat(256)],
+  ['256 emoji', '\u{1F99C}'.repeat(256)],
+  ['a number', 42],
+  ['null', null],
+  ['undefined', undefined],
+  ['an object', { id: 'a' }],
+];

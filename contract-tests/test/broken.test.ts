@@ -1,0 +1,45 @@
+/**
+ * The suite must fail on deliberately broken backends: it runs itself on each of them in a
+ * child vitest and checks that the case meant to catch each flaw failed.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BROKEN, CAUGHT_BY } from './fixtures/broken-backends.js';
+
+interface JsonReport {
+  testResults: { assertionResults: { fullName: string; status: string }[] }[];
+}
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+let results: { fullName: string; status: string }[] = [];
+
+beforeAll(async () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'ckpt-broken-')), 'report.json');
+  const vitest = join(root, 'node_modules/vitest/vitest.mjs');
+  const config = join(root, 'contract-tests/test/fixtures/vitest.config.ts');
+  // The child run is expected to fail; its exit code says nothing, its report says everything.
+  await promisify(execFile)(
+    process.execPath,
+    [vitest, 'run', '--config', config, '--reporter=json', `--outputFile=${out}`],
+    { cwd: root, maxBuffer: 64 * 1024 * 1024 },
+  ).catch(() => undefined);
+  const report = JSON.parse(readFileSync(out, 'utf8')) as JsonReport;
+  results = report.testResults.flatMap((file) => file.assertionResults);
+}, 300_000);
+
+describe('the contract suite on broken backends', () => {
+  it.each(Object.keys(BROKEN))('fails on a backend that %s', (flaw) => {
+    const mine = results.filter((r) => r.fullName.includes(`broken: ${flaw} `));
+    expect(mine.length, 'the suite ran on this backend').toBeGreaterThan(100);
+    const caught = mine.filter((r) => r.status === 'failed').map((r) => r.fullName);
+    expect(
+      caught.some((name) => name.includes(CAUGHT_BY[flaw]!)),
+      caught.join('\n'),
+    ).toBe(true);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The native backend contract. A backend stores and fetches; the `CheckpointStore` facade
+ * validates input, encodes values, enforces limits and builds cursors before calling it,
+ * so every argument a backend receives is already valid. Each method is one atomic
+ * operation: it either happens completely or not at all.
+ */
+
+/** What a backend can do beyond the required methods. */
+export interface BackendCapabilities {
+  /** Every guarantee holds with several writers on one session at once, across connections. */
+  concurrentWriters: boolean;
+  /** `sessions()` works; without it the store raises UNSUPPORTED. */
+  listSessions: boolean;
+  /** `stateKeys()` works; without it the store raises UNSUPPORTED. */
+  listStateKeys: boolean;
+}
+
+/** A stored checkpoint. Values are JSON text, exactly as the facade encoded them. */
+export interface StoredCheckpoint {
+  seq: number;
+  parent: number | null;
+  /** JSON text of the data. */
+  data: string;
+  /** JSON text of the metadata object. */
+  metadata: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+}
+
+/** A stored checkpoint without its data. */
+export type StoredCheckpointInfo = Omit<StoredCheckpoint, 'data'>;
+
+/** One step of a lineage walk: a checkpoint's place in the timeline and its transcript items. */
+export interface StoredLineageEntry {
+  seq: number;
+  parent: number | null;
+  createdAt: number;
+  /** JSON text of the checkpoint's transcript items (an array); only when asked for. */
+  transcript?: string;
+}
+
+/** A stored session. */
+export interface StoredSession {
+  sessionId: string;
+  head: number;
+  /** How many checkpoints are stored now. */
+  checkpoints: number;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  /** JSON text of the head checkpoint's metadata. */
+  metadata: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The position just past an item of the session catalog, ordered by updatedAt then id, both descending. */
+export interface SessionPosition {
+  updatedAt: number;
+  sessionId: string;
+}
+
+/** What `append` writes. */
+export interface AppendInput {
+  sessionId: string;
+  data: string;
+  metadata: string;
+  /** JSON text of an array of transcript items (`[]` when none). */
+  transcript: string;
+  /** undefined: any head; null: the session must not exist yet; a number: the head must be it. */
+  expectedHead: number | null | undefined;
+  /** When set, a checkpoint already written with this key is returned instead of writing. */
+  idempotencyKey: string | undefined;
+  /** The time to record, in milliseconds since the epoch. */
+  now: number;
+}
+
+/** How `append` ended. */
+export type AppendResult =
+  | { status: 'written'; seq: number; parent: number | null }
+  /** The idempotency key was used before, for `seq`; `checkpoint` is null when it was pruned since. */
+  | { status: 'replayed'; seq: number; checkpoint: StoredCheckpoint | null }
+  | { status: 'conflict'; head: number | null };
+
+/** What `rollback` changes. */
+export interface RollbackInput {
+  sessionId: string;
+  seq: number;
+  expectedHead: number | undefined;
+  now: number;
+}
+
+/** How `rollback` ended. */
+export type RollbackResult =
+  | { status: 'done' }
+  | { status: 'conflict'; head: number | null }
+  | { status: 'not_found'; missing: 'session' | 'seq' };
+
+/** What `fork` copies. */
+export interface ForkInput {
+  sessionId: string;
+  /** null: the source's head. */
+  atSeq: number | null;
+  newId: string;
+  now: number;
+}
+
+/** How `fork` ended. */
+export type ForkResult =
+  | { status: 'done'; seq: number }
+  | { status: 'exists' }
+  | { status: 'not_found'; missing: 'session' | 'seq' };
+
+/** The storage behind a `CheckpointStore`: one method per atomic operation. */
+export interface CheckpointBackend {
+  /** A short name for messages and test titles, e.g. `sqlite`. */
+  readonly name: string;
+  /** Optional abilities; the facade and the contract suite gate on them. */
+  readonly capabilities: BackendCapabilities;
+
+  /**
+   * Atomically: return the earlier checkpoint for `idempotencyKey` if there is one; else check
+   * `expectedHead`; else write seq = highest seq + 1 with parent = head, move the head to it, and
+   * record `idempotencyKey`. Creates the session when it does not exist.
+   */
+  append(input: AppendInput): Promise<AppendResult>;
+  /** One checkpoint (`seq` null: the head), or null when not stored. */
+  load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null>;
+  /** The session's summary, or null when it does not exist. */
+  session(sessionId: string): Promise<StoredSession | null>;
+  /** Stored checkpoints with seq below `beforeSeq` (null: all), seq descending, at most `limit`. */
+  listCheckpoints(
+    sessionId: string,
+    query: { beforeSeq: number | null; limit: number },
+  ): Promise<StoredCheckpointInfo[]>;
+  /**
+   * `fromSeq` (null: the head) and its stored ancestors, following `parent`, newest first,
+   * at most `limit`; the walk stops at the first parent that is not stored.
+   */
+  lineage(
+    sessionId: string,
+    query: { fromSeq: number | null; limit: number; transcript: boolean },
+  ): Promise<StoredLineageEntry[]>;
+  /** Move the head to a stored checkpoint and set updatedAt. */
+  rollback(input: RollbackInput): Promise<RollbackResult>;
+  /** Create `newId` holding `atSeq` and its stored ancestors, head at `atSeq`. */
+  fork(input: ForkInput): Promise<ForkResult>;
+  /** Keep the `keepLast` highest seqs and the head, remove the rest; return how many were removed. */
+  prune(sessionId: string, keepLast: number): Promise<number>;
+  /** Remove the session entirely; false when it did not exist. */
+  delete(sessionId: string): Promise<boolean>;
+  /** Sessions after `after` (null: from the start), updatedAt then id descending, at most `limit`. */
+  sessions(query: { after: SessionPosition | null; limit: number }): Promise<StoredSession[]>;
+
+  /** A state value's JSON text, or undefined. */
+  stateGet(scope: string, key: string): Promise<string | undefined>;
+  stateSet(scope: string, key: string, value: string): Promise<void>;
+  stateDelete(scope: string, key: string): Promise<boolean>;
+  /** Write `value` only if the current text is `expected` (null: absent); true when written. */
+  stateCompareAndSet(
+    scope: string,
+    key: string,
+    expected: string | null,
+    value: string,
+  ): Promise<boolean>;
+  /** Keys of `scope` starting with `prefix`, after `after`, ascending by UTF-8 bytes, at most `limit`. */
+  stateKeys(
+    scope: string,
+    query: { prefix: string; after: string | null; limit: number },
+  ): Promise<string[]>;
+
+  /** Release connections the backend opened itself (never a client it was given). */
+  close(): Promise<void>;
+}

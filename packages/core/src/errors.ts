@@ -1,0 +1,79 @@
+/** Every code a `CkptError` can carry. */
+export type CkptErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED'
+  | 'SCHEMA'
+  | 'CLOSED'
+  | 'BACKEND';
+
+/** Extra facts an error carries, for code that handles it. */
+export interface CkptErrorDetails {
+  /** The argument that was refused, e.g. `data.steps[3].at` or `expectedHead`. */
+  argument?: string;
+  /** For CONFLICT on `expectedHead`: the head the session really has (null: no session). */
+  actualHead?: number | null;
+  [key: string]: unknown;
+}
+
+// A marker that survives two copies of this package (ESM and CJS) in one process,
+// where `instanceof` does not.
+const MARKER = Symbol.for('@ckpt/core:CkptError');
+
+/** The one error class of ckpt: test `err.code`, or use `isCkptError(err, code)`. */
+export class CkptError extends Error {
+  /** What went wrong, as one of a fixed set of codes. */
+  readonly code: CkptErrorCode;
+  /** Facts about the failure, such as the refused argument. */
+  readonly details: CkptErrorDetails;
+  /** For CONFLICT on `expectedHead`: the session's actual head (null when it does not exist). */
+  readonly actualHead?: number | null;
+
+  constructor(
+    code: CkptErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: CkptErrorDetails } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CkptError';
+    this.code = code;
+    this.details = options.details ?? {};
+    if ('actualHead' in this.details) this.actualHead = this.details.actualHead;
+    Object.defineProperty(this, MARKER, { value: true });
+  }
+}
+
+/** True when `err` is a CkptError (from any copy of this package), optionally with `code`. */
+export function isCkptError(err: unknown, code?: CkptErrorCode): err is CkptError {
+  if (typeof err !== 'object' || err === null) return false;
+  if (!(MARKER in err) && !(err instanceof CkptError)) return false;
+  return code === undefined || (err as CkptError).code === code;
+}
+
+/** Shorthand for the most common refusal. */
+export function invalidArgument(argument: string, message: string): CkptError {
+  return new CkptError('INVALID_ARGUMENT', message, { details: { argument } });
+}
+
+/** Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. */
+export function toCkptError(err: unknown, backendName: string): CkptError {
+  if (isCkptError(err)) return err;
+  const reason = redactPasswords(err instanceof Error ? err.message : String(err));
+  return new CkptError('BACKEND', `${backendName} backend failed: ${reason}`, { cause: err });
+}
+
+/** The error for a capability the backend does not declare. */
+export function unsupported(backendName: string, call: string, capability: string): CkptError {
+  return new CkptError(
+    'UNSUPPORTED',
+    `${call} is not supported by the ${backendName} backend: it needs the '${capability}' capability.`,
+    { details: { capability } },
+  );
+}
+
+/** Replace the password of any URL in `text` with `***`, so that no message leaks it. */
+export function redactPasswords(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*:)[^@/\s]*@/gi, '$1***@');
+}

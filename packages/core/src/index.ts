@@ -1,0 +1,52 @@
+export type {
+  AppendInput,
+  AppendResult,
+  BackendCapabilities,
+  CheckpointBackend,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+  SessionPosition,
+  StoredCheckpoint,
+  StoredCheckpointInfo,
+  StoredLineageEntry,
+  StoredSession,
+} from './backend.js';
+export {
+  CkptError,
+  type CkptErrorCode,
+  type CkptErrorDetails,
+  isCkptError,
+  redactPasswords,
+} from './errors.js';
+export type { KvStore } from './kv.js';
+export { type KvBackendOptions, kvBackend } from './kv-backend.js';
+export { checkNamespace, DEFAULT_NAMESPACE } from './namespace.js';
+export { openStore } from './open-store.js';
+export { compareCodePoints, compareSessionsNewestFirst } from './order.js';
+export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
+export {
+  rangesAppend,
+  rangesCount,
+  rangesDescending,
+  rangesFrom,
+  rangesHas,
+  rangesPrune,
+  type SeqRanges,
+} from './seq-ranges.js';
+export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store.js';
+export type {
+  Checkpoint,
+  CheckpointInfo,
+  CheckpointOptions,
+  JsonValue,
+  Metadata,
+  Page,
+  PageOptions,
+  SessionInfo,
+  StateScope,
+  StoreOptions,
+  TranscriptEntry,
+  UpdateOptions,
+} from './types.js';

@@ -1,0 +1,435 @@
+/**
+ * `kvBackend(kv)`: the whole CheckpointBackend on a KvStore of get/set/delete (and, when
+ * present, compareAndSet and list).
+ *
+ * Layout, under the prefix (default `ckpt:`), with `ID` the escaped session id and `GEN` a
+ * random generation fixed when the session is created (so a deleted and re-created or forked
+ * session never reads another incarnation's keys):
+ *
+ *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write
+ *   c:ID:GEN:SEQ         checkpoint body: header line, data, metadata, transcript
+ *   t:ID:NONCE           a staged body, while its append is being published
+ *   i:ID:GEN:KEY         idempotency key -> seq
+ *   v:SCOPE:KEY          state value
+ *
+ * The session record is the single commit point: an append stages its body under a key of its
+ * own, then swaps the record (compare-and-set) to name the new seq as head with the staged key
+ * as `pending`, then copies the body home and clears `pending`. Any caller that meets a
+ * pending write finishes it first. A crash at any step leaves the record naming only bodies
+ * that can be read, so a session is never unreadable and its head never dangles.
+ */
+import { randomBytes } from 'node:crypto';
+import type {
+  AppendInput,
+  AppendResult,
+  CheckpointBackend,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+  SessionPosition,
+  StoredCheckpoint,
+  StoredLineageEntry,
+  StoredSession,
+} from './backend.js';
+import { CkptError } from './errors.js';
+import type { KvStore } from './kv.js';
+import { compareSessionsNewestFirst } from './order.js';
+import {
+  rangesAppend,
+  rangesCount,
+  rangesDescending,
+  rangesFrom,
+  rangesHas,
+  rangesPrune,
+  type SeqRanges,
+} from './seq-ranges.js';
+
+/** Options of `kvBackend`. */
+export interface KvBackendOptions {
+  /** Prefix of every key written; default `ckpt:`. */
+  prefix?: string;
+}
+
+interface SessionRecord {
+  gen: string;
+  head: number;
+  last: number;
+  seqs: SeqRanges;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  metadata: string;
+  createdAt: number;
+  updatedAt: number;
+  pending: { seq: number; nonce: string; key: string | null } | null;
+}
+
+interface Snapshot {
+  raw: string;
+  rec: SessionRecord;
+}
+
+interface BodyHeader {
+  seq: number;
+  parent: number | null;
+  createdAt: number;
+}
+
+// Each part of a body is JSON text, and JSON.stringify never writes a raw newline, so a
+// newline separates the parts without escaping them a second time.
+function makeBody(header: BodyHeader, data: string, metadata: string, transcript: string): string {
+  return `${JSON.stringify(header)}\n${data}\n${metadata}\n${transcript}`;
+}
+
+function parseBody(
+  body: string,
+): BodyHeader & { data: string; metadata: string; transcript: string } {
+  const a = body.indexOf('\n');
+  const b = body.indexOf('\n', a + 1);
+  const c = body.indexOf('\n', b + 1);
+  const header = JSON.parse(body.slice(0, a)) as BodyHeader;
+  return {
+    ...header,
+    data: body.slice(a + 1, b),
+    metadata: body.slice(b + 1, c),
+    transcript: body.slice(c + 1),
+  };
+}
+
+// Escapes the separator so a name can never reach into another name's keys.
+function escapeName(name: string): string {
+  return name.replace(/%/g, '%25').replace(/:/g, '%3A');
+}
+
+function unescapeName(text: string): string {
+  return text.replace(/%3A/g, ':').replace(/%25/g, '%');
+}
+
+// Bounds a compare-and-set loop; each lost race means another caller made progress.
+const MAX_RACES = 10_000;
+
+/** A CheckpointBackend on any `KvStore`. */
+export function kvBackend(kv: KvStore, options: KvBackendOptions = {}): CheckpointBackend {
+  const p = options.prefix ?? 'ckpt:';
+  const sessionKey = (id: string) => `${p}s:${escapeName(id)}`;
+  const bodyKey = (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`;
+  const stagedKey = (id: string, nonce: string) => `${p}t:${escapeName(id)}:${nonce}`;
+  const idemPrefix = (id: string, gen: string) => `${p}i:${escapeName(id)}:${gen}:`;
+  const stateKey = (scope: string, key: string) => `${p}v:${escapeName(scope)}:${key}`;
+  const token = () => randomBytes(6).toString('hex');
+
+  const compareAndSet = async (key: string, expected: string | null, value: string) => {
+    if (kv.compareAndSet) return kv.compareAndSet(key, expected, value);
+    // Without compareAndSet only one writer per session is supported; this check still
+    // catches a stale record within that one writer.
+    const current = (await kv.get(key)) ?? null;
+    if (current !== expected) return false;
+    await kv.set(key, value);
+    return true;
+  };
+
+  const read = async (id: string): Promise<Snapshot | null> => {
+    const raw = await kv.get(sessionKey(id));
+    return raw === undefined ? null : { raw, rec: JSON.parse(raw) as SessionRecord };
+  };
+
+  /** Read the session with no pending write, finishing one left by another caller. */
+  const readSettled = async (id: string): Promise<Snapshot | null> => {
+    for (let race = 0; race < MAX_RACES; race++) {
+      const snap = await read(id);
+      if (snap === null || snap.rec.pending === null) return snap;
+      await finishPending(id, snap);
+    }
+    throw tooManyRaces(id);
+  };
+
+  /** Copy a pending body home, record its idempotency key, clear `pending`. Safe to repeat. */
+  const finishPending = async (id: string, snap: Snapshot, body?: string) => {
+    const { rec } = snap;
+    const pending = rec.pending!;
+    const staged = body ?? (await kv.get(stagedKey(id, pending.nonce)));
+    // A staged body is deleted only after `pending` was cleared, so when it is gone the
+    // work is done and the compare-and-set below fails harmlessly.
+    if (staged !== undefined) await kv.set(bodyKey(id, rec.gen, pending.seq), staged);
+    if (pending.key !== null) {
+      await kv.set(idemPrefix(id, rec.gen) + pending.key, String(pending.seq));
+    }
+    await compareAndSet(sessionKey(id), snap.raw, JSON.stringify({ ...rec, pending: null }));
+    await kv.delete(stagedKey(id, pending.nonce));
+  };
+
+  const readBody = async (id: string, rec: SessionRecord, seq: number) => {
+    let body: string | undefined;
+    if (rec.pending?.seq === seq) body = await kv.get(stagedKey(id, rec.pending.nonce));
+    body ??= await kv.get(bodyKey(id, rec.gen, seq));
+    return body === undefined ? null : parseBody(body);
+  };
+
+  const toStored = (id: string, rec: SessionRecord): StoredSession => ({
+    sessionId: id,
+    head: rec.head,
+    checkpoints: rangesCount(rec.seqs),
+    forkedFrom: rec.forkedFrom,
+    metadata: rec.metadata,
+    createdAt: rec.createdAt,
+    updatedAt: rec.updatedAt,
+  });
+
+  const listAll = async (prefix: string): Promise<string[]> => {
+    const keys: string[] = [];
+    for (;;) {
+      const after = keys[keys.length - 1];
+      const batch = await kv.list!(
+        prefix,
+        after === undefined ? { limit: 1000 } : { after, limit: 1000 },
+      );
+      keys.push(...batch);
+      if (batch.length < 1000) return keys;
+    }
+  };
+
+  return {
+    name: 'kv',
+    capabilities: {
+      concurrentWriters: typeof kv.compareAndSet === 'function',
+      listSessions: typeof kv.list === 'function',
+      listStateKeys: typeof kv.list === 'function',
+    },
+
+    async append(input: AppendInput): Promise<AppendResult> {
+      const id = input.sessionId;
+      for (let race = 0; race < MAX_RACES; race++) {
+        const snap = await readSettled(id);
+        const rec = snap?.rec ?? null;
+        if (rec !== null && input.idempotencyKey !== undefined) {
+          const seen = await kv.get(idemPrefix(id, rec.gen) + input.idempotencyKey);
+          if (seen !== undefined) {
+            const seq = Number(seen);
+            const body = rangesHas(rec.seqs, seq) ? await readBody(id, rec, seq) : null;
+            return { status: 'replayed', seq, checkpoint: body };
+          }
+        }
+        const head = rec?.head ?? null;
+        if (input.expectedHead !== undefined && input.expectedHead !== head) {
+          return { status: 'conflict', head };
+        }
+        const seq = (rec?.last ?? 0) + 1;
+        const gen = rec?.gen ?? token();
+        const nonce = token();
+        const body = makeBody(
+          { seq, parent: head, createdAt: input.now },
+          input.data,
+          input.metadata,
+          input.transcript,
+        );
+        await kv.set(stagedKey(id, nonce), body);
+        const next: SessionRecord = {
+          gen,
+          head: seq,
+          last: seq,
+          seqs: rangesAppend(rec?.seqs ?? [], seq),
+          forkedFrom: rec?.forkedFrom ?? null,
+          metadata: input.metadata,
+          createdAt: rec?.createdAt ?? input.now,
+          updatedAt: input.now,
+          pending: { seq, nonce, key: input.idempotencyKey ?? null },
+        };
+        const raw = JSON.stringify(next);
+        if (await compareAndSet(sessionKey(id), snap?.raw ?? null, raw)) {
+          await finishPending(id, { raw, rec: next }, body);
+          return { status: 'written', seq, parent: head };
+        }
+        await kv.delete(stagedKey(id, nonce));
+      }
+      throw tooManyRaces(id);
+    },
+
+    async load(sessionId, seq): Promise<StoredCheckpoint | null> {
+      const snap = await read(sessionId);
+      if (snap === null) return null;
+      const target = seq ?? snap.rec.head;
+      if (!rangesHas(snap.rec.seqs, target)) return null;
+      return readBody(sessionId, snap.rec, target);
+    },
+
+    async session(sessionId) {
+      const snap = await read(sessionId);
+      return snap === null ? null : toStored(sessionId, snap.rec);
+    },
+
+    async listCheckpoints(sessionId, { beforeSeq, limit }) {
+      const snap = await read(sessionId);
+      if (snap === null) return [];
+      const out = [];
+      for (const seq of rangesDescending(snap.rec.seqs, beforeSeq, limit)) {
+        const body = await readBody(sessionId, snap.rec, seq);
+        if (body !== null) {
+          out.push({
+            seq,
+            parent: body.parent,
+            metadata: body.metadata,
+            createdAt: body.createdAt,
+          });
+        }
+      }
+      return out;
+    },
+
+    async lineage(sessionId, { fromSeq, limit, transcript }) {
+      const snap = await read(sessionId);
+      if (snap === null) return [];
+      const out: StoredLineageEntry[] = [];
+      let seq: number | null = fromSeq ?? snap.rec.head;
+      while (seq !== null && out.length < limit && rangesHas(snap.rec.seqs, seq)) {
+        const body = await readBody(sessionId, snap.rec, seq);
+        if (body === null) break;
+        out.push({
+          seq,
+          parent: body.parent,
+          createdAt: body.createdAt,
+          ...(transcript ? { transcript: body.transcript } : {}),
+        });
+        seq = body.parent;
+      }
+      return out;
+    },
+
+    async rollback(input: RollbackInput): Promise<RollbackResult> {
+      for (let race = 0; race < MAX_RACES; race++) {
+        const snap = await readSettled(input.sessionId);
+        if (snap === null) return { status: 'not_found', missing: 'session' };
+        const { rec } = snap;
+        if (input.expectedHead !== undefined && input.expectedHead !== rec.head) {
+          return { status: 'conflict', head: rec.head };
+        }
+        const body = rangesHas(rec.seqs, input.seq)
+          ? await readBody(input.sessionId, rec, input.seq)
+          : null;
+        if (body === null) return { status: 'not_found', missing: 'seq' };
+        const next = { ...rec, head: input.seq, metadata: body.metadata, updatedAt: input.now };
+        if (await compareAndSet(sessionKey(input.sessionId), snap.raw, JSON.stringify(next))) {
+          return { status: 'done' };
+        }
+      }
+      throw tooManyRaces(input.sessionId);
+    },
+
+    async fork(input: ForkInput): Promise<ForkResult> {
+      for (let race = 0; race < MAX_RACES; race++) {
+        const snap = await readSettled(input.sessionId);
+        if (snap === null) return { status: 'not_found', missing: 'session' };
+        const { rec } = snap;
+        const at = input.atSeq ?? rec.head;
+        if (!rangesHas(rec.seqs, at)) return { status: 'not_found', missing: 'seq' };
+        if ((await kv.get(sessionKey(input.newId))) !== undefined) return { status: 'exists' };
+        // Copy under a fresh generation, then publish with one compare-and-set: until then
+        // the copies are invisible, so a crash half-way leaves no half-made session.
+        const gen = token();
+        const copied: number[] = [];
+        let metadata = '{}';
+        let complete = true;
+        for (let seq: number | null = at; seq !== null && rangesHas(rec.seqs, seq); ) {
+          const body = await kv.get(bodyKey(input.sessionId, rec.gen, seq));
+          if (body === undefined) {
+            complete = false; // pruned or deleted meanwhile: start over
+            break;
+          }
+          await kv.set(bodyKey(input.newId, gen, seq), body);
+          const parsed = parseBody(body);
+          if (seq === at) metadata = parsed.metadata;
+          copied.push(seq);
+          seq = parsed.parent;
+        }
+        if (!complete) continue;
+        const created: SessionRecord = {
+          gen,
+          head: at,
+          last: at,
+          seqs: rangesFrom(copied),
+          forkedFrom: { sessionId: input.sessionId, seq: at },
+          metadata,
+          createdAt: input.now,
+          updatedAt: input.now,
+          pending: null,
+        };
+        if (!(await compareAndSet(sessionKey(input.newId), null, JSON.stringify(created)))) {
+          return { status: 'exists' };
+        }
+        return { status: 'done', seq: at };
+      }
+      throw tooManyRaces(input.sessionId);
+    },
+
+    async prune(sessionId, keepLast) {
+      for (let race = 0; race < MAX_RACES; race++) {
+        const snap = await readSettled(sessionId);
+        if (snap === null) return 0;
+        const { rec } = snap;
+        const { kept, removed } = rangesPrune(rec.seqs, keepLast, rec.head);
+        if (removed.length === 0) return 0;
+        const next = { ...rec, seqs: kept };
+        if (await compareAndSet(sessionKey(sessionId), snap.raw, JSON.stringify(next))) {
+          // The record no longer names these bodies; deleting them only frees space.
+          for (const seq of removed) await kv.delete(bodyKey(sessionId, rec.gen, seq));
+          return removed.length;
+        }
+      }
+      throw tooManyRaces(sessionId);
+    },
+
+    async delete(sessionId) {
+      const snap = await read(sessionId);
+      if (snap === null) return false;
+      if (!(await kv.delete(sessionKey(sessionId)))) return false;
+      // The record is gone, so nothing below is reachable any more; this only frees space.
+      const { rec } = snap;
+      for (const [lo, hi] of rec.seqs) {
+        for (let seq = lo; seq <= hi; seq++) await kv.delete(bodyKey(sessionId, rec.gen, seq));
+      }
+      if (rec.pending) await kv.delete(stagedKey(sessionId, rec.pending.nonce));
+      if (kv.list) {
+        for (const key of await listAll(idemPrefix(sessionId, rec.gen))) await kv.delete(key);
+      }
+      return true;
+    },
+
+    async sessions({ after, limit }: { after: SessionPosition | null; limit: number }) {
+      const base = `${p}s:`;
+      const all: StoredSession[] = [];
+      for (const key of await listAll(base)) {
+        const raw = await kv.get(key);
+        if (raw === undefined) continue;
+        all.push(toStored(unescapeName(key.slice(base.length)), JSON.parse(raw) as SessionRecord));
+      }
+      all.sort(compareSessionsNewestFirst);
+      const start =
+        after === null ? 0 : all.findIndex((s) => compareSessionsNewestFirst(s, after) > 0);
+      return start === -1 ? [] : all.slice(start, start + limit);
+    },
+
+    stateGet: (scope, key) => kv.get(stateKey(scope, key)),
+    stateSet: (scope, key, value) => kv.set(stateKey(scope, key), value),
+    stateDelete: (scope, key) => kv.delete(stateKey(scope, key)),
+    stateCompareAndSet: (scope, key, expected, value) =>
+      compareAndSet(stateKey(scope, key), expected, value),
+
+    async stateKeys(scope, { prefix, after, limit }) {
+      const base = stateKey(scope, '');
+      const keys = await kv.list!(
+        base + prefix,
+        after === null ? { limit } : { after: base + after, limit },
+      );
+      return keys.map((key) => key.slice(base.length));
+    },
+
+    async close() {
+      await kv.close?.();
+    },
+  };
+}
+
+function tooManyRaces(sessionId: string): CkptError {
+  return new CkptError(
+    'BACKEND',
+    `kv backend: session ${JSON.stringify(sessionId)} changed under ${MAX_RACES} attempts in a row; retry later.`,
+  );
+}

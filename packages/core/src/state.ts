@@ -1,0 +1,78 @@
+/** `StateScope`: a small JSON key-value space beside the checkpoints. */
+import type { CheckpointBackend } from './backend.js';
+import { decodeJson, encodeJson } from './encode.js';
+import { CkptError, invalidArgument, unsupported } from './errors.js';
+import { type CursorOwner, readPage, toPage } from './paging.js';
+import type { Page, PageOptions, StateScope } from './types.js';
+import { checkName, checkOptions, describe } from './validate.js';
+
+// Under heavy contention a compare-and-set loop can starve; past this many tries the
+// caller learns about it instead of spinning forever.
+const MAX_UPDATE_ATTEMPTS = 100;
+
+type Runner = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/** Build the StateScope for `scope`; `run` applies the store's CLOSED and BACKEND handling. */
+export function createStateScope(
+  backend: CheckpointBackend,
+  scope: string,
+  run: Runner,
+): StateScope {
+  return {
+    get: (key) =>
+      run(async () => {
+        checkName(key, 'key');
+        const text = await backend.stateGet(scope, key);
+        return text === undefined ? undefined : decodeJson(text);
+      }),
+
+    set: (key, value) =>
+      run(async () => {
+        checkName(key, 'key');
+        await backend.stateSet(scope, key, encodeJson(value, 'value'));
+      }),
+
+    delete: (key) =>
+      run(async () => {
+        checkName(key, 'key');
+        return backend.stateDelete(scope, key);
+      }),
+
+    keys: (page?: PageOptions & { prefix?: string }): Promise<Page<string>> =>
+      run(async () => {
+        const prefix = checkOptions(page, 'page').prefix ?? '';
+        if (typeof prefix !== 'string' || prefix.includes('\0') || !prefix.isWellFormed()) {
+          throw invalidArgument(
+            'prefix',
+            `prefix must be a string of key characters, got ${describe(prefix)}.`,
+          );
+        }
+        const owner: CursorOwner = { method: 'keys', listing: JSON.stringify([scope, prefix]) };
+        const { limit, after } = readPage<string>(page, owner);
+        if (after !== null && typeof after !== 'string') {
+          throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
+        }
+        if (!backend.capabilities.listStateKeys) {
+          throw unsupported(backend.name, 'state().keys()', 'list');
+        }
+        const keys = await backend.stateKeys(scope, { prefix, after, limit: limit + 1 });
+        return toPage(keys, limit, owner, (last) => last);
+      }),
+
+    update: (key, fn) =>
+      run(async () => {
+        checkName(key, 'key');
+        if (typeof fn !== 'function') throw invalidArgument('fn', 'update() needs a function.');
+        for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
+          const before = (await backend.stateGet(scope, key)) ?? null;
+          const next = encodeJson(fn(before === null ? undefined : decodeJson(before)), 'value');
+          if (await backend.stateCompareAndSet(scope, key, before, next)) return decodeJson(next);
+        }
+        throw new CkptError(
+          'CONFLICT',
+          `state update of ${JSON.stringify(key)} lost ${MAX_UPDATE_ATTEMPTS} races in a row; retry later.`,
+          { details: { argument: 'key' } },
+        );
+      }),
+  };
+}

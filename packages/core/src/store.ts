@@ -1,0 +1,470 @@
+/**
+ * The `CheckpointStore` facade: every public method validates its input, encodes values,
+ * enforces the limits, builds cursors and turns backend outcomes into results or errors.
+ * Backends only store and fetch.
+ */
+import type {
+  CheckpointBackend,
+  SessionPosition,
+  StoredCheckpoint,
+  StoredSession,
+} from './backend.js';
+import {
+  decodeJson,
+  decodeMetadata,
+  encodedSize,
+  encodeJson,
+  encodeMetadata,
+  encodeTranscript,
+} from './encode.js';
+import { CkptError, invalidArgument, isCkptError, toCkptError, unsupported } from './errors.js';
+import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
+import { createStateScope } from './state.js';
+import type {
+  Checkpoint,
+  CheckpointInfo,
+  CheckpointOptions,
+  JsonValue,
+  Page,
+  PageOptions,
+  SessionInfo,
+  StateScope,
+  StoreOptions,
+  TranscriptEntry,
+  UpdateOptions,
+} from './types.js';
+import {
+  checkExpectedHead,
+  checkName,
+  checkOptions,
+  checkPositiveInteger,
+  describe,
+} from './validate.js';
+
+/** The default largest encoded checkpoint: 8 MiB. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
+const DEFAULT_UPDATE_ATTEMPTS = 10;
+// How many checkpoints one transcript page may walk past without finding items before it
+// returns what it has (with a cursor), so that a page's cost stays bounded.
+const TRANSCRIPT_WALK_BUDGET = 1000;
+
+/** Durable, versioned checkpoints of agent sessions on any `CheckpointBackend`. */
+export class CheckpointStore {
+  readonly #backend: CheckpointBackend;
+  readonly #maxPayloadBytes: number;
+  #closed = false;
+
+  constructor(backend: CheckpointBackend, options: StoreOptions = {}) {
+    if (!backend || typeof backend.append !== 'function') {
+      throw invalidArgument(
+        'backend',
+        'new CheckpointStore(backend) needs a backend, such as memory() from @ckpt/memory or kvBackend(kv).',
+      );
+    }
+    const opts = checkOptions(options, 'options');
+    this.#backend = backend;
+    this.#maxPayloadBytes =
+      opts.maxPayloadBytes === undefined
+        ? DEFAULT_MAX_PAYLOAD_BYTES
+        : checkPositiveInteger(opts.maxPayloadBytes, 'maxPayloadBytes');
+  }
+
+  /** The backend this store runs on. */
+  get backend(): CheckpointBackend {
+    return this.#backend;
+  }
+
+  /** Save `data` as the session's next checkpoint and move the head to it. */
+  async checkpoint(
+    sessionId: string,
+    data: JsonValue,
+    options?: CheckpointOptions,
+  ): Promise<Checkpoint> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const opts = checkOptions(options, 'options');
+      const expectedHead = checkExpectedHead(opts.expectedHead, true);
+      const idempotencyKey =
+        opts.idempotencyKey === undefined
+          ? undefined
+          : checkName(opts.idempotencyKey, 'idempotencyKey');
+      const dataText = encodeJson(data, 'data');
+      const metadataText = encodeMetadata(opts.metadata, 'metadata');
+      const transcriptText = encodeTranscript(opts.transcript, 'transcript');
+      this.#checkSize(dataText, opts.metadata === undefined ? '' : metadataText, transcriptText);
+
+      const now = Date.now();
+      const result = await this.#backend.append({
+        sessionId,
+        data: dataText,
+        metadata: metadataText,
+        transcript: transcriptText,
+        expectedHead,
+        idempotencyKey,
+        now,
+      });
+      switch (result.status) {
+        case 'written':
+          return toCheckpoint(sessionId, {
+            seq: result.seq,
+            parent: result.parent,
+            data: dataText,
+            metadata: metadataText,
+            createdAt: now,
+          });
+        case 'replayed':
+          if (result.checkpoint === null) {
+            throw new CkptError(
+              'CONFLICT',
+              `idempotencyKey ${JSON.stringify(idempotencyKey)} already wrote checkpoint ${result.seq} of session ${JSON.stringify(sessionId)}, which has since been pruned; nothing was written.`,
+              { details: { argument: 'idempotencyKey', seq: result.seq } },
+            );
+          }
+          return toCheckpoint(sessionId, result.checkpoint);
+        case 'conflict':
+          throw headConflict(sessionId, expectedHead ?? null, result.head);
+      }
+    });
+  }
+
+  /** Read-modify-write without lost updates: load the head, apply `fn`, save with expectedHead, retry on CONFLICT. */
+  async update(
+    sessionId: string,
+    fn: (current: Checkpoint | null) => JsonValue | Promise<JsonValue>,
+    options?: UpdateOptions,
+  ): Promise<Checkpoint> {
+    checkName(sessionId, 'sessionId');
+    if (typeof fn !== 'function') throw invalidArgument('fn', 'update() needs a function.');
+    const opts = checkOptions(options, 'options');
+    const maxAttempts =
+      opts.maxAttempts === undefined
+        ? DEFAULT_UPDATE_ATTEMPTS
+        : checkPositiveInteger(opts.maxAttempts, 'maxAttempts');
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.load(sessionId);
+      const next = await fn(current);
+      try {
+        return await this.checkpoint(sessionId, next, {
+          metadata: opts.metadata,
+          transcript: opts.transcript,
+          expectedHead: current === null ? null : current.seq,
+        });
+      } catch (err) {
+        if (!isCkptError(err, 'CONFLICT') || attempt >= maxAttempts) throw err;
+        await backoff(attempt);
+      }
+    }
+  }
+
+  /** The checkpoint `seq` (default: the head), or null when it is not stored. */
+  async load(sessionId: string, seq?: number): Promise<Checkpoint | null> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const wanted = seq === undefined ? null : checkPositiveInteger(seq, 'seq');
+      const stored = await this.#backend.load(sessionId, wanted);
+      return stored === null ? null : toCheckpoint(sessionId, stored);
+    });
+  }
+
+  /** The session's head seq, or null when the session does not exist. */
+  async head(sessionId: string): Promise<number | null> {
+    return (await this.info(sessionId))?.head ?? null;
+  }
+
+  /** The session's summary, or null when it does not exist. */
+  async info(sessionId: string): Promise<SessionInfo | null> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const stored = await this.#backend.session(sessionId);
+      return stored === null ? null : toSessionInfo(stored);
+    });
+  }
+
+  /** The active timeline: the head and its stored ancestors, oldest first. */
+  async history(sessionId: string): Promise<number[]> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const chain = await this.#backend.lineage(sessionId, {
+        fromSeq: null,
+        limit: Number.MAX_SAFE_INTEGER,
+        transcript: false,
+      });
+      return chain.map((entry) => entry.seq).reverse();
+    });
+  }
+
+  /** Every stored checkpoint of the session, on every branch, seq descending. */
+  async list(sessionId: string, page?: PageOptions): Promise<Page<CheckpointInfo>> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const owner: CursorOwner = { method: 'list', listing: sessionId };
+      const { limit, after } = readPage<number>(page, owner);
+      const beforeSeq = after === null ? null : checkCursorSeq(after);
+      const rows = await this.#backend.listCheckpoints(sessionId, { beforeSeq, limit: limit + 1 });
+      const infos = rows.map((row) => ({
+        sessionId,
+        seq: row.seq,
+        parent: row.parent,
+        metadata: decodeMetadata(row.metadata),
+        createdAt: new Date(row.createdAt),
+      }));
+      return toPage(infos, limit, owner, (last) => last.seq);
+    });
+  }
+
+  /** Transcript items of the checkpoints on the active timeline, newest first. */
+  async transcript(sessionId: string, page?: PageOptions): Promise<Page<TranscriptEntry>> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const owner: CursorOwner = { method: 'transcript', listing: sessionId };
+      const { limit, after } = readPage<[number, number]>(page, owner);
+      // Position: the entry (seq, index) the previous page ended on; this page goes on with
+      // that checkpoint's earlier items, then its ancestors.
+      const start = after === null ? null : checkTranscriptPosition(after);
+      const entries: TranscriptEntry[] = [];
+      let fromSeq: number | null = start === null ? null : start[0];
+      let walked = 0;
+      let lastWalked: number | null = null;
+      let exhausted = false;
+      while (entries.length <= limit && walked < TRANSCRIPT_WALK_BUDGET) {
+        const chunk = await this.#backend.lineage(sessionId, {
+          fromSeq,
+          limit: limit + 1,
+          transcript: true,
+        });
+        for (const entry of chunk) {
+          walked++;
+          lastWalked = entry.seq;
+          const items = decodeJson(entry.transcript ?? '[]') as JsonValue[];
+          const below = start !== null && entry.seq === start[0] ? start[1] : items.length;
+          for (let index = Math.min(below, items.length) - 1; index >= 0; index--) {
+            const item = items[index] as JsonValue;
+            entries.push({ seq: entry.seq, index, item, createdAt: new Date(entry.createdAt) });
+          }
+          if (entries.length > limit) break;
+        }
+        const last = chunk[chunk.length - 1];
+        if (chunk.length <= limit || last === undefined || last.parent === null) {
+          exhausted = true;
+          break;
+        }
+        fromSeq = last.parent;
+      }
+      if (entries.length > limit) {
+        return toPage(entries, limit, owner, (last) => [last.seq, last.index]);
+      }
+      if (exhausted || lastWalked === null) return { items: entries, cursor: null };
+      // The walk budget ran out before the page filled: go on after the last checkpoint walked.
+      return { items: entries, cursor: encodeCursor(owner, [lastWalked, 0]) };
+    });
+  }
+
+  /** Move the head to stored checkpoint `seq`; returns the new head. Nothing is deleted. */
+  async rollback(
+    sessionId: string,
+    seq: number,
+    options?: { expectedHead?: number },
+  ): Promise<number> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      checkPositiveInteger(seq, 'seq');
+      const opts = checkOptions(options, 'options');
+      const expectedHead = checkExpectedHead(opts.expectedHead, false) ?? undefined;
+      const result = await this.#backend.rollback({
+        sessionId,
+        seq,
+        expectedHead,
+        now: Date.now(),
+      });
+      switch (result.status) {
+        case 'done':
+          return seq;
+        case 'conflict':
+          throw headConflict(sessionId, expectedHead ?? null, result.head);
+        case 'not_found':
+          throw notFound(sessionId, result.missing, seq);
+      }
+    });
+  }
+
+  /** Copy `atSeq` (default: the head) and its ancestors into a new session; returns its id. */
+  async fork(sessionId: string, options?: { atSeq?: number; newId?: string }): Promise<string> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const opts = checkOptions(options, 'options');
+      const atSeq = opts.atSeq === undefined ? null : checkPositiveInteger(opts.atSeq, 'atSeq');
+      const newId = opts.newId === undefined ? crypto.randomUUID() : checkName(opts.newId, 'newId');
+      const result = await this.#backend.fork({ sessionId, atSeq, newId, now: Date.now() });
+      switch (result.status) {
+        case 'done':
+          return newId;
+        case 'exists':
+          throw new CkptError(
+            'CONFLICT',
+            `fork: session ${JSON.stringify(newId)} already exists; pick another newId or omit it for a random one.`,
+            { details: { argument: 'newId' } },
+          );
+        case 'not_found':
+          throw notFound(sessionId, result.missing, atSeq);
+      }
+    });
+  }
+
+  /** Keep the `keepLast` newest checkpoints and the head; returns how many were removed. */
+  async prune(sessionId: string, options: { keepLast: number }): Promise<number> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const opts = checkOptions(options, 'options');
+      const keepLast = checkPositiveInteger(opts.keepLast, 'keepLast');
+      return this.#backend.prune(sessionId, keepLast);
+    });
+  }
+
+  /** Remove the session with every branch and its transcript; false when it did not exist. */
+  async delete(sessionId: string): Promise<boolean> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      return this.#backend.delete(sessionId);
+    });
+  }
+
+  /** All sessions, most recently updated first (then by id, descending). */
+  async sessions(page?: PageOptions): Promise<Page<SessionInfo>> {
+    return this.#run(async () => {
+      const owner: CursorOwner = { method: 'sessions', listing: '' };
+      const { limit, after } = readPage<[number, string]>(page, owner);
+      if (!this.#backend.capabilities.listSessions) {
+        throw unsupported(this.#backend.name, 'sessions()', 'list');
+      }
+      const position: SessionPosition | null = after === null ? null : checkSessionPosition(after);
+      const rows = await this.#backend.sessions({ after: position, limit: limit + 1 });
+      return toPage(rows.map(toSessionInfo), limit, owner, (last) => [
+        last.updatedAt.getTime(),
+        last.sessionId,
+      ]);
+    });
+  }
+
+  /** A small JSON key-value space named `scope`, beside the checkpoints. */
+  state(scope: string): StateScope {
+    checkName(scope, 'scope');
+    return createStateScope(this.#backend, scope, (fn) => this.#run(fn));
+  }
+
+  /** Release the backend's connections; later calls fail with CLOSED. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#backend.close();
+  }
+
+  #checkSize(data: string, metadata: string, transcript: string): void {
+    // Transcript items count without the brackets and commas of their array.
+    const items = transcript === '[]' ? 0 : encodedSize(transcript) - 2;
+    const size = encodedSize(data) + encodedSize(metadata) + items;
+    if (size > this.#maxPayloadBytes) {
+      throw new CkptError(
+        'PAYLOAD_TOO_LARGE',
+        `checkpoint is ${size} bytes encoded (data + metadata + transcript items); the limit is ${this.#maxPayloadBytes}. Store large blobs elsewhere and keep a reference, or raise maxPayloadBytes.`,
+        { details: { size, limit: this.#maxPayloadBytes } },
+      );
+    }
+  }
+
+  /** Run one public call: refuse after close, and wrap driver failures as BACKEND. */
+  async #run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#closed) {
+      throw new CkptError('CLOSED', 'this CheckpointStore was closed; open a new one.');
+    }
+    try {
+      return await fn();
+    } catch (err) {
+      throw toCkptError(err, this.#backend.name);
+    }
+  }
+}
+
+function toCheckpoint(sessionId: string, stored: StoredCheckpoint): Checkpoint {
+  return {
+    sessionId,
+    seq: stored.seq,
+    parent: stored.parent,
+    data: decodeJson(stored.data),
+    metadata: decodeMetadata(stored.metadata),
+    createdAt: new Date(stored.createdAt),
+  };
+}
+
+function toSessionInfo(stored: StoredSession): SessionInfo {
+  return {
+    sessionId: stored.sessionId,
+    head: stored.head,
+    checkpoints: stored.checkpoints,
+    forkedFrom: stored.forkedFrom,
+    metadata: decodeMetadata(stored.metadata),
+    createdAt: new Date(stored.createdAt),
+    updatedAt: new Date(stored.updatedAt),
+  };
+}
+
+function headConflict(sessionId: string, expected: number | null, actual: number | null) {
+  const want = expected === null ? 'no session yet' : `head ${expected}`;
+  const have = actual === null ? 'the session does not exist' : `the actual head is ${actual}`;
+  return new CkptError(
+    'CONFLICT',
+    `session ${JSON.stringify(sessionId)}: expected ${want}, but ${have}; reload and retry.`,
+    { details: { argument: 'expectedHead', expectedHead: expected, actualHead: actual } },
+  );
+}
+
+function notFound(sessionId: string, missing: 'session' | 'seq', seq: number | null) {
+  const what =
+    missing === 'session'
+      ? `session ${JSON.stringify(sessionId)} does not exist`
+      : `session ${JSON.stringify(sessionId)} has no stored checkpoint ${seq}`;
+  return new CkptError('NOT_FOUND', `${what}.`, {
+    details: { argument: missing === 'session' ? 'sessionId' : 'seq' },
+  });
+}
+
+function checkCursorSeq(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
+  }
+  return value;
+}
+
+function checkTranscriptPosition(value: unknown): [number, number] {
+  if (
+    !Array.isArray(value) ||
+    value.length !== 2 ||
+    !Number.isSafeInteger(value[0]) ||
+    !Number.isSafeInteger(value[1]) ||
+    value[0] < 1 ||
+    value[1] < 0
+  ) {
+    throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
+  }
+  return [value[0], value[1]];
+}
+
+function checkSessionPosition(value: unknown): SessionPosition {
+  if (
+    !Array.isArray(value) ||
+    value.length !== 2 ||
+    !Number.isSafeInteger(value[0]) ||
+    typeof value[1] !== 'string'
+  ) {
+    throw invalidArgument(
+      'cursor',
+      `cursor is damaged (${describe(value)}); start over with null.`,
+    );
+  }
+  return { updatedAt: value[0], sessionId: value[1] };
+}
+
+function backoff(attempt: number): Promise<void> {
+  // Jittered exponential backoff keeps contending updaters from colliding in lockstep.
+  const ceiling = Math.min(2 ** attempt, 100);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+}

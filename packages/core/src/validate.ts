@@ -1,0 +1,83 @@
+/** Input rules of SPEC 3.2 for names and numbers. */
+import { invalidArgument } from './errors.js';
+
+const MAX_NAME_CODE_POINTS = 255;
+
+/**
+ * A session id, scope, state key or idempotency key: 1 to 255 code points, no NUL, no lone
+ * surrogate. Everything else is allowed and kept exactly.
+ */
+export function checkName(value: unknown, argument: string): string {
+  if (typeof value !== 'string') {
+    throw invalidArgument(argument, `${argument} must be a string, got ${describe(value)}.`);
+  }
+  if (value.length === 0) throw invalidArgument(argument, `${argument} must not be empty.`);
+  // Fast path: 255 UTF-16 units can never be more than 255 code points.
+  if (value.length > MAX_NAME_CODE_POINTS && countCodePoints(value) > MAX_NAME_CODE_POINTS) {
+    throw invalidArgument(
+      argument,
+      `${argument} is ${countCodePoints(value)} characters long; the limit is ${MAX_NAME_CODE_POINTS}.`,
+    );
+  }
+  if (value.includes('\0')) {
+    throw invalidArgument(argument, `${argument} must not contain the NUL character (\\0).`);
+  }
+  if (!value.isWellFormed()) {
+    throw invalidArgument(
+      argument,
+      `${argument} contains a lone surrogate; it must be well-formed Unicode text.`,
+    );
+  }
+  return value;
+}
+
+function countCodePoints(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
+/** A positive safe integer, such as a seq. */
+export function checkPositiveInteger(value: unknown, argument: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidArgument(
+      argument,
+      `${argument} must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describe(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** `expectedHead`: omitted, null (the session must not exist) or a seq. */
+export function checkExpectedHead(value: unknown, allowNull: boolean): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null && allowNull) return null;
+  return checkPositiveInteger(value, 'expectedHead');
+}
+
+/** An options argument: omitted or a plain object. */
+export function checkOptions<T extends object>(value: T | undefined, argument: string): Partial<T> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidArgument(argument, `${argument} must be an object, got ${describe(value)}.`);
+  }
+  return value;
+}
+
+/** A short description of a value for error messages. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return value.length > 40 ? `a string of length ${value.length}` : JSON.stringify(value);
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    case 'object':
+      return `an object (${value.constructor?.name ?? 'no prototype'})`;
+    default:
+      return typeof value;
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * The in-memory native backend: the reference implementation. Every method runs to completion
+ * without awaiting anything, so each one is atomic by construction, and several
+ * `CheckpointStore`s sharing one instance see each other's writes at once.
+ */
+import {
+  type AppendInput,
+  type AppendResult,
+  type CheckpointBackend,
+  checkNamespace,
+  compareCodePoints,
+  compareSessionsNewestFirst,
+  type ForkInput,
+  type ForkResult,
+  type RollbackInput,
+  type RollbackResult,
+  type SessionPosition,
+  type StoredCheckpoint,
+  type StoredSession,
+} from '@ckpt/core';
+
+/** Options of `memory()` and `memoryKv()`. */
+export interface MemoryOptions {
+  /** Accepted for parity with the other backends; each instance is its own space anyway. */
+  namespace?: string;
+}
+
+interface MemoryCheckpoint extends StoredCheckpoint {
+  transcript: string;
+}
+
+interface MemorySession {
+  head: number;
+  last: number;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Insertion order is ascending seq: appends add above the top, forks copy oldest first. */
+  checkpoints: Map<number, MemoryCheckpoint>;
+  idempotency: Map<string, number>;
+}
+
+/** The in-memory backend (see `memory()`). */
+export class MemoryBackend implements CheckpointBackend {
+  readonly name = 'memory';
+  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  /** The namespace this instance was opened with. */
+  readonly namespace: string;
+  protected readonly sessionsById = new Map<string, MemorySession>();
+  protected readonly state = new Map<string, Map<string, string>>();
+
+  constructor(options: MemoryOptions = {}) {
+    this.namespace = checkNamespace(options.namespace);
+  }
+
+  async append(input: AppendInput): Promise<AppendResult> {
+    const session = this.sessionsById.get(input.sessionId);
+    if (session && input.idempotencyKey !== undefined) {
+      const seq = session.idempotency.get(input.idempotencyKey);
+      if (seq !== undefined) {
+        return { status: 'replayed', seq, checkpoint: session.checkpoints.get(seq) ?? null };
+      }
+    }
+    const head = session?.head ?? null;
+    if (input.expectedHead !== undefined && input.expectedHead !== head) {
+      return { status: 'conflict', head };
+    }
+    const target = session ?? this.createSession(input.sessionId, input.now, null);
+    const seq = this.nextSeq(target);
+    target.checkpoints.set(seq, {
+      seq,
+      parent: head,
+      data: input.data,
+      metadata: input.metadata,
+      transcript: input.transcript,
+      createdAt: input.now,
+    });
+    target.head = seq;
+    target.last = seq;
+    target.updatedAt = input.now;
+    if (input.idempotencyKey !== undefined) target.idempotency.set(input.idempotencyKey, seq);
+    return { status: 'written', seq, parent: head };
+  }
+
+  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
+    const session = this.sessionsById.get(sessionId);
+    if (!session) return null;
+    const found = session.checkpoints.get(seq ?? session.head);
+    return found ? withoutTranscript(found) : null;
+  }
+
+  async session(sessionId: string): Promise<StoredSession | null> {
+    const session = this.sessionsById.get(sessionId);
+    return session ? this.describe(sessionId, session) : null;
+  }
+
+  async listCheckpoints(sessionId: string, query: { beforeSeq: number | null; limit: number }) {
+    const session = this.sessionsById.get(sessionId);
+    if (!session) return [];
+    const below = query.beforeSeq ?? Number.POSITIVE_INFINITY;
+    return [...session.checkpoints.values()]
+      .filter((cp) => cp.seq < below)
+      .sort((a, b) => b.seq - a.seq)
+      .slice(0, query.limit)
+      .map(({ seq, parent, metadata, createdAt }) => ({ seq, parent, metadata, createdAt }));
+  }
+
+  async lineage(
+    sessionId: string,
+    query: { fromSeq: number | null; limit: number; transcript: boolean },
+  ) {
+    const session = this.sessionsById.get(sessionId);
+    if (!session) return [];
+    const out = [];
+    let cp = session.checkpoints.get(query.fromSeq ?? session.head);
+    while (cp && out.length < query.limit) {
+      const { seq, parent, createdAt, transcript } = cp;
+      out.push(
+        query.transcript ? { seq, parent, createdAt, transcript } : { seq, parent, createdAt },
+      );
+      cp = parent === null ? undefined : session.checkpoints.get(parent);
+    }
+    return out;
+  }
+
+  async rollback(input: RollbackInput): Promise<RollbackResult> {
+    const session = this.sessionsById.get(input.sessionId);
+    if (!session) return { status: 'not_found', missing: 'session' };
+    if (input.expectedHead !== undefined && input.expectedHead !== session.head) {
+      return { status: 'conflict', head: session.head };
+    }
+    if (!session.checkpoints.has(input.seq)) return { status: 'not_found', missing: 'seq' };
+    session.head = input.seq;
+    session.updatedAt = input.now;
+    return { status: 'done' };
+  }
+
+  async fork(input: ForkInput): Promise<ForkResult> {
+    const source = this.sessionsById.get(input.sessionId);
+    if (!source) return { status: 'not_found', missing: 'session' };
+    const at = input.atSeq ?? source.head;
+    if (!source.checkpoints.has(at)) return { status: 'not_found', missing: 'seq' };
+    if (this.sessionsById.has(input.newId)) return { status: 'exists' };
+    const chain: MemoryCheckpoint[] = [];
+    for (let cp = source.checkpoints.get(at); cp; ) {
+      chain.push({ ...cp });
+      cp = cp.parent === null ? undefined : source.checkpoints.get(cp.parent);
+    }
+    const copy = this.createSession(input.newId, input.now, {
+      sessionId: input.sessionId,
+      seq: at,
+    });
+    for (const cp of chain.reverse()) copy.checkpoints.set(cp.seq, cp);
+    copy.head = at;
+    copy.last = at;
+    return { status: 'done', seq: at };
+  }
+
+  async prune(sessionId: string, keepLast: number): Promise<number> {
+    const session = this.sessionsById.get(sessionId);
+    if (!session) return 0;
+    const newestFirst = [...session.checkpoints.keys()].sort((a, b) => b - a);
+    let removed = 0;
+    for (const seq of newestFirst.slice(keepLast)) {
+      if (seq !== session.head) {
+        session.checkpoints.delete(seq);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    return this.sessionsById.delete(sessionId);
+  }
+
+  async sessions(query: { after: SessionPosition | null; limit: number }) {
+    const { after } = query;
+    return [...this.sessionsById]
+      .map(([id, session]) => this.describe(id, session))
+      .filter((s) => after === null || compareSessionsNewestFirst(s, after) > 0)
+      .sort(compareSessionsNewestFirst)
+      .slice(0, query.limit);
+  }
+
+  async stateGet(scope: string, key: string) {
+    return this.state.get(scope)?.get(key);
+  }
+
+  async stateSet(scope: string, key: string, value: string) {
+    this.scope(scope).set(key, value);
+  }
+
+  async stateDelete(scope: string, key: string) {
+    return this.state.get(scope)?.delete(key) ?? false;
+  }
+
+  async stateCompareAndSet(scope: string, key: string, expected: string | null, value: string) {
+    const values = this.scope(scope);
+    if ((values.get(key) ?? null) !== expected) return false;
+    values.set(key, value);
+    return true;
+  }
+
+  async stateKeys(scope: string, query: { prefix: string; after: string | null; limit: number }) {
+    const { prefix, after } = query;
+    return [...(this.state.get(scope)?.keys() ?? [])]
+      .filter((k) => k.startsWith(prefix) && (after === null || compareCodePoints(k, after) > 0))
+      .sort(compareCodePoints)
+      .slice(0, query.limit);
+  }
+
+  /** Nothing to release: the data lives as long as this instance, shared by every store on it. */
+  async close(): Promise<void> {}
+
+  /** The seq the next checkpoint gets: one above the highest the session ever had. */
+  protected nextSeq(session: MemorySession): number {
+    return session.last + 1;
+  }
+
+  private createSession(
+    sessionId: string,
+    now: number,
+    forkedFrom: MemorySession['forkedFrom'],
+  ): MemorySession {
+    const session: MemorySession = {
+      head: 0,
+      last: 0,
+      forkedFrom,
+      createdAt: now,
+      updatedAt: now,
+      checkpoints: new Map(),
+      idempotency: new Map(),
+    };
+    this.sessionsById.set(sessionId, session);
+    return session;
+  }
+
+  private describe(sessionId: string, session: MemorySession): StoredSession {
+    return {
+      sessionId,
+      head: session.head,
+      checkpoints: session.checkpoints.size,
+      forkedFrom: session.forkedFrom,
+      metadata: session.checkpoints.get(session.head)?.metadata ?? '{}',
+      createdAt: session.createdAt,
+      updatedAt: session.updatedAt,
+    };
+  }
+
+  private scope(scope: string): Map<string, string> {
+    let values = this.state.get(scope);
+    if (!values) {
+      values = new Map();
+      this.state.set(scope, values);
+    }
+    return values;
+  }
+}
+
+function withoutTranscript({ transcript: _, ...stored }: MemoryCheckpoint): StoredCheckpoint {
+  return stored;
+}

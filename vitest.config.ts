@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+import { workspaceAliases } from './vitest.aliases.js';
+
+export default defineConfig({
+  resolve: { alias: workspaceAliases },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'contract-tests/test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
