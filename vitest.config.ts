@@ -7,5 +7,7 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts', 'contract-tests/test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // The JSON report is what CI counts from (.ci/summary.mjs).
+    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
   },
 });

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { CkptError, isCkptError, redactPasswords, toCkptError } from '../src/errors.js';
+
+describe('CkptError', () => {
+  it('is recognised by isCkptError across two copies of the package', async () => {
+    // A second evaluation of the module stands in for the CJS copy beside the ESM one.
+    const copy = (await import('../src/errors.js?copy')) as typeof import('../src/errors.js');
+    const foreign = new copy.CkptError('CONFLICT', 'from the other copy');
+    expect(foreign instanceof CkptError).toBe(false);
+    expect(isCkptError(foreign)).toBe(true);
+    expect(isCkptError(foreign, 'CONFLICT')).toBe(true);
+    expect(isCkptError(foreign, 'NOT_FOUND')).toBe(false);
+  });
+
+  it('is not confused with other errors', () => {
+    expect(isCkptError(new Error('x'))).toBe(false);
+    expect(isCkptError({ code: 'CONFLICT' })).toBe(false);
+    expect(isCkptError(null)).toBe(false);
+  });
+});
+
+describe('redactPasswords', () => {
+  it('hides the password of every URL in a text', () => {
+    const text =
+      'connect postgres://me:s3cret@db:5432/x failed; also redis://:hunter2@127.0.0.1:6379';
+    const out = redactPasswords(text);
+    expect(out).not.toContain('s3cret');
+    expect(out).not.toContain('hunter2');
+    expect(out).toContain('postgres://me:***@db:5432/x');
+  });
+
+  it('leaves URLs without a password alone', () => {
+    expect(redactPasswords('mysql://root@127.0.0.1:3306/test')).toBe(
+      'mysql://root@127.0.0.1:3306/test',
+    );
+  });
+});
+
+describe('toCkptError', () => {
+  it('wraps a driver error as BACKEND, keeping the cause and hiding passwords', () => {
+    const cause = new Error('cannot reach postgres://u:pw123@h/db');
+    const err = toCkptError(cause, 'postgres');
+    expect(err.code).toBe('BACKEND');
+    expect(err.cause).toBe(cause);
+    expect(err.message).not.toContain('pw123');
+  });
+
+  it('passes a CkptError through unchanged', () => {
+    const err = new CkptError('CONFLICT', 'x');
+    expect(toCkptError(err, 'memory')).toBe(err);
+  });
+});
