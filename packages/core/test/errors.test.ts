@@ -4,7 +4,8 @@ import { CkptError, isCkptError, redactPasswords, toCkptError } from '../src/err
 describe('CkptError', () => {
   it('is recognised by isCkptError across two copies of the package', async () => {
     // A second evaluation of the module stands in for the CJS copy beside the ESM one.
-    const copy = (await import('../src/errors.js?copy')) as typeof import('../src/errors.js');
+    const specifier = '../src/errors.js?copy';
+    const copy: typeof import('../src/errors.js') = await import(/* @vite-ignore */ specifier);
     const foreign = new copy.CkptError('CONFLICT', 'from the other copy');
     expect(foreign instanceof CkptError).toBe(false);
     expect(isCkptError(foreign)).toBe(true);
