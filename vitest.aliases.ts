@@ -6,5 +6,6 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export const workspaceAliases = {
   '@ckpt/core': src('./packages/core/src/index.ts'),
   '@ckpt/memory': src('./packages/memory/src/index.ts'),
+  '@ckpt/sqlite': src('./packages/sqlite/src/index.ts'),
   '@ckpt/contract-tests': src('./contract-tests/src/index.ts'),
 };

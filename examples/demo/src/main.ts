@@ -2,9 +2,14 @@
  * One agent session, told in a few steps: save each step with its transcript items, go back
  * in time, branch, fork, then show the transcript and the session list.
  */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { type CheckpointStore, type JsonValue, openStore } from '@ckpt/core';
 
-const url = process.env.CKPT_DEMO_URL ?? 'memory:';
+// The embedded default: one SQLite file. Set CKPT_DEMO_URL to try another backend.
+const dataDir = fileURLToPath(new URL('../.data/', import.meta.url));
+mkdirSync(dataDir, { recursive: true });
+const url = process.env.CKPT_DEMO_URL ?? `sqlite:${dataDir}agent.db`;
 
 interface AgentState {
   goal: string;
@@ -39,7 +44,9 @@ async function printTranscript(store: CheckpointStore, sessionId: string) {
 
 async function main() {
   const store = await openStore(url);
-  console.log(`ckpt demo on ${url}\n`);
+  console.log(`ckpt demo on ${url}`);
+  if (url.startsWith('sqlite:'))
+    console.log(`(the session lives in ${url.slice('sqlite:'.length)})\n`);
   const id = 'trip-planner';
   const forkId = 'trip-planner-porto';
   // Start the story afresh on every run.

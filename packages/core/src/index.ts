@@ -17,6 +17,7 @@ export {
   CkptError,
   type CkptErrorCode,
   type CkptErrorDetails,
+  invalidArgument,
   isCkptError,
   redactPasswords,
 } from './errors.js';
@@ -24,7 +25,7 @@ export type { KvStore } from './kv.js';
 export { type KvBackendOptions, kvBackend } from './kv-backend.js';
 export { checkNamespace, DEFAULT_NAMESPACE } from './namespace.js';
 export { openStore } from './open-store.js';
-export { compareCodePoints, compareSessionsNewestFirst } from './order.js';
+export { compareCodePoints, compareSessionsNewestFirst, prefixUpperBound } from './order.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
 export {
   rangesAppend,

@@ -30,3 +30,21 @@ export function compareSessionsNewestFirst(
   if (a.updatedAt !== b.updatedAt) return b.updatedAt - a.updatedAt;
   return compareCodePoints(b.sessionId, a.sessionId);
 }
+
+/**
+ * The smallest string above every string that starts with `prefix` (null: none, when the
+ * prefix is empty or made only of U+10FFFF), so that `key >= prefix AND key < bound` selects
+ * exactly the keys with the prefix in byte order, using an index.
+ */
+export function prefixUpperBound(prefix: string): string | null {
+  const chars = [...prefix];
+  while (chars.length > 0) {
+    const last = chars.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      // The next code point, stepping over the surrogate range, which no valid text holds.
+      const next = last === 0xd7ff ? 0xe000 : last + 1;
+      return chars.join('') + String.fromCodePoint(next);
+    }
+  }
+  return null;
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareCodePoints } from '../src/order.js';
+import { compareCodePoints, prefixUpperBound } from '../src/order.js';
 
 describe('compareCodePoints', () => {
   it('orders strings exactly as their UTF-8 bytes do', () => {
@@ -16,5 +16,30 @@ describe('compareCodePoints', () => {
   it('puts an astral character after every BMP character, unlike UTF-16 order', () => {
     expect(compareCodePoints('\u{1F99C}', '\uffff')).toBeGreaterThan(0);
     expect('\u{1F99C}' < '\uffff').toBe(true);
+  });
+});
+
+describe('prefixUpperBound', () => {
+  it('bounds exactly the strings that start with the prefix', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', minLength: 1 }),
+        fc.string({ unit: 'grapheme' }),
+        (prefix, other) => {
+          const bound = prefixUpperBound(prefix)!;
+          const inRange =
+            compareCodePoints(other, prefix) >= 0 && compareCodePoints(other, bound) < 0;
+          expect(inRange).toBe(other.startsWith(prefix));
+          expect(compareCodePoints(prefix + other, bound)).toBeLessThan(0);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('steps over the surrogate range and past U+10FFFF', () => {
+    expect(prefixUpperBound('a\ud7ff')).toBe('a\ue000');
+    expect(prefixUpperBound('a\u{10FFFF}')).toBe('b');
+    expect(prefixUpperBound('')).toBeNull();
   });
 });

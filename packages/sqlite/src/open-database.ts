@@ -1,0 +1,114 @@
+/**
+ * Opening a database file the way every ckpt SQLite store needs it: created mode 0600, WAL,
+ * the chosen `synchronous` level, a busy timeout, and its schema migrated under a write lock.
+ */
+import { closeSync, constants, openSync } from 'node:fs';
+import { CkptError, checkNamespace, invalidArgument } from '@ckpt/core';
+import Database from 'better-sqlite3';
+import { tables } from './schema.js';
+
+/** How long a writer waits for another process's transaction before failing. */
+export const BUSY_TIMEOUT_MS = 10_000;
+
+/** `synchronous` levels: FULL (default) makes every commit durable before it returns. */
+export type Synchronous = 'full' | 'extra' | 'normal' | 'off';
+const LEVELS: Synchronous[] = ['full', 'extra', 'normal', 'off'];
+
+/** Options shared by `sqlite()` and `sqliteKv()`. */
+export interface SqliteOptions {
+  /** A file path, or `':memory:'`. */
+  path: string;
+  /** Table name prefix; default `ckpt`. */
+  namespace?: string;
+  /** PRAGMA synchronous; default `'full'`. */
+  synchronous?: Synchronous;
+}
+
+/** A database opened and migrated for one namespace. */
+export interface OpenedDatabase {
+  db: Database.Database;
+  namespace: string;
+  synchronous: Synchronous;
+}
+
+/** Open `options.path` and apply `migrations` (entry i: version i to i + 1) under `versionKey`. */
+export function openDatabase(
+  options: SqliteOptions,
+  versionKey: string,
+  migrations: (ns: string) => string[],
+): OpenedDatabase {
+  if (
+    typeof options !== 'object' ||
+    options === null ||
+    typeof options.path !== 'string' ||
+    options.path === ''
+  ) {
+    throw invalidArgument(
+      'path',
+      "sqlite() needs { path }: a file such as './agent.db', or ':memory:'.",
+    );
+  }
+  const namespace = checkNamespace(options.namespace);
+  const synchronous = (options.synchronous ?? 'full').toLowerCase() as Synchronous;
+  if (!LEVELS.includes(synchronous)) {
+    throw invalidArgument('synchronous', `synchronous must be one of ${LEVELS.join(', ')}.`);
+  }
+  const inMemory = options.path === ':memory:';
+  // Create the file ourselves so that it starts private; SQLite gives its -wal and -shm
+  // files the database file's permissions.
+  if (!inMemory) closeSync(openSync(options.path, constants.O_CREAT | constants.O_RDWR, 0o600));
+  const db = new Database(options.path, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    if (!inMemory) db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+    migrate(db, namespace, versionKey, migrations(namespace));
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return { db, namespace, synchronous };
+}
+
+function migrate(db: Database.Database, ns: string, versionKey: string, steps: string[]): void {
+  const { meta } = tables(ns);
+  const latest = steps.length;
+  // IMMEDIATE takes the write lock first, so processes opening a new file at once migrate one
+  // after the other and the later ones find the work done.
+  db.transaction(() => {
+    const ours = new Set(Object.values(tables(ns)));
+    const existing = (
+      db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as { name: string }[]
+    ).filter((t) => ours.has(t.name));
+    const hasMeta = existing.some((t) => t.name === meta);
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+    );
+    const row = db.prepare(`SELECT value FROM ${meta} WHERE key = ?`).get(versionKey) as
+      | { value: string }
+      | undefined;
+    const current = row === undefined ? 0 : Number(row.value);
+    if (row === undefined && !hasMeta && existing.length > 0) {
+      throw schemaError(
+        `namespace '${ns}' holds tables that ckpt did not create (${existing.map((t) => t.name).join(', ')}); use another namespace or another file`,
+      );
+    }
+    if (!Number.isInteger(current) || current < 0) {
+      throw schemaError(
+        `namespace '${ns}' records an unknown schema version ${JSON.stringify(row?.value)}; use another namespace or another file`,
+      );
+    }
+    if (current > latest) {
+      throw schemaError(
+        `namespace '${ns}' has schema version ${current}, newer than the ${latest} this @ckpt/sqlite knows; upgrade @ckpt/sqlite`,
+      );
+    }
+    for (let v = current; v < latest; v++) db.exec(steps[v]!);
+    db.prepare(
+      `INSERT INTO ${meta} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    ).run(versionKey, String(latest));
+  }).immediate();
+}
+
+function schemaError(message: string): CkptError {
+  return new CkptError('SCHEMA', `${message}.`);
+}

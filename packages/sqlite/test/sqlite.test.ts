@@ -1,0 +1,174 @@
+/** What is SQLite's alone: files, modes, schema versions, options and openStore. */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
+import { SCHEMA_VERSION, sqlite, sqliteKv } from '@ckpt/sqlite';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-sqlite-'));
+let n = 0;
+const fresh = () => join(dir, `t${n++}.db`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function refusal(fn: () => unknown): Error & { code: string } {
+  try {
+    fn();
+  } catch (err) {
+    expect(isCkptError(err)).toBe(true);
+    return err as Error & { code: string };
+  }
+  throw new Error('expected a CkptError');
+}
+
+describe('files', () => {
+  it('creates the database and its -wal and -shm files with mode 0600 under umask 022', async () => {
+    const previous = process.umask(0o022);
+    try {
+      const path = fresh();
+      const store = new CheckpointStore(sqlite({ path }));
+      await store.checkpoint('s', 1);
+      for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+        expect((statSync(file).mode & 0o777).toString(8), file).toBe('600');
+      }
+      await store.close();
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('opens in WAL mode with synchronous FULL by default', () => {
+    const backend = sqlite({ path: fresh() });
+    expect(backend.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(backend.db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(backend.db.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
+    backend.db.close();
+  });
+
+  it('relaxes synchronous when asked', () => {
+    const backend = sqlite({ path: fresh(), synchronous: 'normal' });
+    expect(backend.db.pragma('synchronous', { simple: true })).toBe(1);
+    backend.db.close();
+  });
+
+  it('refuses an unknown synchronous level or a missing path with INVALID_ARGUMENT', () => {
+    expect(refusal(() => sqlite({ path: fresh(), synchronous: 'sometimes' as never })).code).toBe(
+      'INVALID_ARGUMENT',
+    );
+    expect(refusal(() => sqlite({} as never)).message).toMatch(/path/);
+    expect(refusal(() => sqlite({ path: fresh(), namespace: 'Bad' })).code).toBe(
+      'INVALID_ARGUMENT',
+    );
+  });
+
+  it('keeps what was written across close and reopen', async () => {
+    const path = fresh();
+    let store = new CheckpointStore(sqlite({ path }));
+    await store.checkpoint('s', { kept: true }, { transcript: ['t'] });
+    await store.close();
+    store = new CheckpointStore(sqlite({ path }));
+    expect((await store.load('s'))?.data).toEqual({ kept: true });
+    await store.close();
+  });
+
+  it('lists checkpoints and sessions without reading a payload', async () => {
+    const path = fresh();
+    const backend = sqlite({ path });
+    const store = new CheckpointStore(backend);
+    for (let i = 0; i < 5; i++)
+      await store.checkpoint('s', { big: 'x'.repeat(10_000) }, { metadata: { i } });
+    // With every payload gone, the listings still answer in full.
+    backend.db.exec('DELETE FROM ckpt_payloads');
+    expect((await store.list('s')).items.map((c) => c.metadata)).toEqual([
+      { i: 4 },
+      { i: 3 },
+      { i: 2 },
+      { i: 1 },
+      { i: 0 },
+    ]);
+    expect((await store.sessions()).items[0]).toMatchObject({
+      sessionId: 's',
+      checkpoints: 5,
+      metadata: { i: 4 },
+    });
+    expect(await store.history('s')).toEqual([1, 2, 3, 4, 5]);
+    await store.close();
+  });
+});
+
+describe('schema', () => {
+  it('records its schema version and migrates idempotently', () => {
+    const path = fresh();
+    for (let i = 0; i < 3; i++) sqlite({ path }).db.close();
+    const db = new Database(path);
+    expect(
+      db.prepare("SELECT value FROM ckpt_meta WHERE key = 'checkpoints_schema_version'").get(),
+    ).toEqual({
+      value: String(SCHEMA_VERSION),
+    });
+    db.close();
+  });
+
+  it('refuses a newer schema with SCHEMA, saying to upgrade', () => {
+    const path = fresh();
+    sqlite({ path }).db.close();
+    const db = new Database(path);
+    db.prepare("UPDATE ckpt_meta SET value = '99' WHERE key = 'checkpoints_schema_version'").run();
+    db.close();
+    const err = refusal(() => sqlite({ path }));
+    expect(err.code).toBe('SCHEMA');
+    expect(err.message).toMatch(/version 99.*upgrade @ckpt\/sqlite/);
+  });
+
+  it('refuses an unknown schema version with SCHEMA', () => {
+    const path = fresh();
+    sqlite({ path }).db.close();
+    const db = new Database(path);
+    db.prepare(
+      "UPDATE ckpt_meta SET value = 'banana' WHERE key = 'checkpoints_schema_version'",
+    ).run();
+    db.close();
+    expect(refusal(() => sqlite({ path })).code).toBe('SCHEMA');
+  });
+
+  it('refuses tables of the same names that ckpt did not create', () => {
+    const path = fresh();
+    const db = new Database(path);
+    db.exec('CREATE TABLE ckpt_sessions (whatever TEXT)');
+    db.close();
+    const err = refusal(() => sqlite({ path }));
+    expect(err.code).toBe('SCHEMA');
+    expect(err.message).toMatch(/another namespace/);
+  });
+
+  it('keeps namespaces in one file apart, the KV store beside the native tables', async () => {
+    const path = fresh();
+    const a = new CheckpointStore(sqlite({ path, namespace: 'a' }));
+    const b = new CheckpointStore(sqlite({ path, namespace: 'b' }));
+    const kv = new CheckpointStore(kvBackend(sqliteKv({ path, namespace: 'a' })));
+    await a.checkpoint('s', 'a');
+    await b.checkpoint('s', 'b');
+    await kv.checkpoint('s', 'kv');
+    expect((await a.load('s'))?.data).toBe('a');
+    expect((await b.load('s'))?.data).toBe('b');
+    expect((await kv.load('s'))?.data).toBe('kv');
+    await Promise.all([a.close(), b.close(), kv.close()]);
+  });
+});
+
+describe('openStore', () => {
+  it("opens 'sqlite:PATH' with a namespace, and 'sqlite::memory:'", async () => {
+    const path = fresh();
+    const store = await openStore(`sqlite:${path}?namespace=agents`);
+    await store.checkpoint('s', 'hello');
+    await store.close();
+    const db = new Database(path);
+    expect(db.prepare('SELECT count(*) AS n FROM agents_checkpoints').get()).toEqual({ n: 1 });
+    db.close();
+    const memory = await openStore('sqlite::memory:');
+    await memory.checkpoint('s', 1);
+    expect(await memory.head('s')).toBe(1);
+    await memory.close();
+  });
+});
