@@ -9,6 +9,9 @@ import { tables } from './schema.js';
 
 /** How long a writer waits for another process's transaction before failing. */
 export const BUSY_TIMEOUT_MS = 10_000;
+// Page cache per connection, in KiB (SQLite's default is 2 MiB): enough to keep the
+// interior pages of a large catalog in memory, so that lookups stay flat as it grows.
+const CACHE_KIB = 16 * 1024;
 
 /** `synchronous` levels: FULL (default) makes every commit durable before it returns. */
 export type Synchronous = 'full' | 'extra' | 'normal' | 'off';
@@ -61,6 +64,7 @@ export function openDatabase(
   try {
     if (!inMemory) db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+    db.pragma(`cache_size = -${CACHE_KIB}`);
     migrate(db, namespace, versionKey, migrations(namespace));
   } catch (err) {
     db.close();

@@ -55,18 +55,20 @@ function statements(db: Database.Database, t: ReturnType<typeof tables>) {
         FROM chain JOIN ${t.checkpoints} c ON c.session_id = :id AND c.seq = chain.parent
        WHERE chain.depth < :limit
     )
-    SELECT chain.seq, chain.parent, chain.created_at${withTranscript ? ', p.transcript' : ''}
-      FROM chain${withTranscript ? ` JOIN ${t.payloads} p ON p.session_id = :id AND p.seq = chain.seq` : ''}
+    SELECT chain.seq, chain.parent, chain.created_at${withTranscript ? ", coalesce(t.items, '[]') AS transcript" : ''}
+      FROM chain${withTranscript ? ` LEFT JOIN ${t.transcripts} t ON t.session_id = :id AND t.seq = chain.seq` : ''}
      ORDER BY chain.depth`;
   const checkpointColumns = 'c.seq, c.parent, c.created_at, c.metadata, p.data';
   return {
     session: db.prepare(`SELECT * FROM ${t.sessions} WHERE id = ?`),
+    headOf: db.prepare(`SELECT head, last_seq FROM ${t.sessions} WHERE id = ?`),
     idempotent: db.prepare(`SELECT seq FROM ${t.idempotency} WHERE session_id = ? AND key = ?`),
     insertCheckpoint: db.prepare(
       `INSERT INTO ${t.checkpoints} (session_id, seq, parent, created_at, metadata) VALUES (?, ?, ?, ?, ?)`,
     ),
-    insertPayload: db.prepare(
-      `INSERT INTO ${t.payloads} (session_id, seq, transcript, data) VALUES (?, ?, ?, ?)`,
+    insertPayload: db.prepare(`INSERT INTO ${t.payloads} (session_id, seq, data) VALUES (?, ?, ?)`),
+    insertTranscript: db.prepare(
+      `INSERT INTO ${t.transcripts} (session_id, seq, items) VALUES (?, ?, ?)`,
     ),
     upsertSession: db.prepare(`
       INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, metadata, created_at, updated_at)
@@ -104,9 +106,14 @@ function statements(db: Database.Database, t: ReturnType<typeof tables>) {
         FROM (${chain(false).replace(':from', ':at')}) chain
         JOIN ${t.checkpoints} c ON c.session_id = :id AND c.seq = chain.seq`),
     copyPayloads: db.prepare(`
-      INSERT INTO ${t.payloads} (session_id, seq, transcript, data)
-      SELECT :newId, p.seq, p.transcript, p.data
+      INSERT INTO ${t.payloads} (session_id, seq, data)
+      SELECT :newId, p.seq, p.data
         FROM ${t.checkpoints} c JOIN ${t.payloads} p ON p.session_id = :id AND p.seq = c.seq
+       WHERE c.session_id = :newId`),
+    copyTranscripts: db.prepare(`
+      INSERT INTO ${t.transcripts} (session_id, seq, items)
+      SELECT :newId, x.seq, x.items
+        FROM ${t.checkpoints} c JOIN ${t.transcripts} x ON x.session_id = :id AND x.seq = c.seq
        WHERE c.session_id = :newId`),
     insertFork: db.prepare(`
       INSERT INTO ${t.sessions}
@@ -121,9 +128,13 @@ function statements(db: Database.Database, t: ReturnType<typeof tables>) {
     prunePayloads: db.prepare(
       `DELETE FROM ${t.payloads} WHERE session_id = :id AND seq < :below AND seq <> :head`,
     ),
+    pruneTranscripts: db.prepare(
+      `DELETE FROM ${t.transcripts} WHERE session_id = :id AND seq < :below AND seq <> :head`,
+    ),
     countDown: db.prepare(`UPDATE ${t.sessions} SET checkpoints = checkpoints - ? WHERE id = ?`),
     deleteCheckpoints: db.prepare(`DELETE FROM ${t.checkpoints} WHERE session_id = ?`),
     deletePayloads: db.prepare(`DELETE FROM ${t.payloads} WHERE session_id = ?`),
+    deleteTranscripts: db.prepare(`DELETE FROM ${t.transcripts} WHERE session_id = ?`),
     deleteIdempotency: db.prepare(`DELETE FROM ${t.idempotency} WHERE session_id = ?`),
     deleteSession: db.prepare(`DELETE FROM ${t.sessions} WHERE id = ?`),
     sessionsFirst: db.prepare(
@@ -203,7 +214,7 @@ export class SqliteBackend implements CheckpointBackend {
     const sql = this.#sql;
     return this.#write((): AppendResult => {
       const id = input.sessionId;
-      const session = sql.session.get(id) as SessionRow | undefined;
+      const session = sql.headOf.get(id) as Pick<SessionRow, 'head' | 'last_seq'> | undefined;
       if (session && input.idempotencyKey !== undefined) {
         const seen = sql.idempotent.get(id, input.idempotencyKey) as { seq: number } | undefined;
         if (seen) {
@@ -217,7 +228,8 @@ export class SqliteBackend implements CheckpointBackend {
       }
       const seq = (session?.last_seq ?? 0) + 1;
       sql.insertCheckpoint.run(id, seq, head, input.now, input.metadata);
-      sql.insertPayload.run(id, seq, input.transcript, input.data);
+      sql.insertPayload.run(id, seq, input.data);
+      if (input.transcript !== '[]') sql.insertTranscript.run(id, seq, input.transcript);
       sql.upsertSession.run({ id, seq, metadata: input.metadata, now: input.now });
       if (input.idempotencyKey !== undefined)
         sql.insertIdempotency.run(id, input.idempotencyKey, seq);
@@ -308,6 +320,7 @@ export class SqliteBackend implements CheckpointBackend {
         limit: Number.MAX_SAFE_INTEGER,
       }).changes;
       sql.copyPayloads.run(ids);
+      sql.copyTranscripts.run(ids);
       sql.insertFork.run({ ...ids, at, count: copied, metadata: target.metadata, now: input.now });
       return { status: 'done', seq: at };
     });
@@ -326,6 +339,7 @@ export class SqliteBackend implements CheckpointBackend {
       const range = { id: sessionId, below: lowestKept.seq, head: session.head };
       const removed = sql.pruneCheckpoints.run(range).changes;
       sql.prunePayloads.run(range);
+      sql.pruneTranscripts.run(range);
       if (removed > 0) sql.countDown.run(removed, sessionId);
       return removed;
     });
@@ -336,6 +350,7 @@ export class SqliteBackend implements CheckpointBackend {
     return this.#write(() => {
       sql.deleteCheckpoints.run(sessionId);
       sql.deletePayloads.run(sessionId);
+      sql.deleteTranscripts.run(sessionId);
       sql.deleteIdempotency.run(sessionId);
       return sql.deleteSession.run(sessionId).changes > 0;
     });

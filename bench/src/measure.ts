@@ -1,0 +1,57 @@
+/**
+ * Timing: variants of one operation run interleaved, round after round in rotating order,
+ * so that drift of the machine (cache, disk, other load) falls on all of them alike.
+ */
+
+/** One way of doing the operation being measured. */
+export interface Variant {
+  name: string;
+  op: () => unknown;
+}
+
+/** What one variant measured. */
+export interface Stats {
+  ops: number;
+  opsPerSec: number;
+  meanUs: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+/** How long a measurement runs. */
+export interface Plan {
+  rounds: number;
+  perRound: number;
+  warmup: number;
+}
+
+/** Measure `variants` side by side; returns the stats of each by name. */
+export async function interleaved(variants: Variant[], plan: Plan): Promise<Map<string, Stats>> {
+  const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  for (const v of variants) for (let i = 0; i < plan.warmup; i++) await v.op();
+  for (let round = 0; round < plan.rounds; round++) {
+    for (let k = 0; k < variants.length; k++) {
+      const v = variants[(round + k) % variants.length]!;
+      const out = samples.get(v.name)!;
+      for (let i = 0; i < plan.perRound; i++) {
+        const start = process.hrtime.bigint();
+        await v.op();
+        out.push(Number(process.hrtime.bigint() - start) / 1000);
+      }
+    }
+  }
+  return new Map([...samples].map(([name, s]) => [name, summarise(s)]));
+}
+
+function summarise(samples: number[]): Stats {
+  const sorted = samples.slice().sort((a, b) => a - b);
+  const total = samples.reduce((a, b) => a + b, 0);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return {
+    ops: samples.length,
+    opsPerSec: (samples.length / total) * 1e6,
+    meanUs: total / samples.length,
+    p50Us: at(0.5),
+    p99Us: at(0.99),
+  };
+}

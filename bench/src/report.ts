@@ -1,0 +1,60 @@
+/** The benchmark's output: a table on stdout and the same rows as JSON. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Stats } from './measure.js';
+
+/** One line of the results. */
+export interface Row {
+  group: 'vs raw driver' | 'scaling' | 'vs peer';
+  operation: string;
+  backend: string;
+  variant: string;
+  stats: Stats;
+  /** Median time per op relative to the row it is compared with (raw, small); throughput for peers. */
+  ratio: number | null;
+  ratioTo: string | null;
+  target: string | null;
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** Print `rows` as a fixed-width table. */
+export function printTable(title: string, rows: Row[]): void {
+  const header = [
+    'operation',
+    'backend',
+    'variant',
+    'ops/s',
+    'ratio',
+    'vs',
+    'target',
+    'p50 µs',
+    'p99 µs',
+  ];
+  const lines = rows.map((r) => [
+    r.operation,
+    r.backend,
+    r.variant,
+    fmt(r.stats.opsPerSec),
+    r.ratio === null ? '' : `${fmt(r.ratio, 2)}x`,
+    r.ratioTo ?? '',
+    r.target ?? '',
+    fmt(r.stats.p50Us, 1),
+    fmt(r.stats.p99Us, 1),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const render = (cells: string[]) =>
+    cells
+      .map((c, i) => (i >= 3 && i !== 5 && i !== 6 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ');
+  console.log(`\n${title}`);
+  console.log(render(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const l of lines) console.log(render(l));
+}
+
+/** Write everything measured to `path` as JSON. */
+export function writeJson(path: string, payload: unknown): void {
+  mkdirSync(new URL('.', `file://${path}`).pathname, { recursive: true });
+  writeFileSync(path, `${JSON.stringify(payload, null, 2)}\n`);
+}
