@@ -13,7 +13,7 @@ export function tables(ns: string) {
     meta: `${ns}_meta`,
     sessions: `${ns}_sessions`,
     checkpoints: `${ns}_checkpoints`,
-    payloads: `${ns}_payloads`,
+    bodies: `${ns}_bodies`,
     transcripts: `${ns}_transcripts`,
     idempotency: `${ns}_idempotency`,
     state: `${ns}_state`,
@@ -33,7 +33,12 @@ export function checkpointMigrations(ns: string): string[] {
       checkpoints     INTEGER NOT NULL,
       forked_from_id  TEXT,
       forked_from_seq INTEGER,
-      metadata        TEXT    NOT NULL,  -- the head's, so that listing sessions reads no checkpoint
+      -- The head checkpoint's own columns, copied here so that loading the head reads one
+      -- session row and one body, and listing sessions reads no checkpoint.
+      head_parent     INTEGER,
+      head_created_at INTEGER NOT NULL,
+      head_body       INTEGER NOT NULL,
+      metadata        TEXT    NOT NULL,
       created_at      INTEGER NOT NULL,
       updated_at      INTEGER NOT NULL
     ) WITHOUT ROWID;
@@ -45,25 +50,22 @@ export function checkpointMigrations(ns: string): string[] {
       parent     INTEGER,
       created_at INTEGER NOT NULL,
       metadata   TEXT    NOT NULL,
+      body       INTEGER NOT NULL,  -- ${t.bodies}.id
+      transcript INTEGER,           -- ${t.transcripts}.id, null when the checkpoint has no items
       PRIMARY KEY (session_id, seq)
     ) WITHOUT ROWID;
 
-    -- A rowid table: SQLite reads large rows faster from one than from a WITHOUT ROWID tree.
-    CREATE TABLE ${t.payloads} (
-      session_id TEXT    NOT NULL,
-      seq        INTEGER NOT NULL,
-      data       TEXT    NOT NULL,
-      PRIMARY KEY (session_id, seq)
+    -- Payloads and transcript items live in rowid tables of their own: appends go to the end
+    -- of one b-tree each, large rows read fastest from a rowid table, and listings never
+    -- touch them.
+    CREATE TABLE ${t.bodies} (
+      id   INTEGER PRIMARY KEY,
+      data TEXT    NOT NULL
     );
-
-    -- Only checkpoints that carry transcript items have a row, so that a transcript page
-    -- reads neither payloads nor empty rows.
     CREATE TABLE ${t.transcripts} (
-      session_id TEXT    NOT NULL,
-      seq        INTEGER NOT NULL,
-      items      TEXT    NOT NULL,
-      PRIMARY KEY (session_id, seq)
-    ) WITHOUT ROWID;
+      id    INTEGER PRIMARY KEY,
+      items TEXT    NOT NULL
+    );
 
     CREATE TABLE ${t.idempotency} (
       session_id TEXT    NOT NULL,

@@ -4,21 +4,21 @@
  * takes the database's write lock before it reads what it will change, and several processes
  * on one file serialise their writes instead of deadlocking.
  */
-import type {
-  AppendInput,
-  AppendResult,
-  CheckpointBackend,
-  ForkInput,
-  ForkResult,
-  RollbackInput,
-  RollbackResult,
-  SessionPosition,
-  StoredCheckpoint,
-  StoredCheckpointInfo,
-  StoredLineageEntry,
-  StoredSession,
+import {
+  type AppendInput,
+  type AppendResult,
+  type CheckpointBackend,
+  type ForkInput,
+  type ForkResult,
+  prefixUpperBound,
+  type RollbackInput,
+  type RollbackResult,
+  type SessionPosition,
+  type StoredCheckpoint,
+  type StoredCheckpointInfo,
+  type StoredLineageEntry,
+  type StoredSession,
 } from '@ckpt/core';
-import { prefixUpperBound } from '@ckpt/core';
 import type Database from 'better-sqlite3';
 import { type OpenedDatabase, openDatabase, type SqliteOptions } from './open-database.js';
 import { checkpointMigrations, tables } from './schema.js';
@@ -40,101 +40,108 @@ interface CheckpointRow {
   parent: number | null;
   created_at: number;
   metadata: string;
+  body: number;
+  transcript: number | null;
+}
+
+interface LoadedRow {
+  seq: number;
+  parent: number | null;
+  created_at: number;
+  metadata: string;
   data: string;
 }
 
-// The statements, in one place, readable on their own. `T` is the table names.
+// Every statement, in one place and readable on its own.
 function statements(db: Database.Database, t: ReturnType<typeof tables>) {
-  const chain = (withTranscript: boolean) => `
-    WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
-      SELECT seq, parent, created_at, 1 FROM ${t.checkpoints}
+  // `:from` (null: the head) and its ancestors, newest first, at most `:limit`; the walk
+  // carries each row's columns so that nothing joins the checkpoints table again.
+  const chain = (columns: string) => `
+    WITH RECURSIVE chain (seq, parent, created_at, metadata, body, transcript, depth) AS (
+      SELECT seq, parent, created_at, metadata, body, transcript, 1 FROM ${t.checkpoints}
        WHERE session_id = :id
          AND seq = coalesce(:from, (SELECT head FROM ${t.sessions} WHERE id = :id))
       UNION ALL
-      SELECT c.seq, c.parent, c.created_at, chain.depth + 1
+      SELECT c.seq, c.parent, c.created_at, c.metadata, c.body, c.transcript, chain.depth + 1
         FROM chain JOIN ${t.checkpoints} c ON c.session_id = :id AND c.seq = chain.parent
        WHERE chain.depth < :limit
     )
-    SELECT chain.seq, chain.parent, chain.created_at${withTranscript ? ", coalesce(t.items, '[]') AS transcript" : ''}
-      FROM chain${withTranscript ? ` LEFT JOIN ${t.transcripts} t ON t.session_id = :id AND t.seq = chain.seq` : ''}
+    SELECT ${columns} FROM chain LEFT JOIN ${t.transcripts} x ON x.id = chain.transcript
      ORDER BY chain.depth`;
-  const checkpointColumns = 'c.seq, c.parent, c.created_at, c.metadata, p.data';
   return {
     session: db.prepare(`SELECT * FROM ${t.sessions} WHERE id = ?`),
     headOf: db.prepare(`SELECT head, last_seq FROM ${t.sessions} WHERE id = ?`),
     idempotent: db.prepare(`SELECT seq FROM ${t.idempotency} WHERE session_id = ? AND key = ?`),
-    insertCheckpoint: db.prepare(
-      `INSERT INTO ${t.checkpoints} (session_id, seq, parent, created_at, metadata) VALUES (?, ?, ?, ?, ?)`,
-    ),
-    insertPayload: db.prepare(`INSERT INTO ${t.payloads} (session_id, seq, data) VALUES (?, ?, ?)`),
-    insertTranscript: db.prepare(
-      `INSERT INTO ${t.transcripts} (session_id, seq, items) VALUES (?, ?, ?)`,
-    ),
+    insertBody: db.prepare(`INSERT INTO ${t.bodies} (data) VALUES (?)`),
+    insertTranscript: db.prepare(`INSERT INTO ${t.transcripts} (items) VALUES (?)`),
+    insertCheckpoint: db.prepare(`
+      INSERT INTO ${t.checkpoints} (session_id, seq, parent, created_at, metadata, body, transcript)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`),
     upsertSession: db.prepare(`
-      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, metadata, created_at, updated_at)
-      VALUES (:id, :seq, :seq, 1, :metadata, :now, :now)
-      ON CONFLICT (id) DO UPDATE SET head = :seq, last_seq = :seq, checkpoints = checkpoints + 1,
-                                     metadata = :metadata, updated_at = :now`),
+      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
+                                 head_body, metadata, created_at, updated_at)
+      VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET head = excluded.head, last_seq = excluded.last_seq,
+        checkpoints = checkpoints + 1, head_parent = excluded.head_parent,
+        head_created_at = excluded.head_created_at, head_body = excluded.head_body,
+        metadata = excluded.metadata, updated_at = excluded.updated_at`),
     insertIdempotency: db.prepare(
       `INSERT INTO ${t.idempotency} (session_id, key, seq) VALUES (?, ?, ?)`,
     ),
     loadHead: db.prepare(`
-      SELECT ${checkpointColumns}
-        FROM ${t.sessions} s
-        JOIN ${t.checkpoints} c ON c.session_id = s.id AND c.seq = s.head
-        JOIN ${t.payloads} p ON p.session_id = s.id AND p.seq = s.head
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
+             s.metadata, b.data
+        FROM ${t.sessions} s JOIN ${t.bodies} b ON b.id = s.head_body
        WHERE s.id = ?`),
     loadSeq: db.prepare(`
-      SELECT ${checkpointColumns}
-        FROM ${t.checkpoints} c JOIN ${t.payloads} p ON p.session_id = c.session_id AND p.seq = c.seq
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
        WHERE c.session_id = ? AND c.seq = ?`),
-    checkpointMetadata: db.prepare(
-      `SELECT metadata FROM ${t.checkpoints} WHERE session_id = ? AND seq = ?`,
-    ),
+    checkpointRow: db.prepare(`SELECT * FROM ${t.checkpoints} WHERE session_id = ? AND seq = ?`),
     listCheckpoints: db.prepare(`
       SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
        WHERE session_id = :id AND seq < coalesce(:before, 9007199254740992)
        ORDER BY seq DESC LIMIT :limit`),
-    lineage: db.prepare(chain(false)),
-    lineageWithTranscript: db.prepare(chain(true)),
-    moveHead: db.prepare(
-      `UPDATE ${t.sessions} SET head = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+    lineage: db.prepare(chain('chain.seq, chain.parent, chain.created_at')),
+    lineageWithTranscript: db.prepare(
+      chain("chain.seq, chain.parent, chain.created_at, coalesce(x.items, '[]') AS transcript"),
     ),
-    copyCheckpoints: db.prepare(`
-      INSERT INTO ${t.checkpoints} (session_id, seq, parent, created_at, metadata)
-      SELECT :newId, c.seq, c.parent, c.created_at, c.metadata
-        FROM (${chain(false).replace(':from', ':at')}) chain
-        JOIN ${t.checkpoints} c ON c.session_id = :id AND c.seq = chain.seq`),
-    copyPayloads: db.prepare(`
-      INSERT INTO ${t.payloads} (session_id, seq, data)
-      SELECT :newId, p.seq, p.data
-        FROM ${t.checkpoints} c JOIN ${t.payloads} p ON p.session_id = :id AND p.seq = c.seq
-       WHERE c.session_id = :newId`),
-    copyTranscripts: db.prepare(`
-      INSERT INTO ${t.transcripts} (session_id, seq, items)
-      SELECT :newId, x.seq, x.items
-        FROM ${t.checkpoints} c JOIN ${t.transcripts} x ON x.session_id = :id AND x.seq = c.seq
-       WHERE c.session_id = :newId`),
+    lineageRows: db.prepare(
+      chain('chain.seq, chain.parent, chain.created_at, chain.metadata, chain.body, chain.transcript'),
+    ),
+    moveHead: db.prepare(`
+      UPDATE ${t.sessions} SET head = ?, head_parent = ?, head_created_at = ?, head_body = ?,
+                               metadata = ?, updated_at = ?
+       WHERE id = ?`),
+    copyBody: db.prepare(`INSERT INTO ${t.bodies} (data) SELECT data FROM ${t.bodies} WHERE id = ?`),
+    copyTranscript: db.prepare(
+      `INSERT INTO ${t.transcripts} (items) SELECT items FROM ${t.transcripts} WHERE id = ?`,
+    ),
     insertFork: db.prepare(`
-      INSERT INTO ${t.sessions}
-        (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
-      VALUES (:newId, :at, :at, :count, :id, :at, :metadata, :now, :now)`),
+      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
+                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at)
+      VALUES (:newId, :at, :at, :count, :id, :at, :parent, :createdAt, :body, :metadata, :now, :now)`),
     pruneThreshold: db.prepare(
       `SELECT seq FROM ${t.checkpoints} WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?`,
     ),
+    // Prune and delete remove bodies and transcripts first, while the rows naming them exist.
+    pruneBodies: db.prepare(`
+      DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints}
+       WHERE session_id = :id AND seq < :below AND seq <> :head)`),
+    pruneTranscripts: db.prepare(`
+      DELETE FROM ${t.transcripts} WHERE id IN (SELECT transcript FROM ${t.checkpoints}
+       WHERE session_id = :id AND seq < :below AND seq <> :head)`),
     pruneCheckpoints: db.prepare(
       `DELETE FROM ${t.checkpoints} WHERE session_id = :id AND seq < :below AND seq <> :head`,
     ),
-    prunePayloads: db.prepare(
-      `DELETE FROM ${t.payloads} WHERE session_id = :id AND seq < :below AND seq <> :head`,
-    ),
-    pruneTranscripts: db.prepare(
-      `DELETE FROM ${t.transcripts} WHERE session_id = :id AND seq < :below AND seq <> :head`,
-    ),
     countDown: db.prepare(`UPDATE ${t.sessions} SET checkpoints = checkpoints - ? WHERE id = ?`),
+    deleteBodies: db.prepare(
+      `DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints} WHERE session_id = ?)`,
+    ),
+    deleteTranscripts: db.prepare(`
+      DELETE FROM ${t.transcripts}
+       WHERE id IN (SELECT transcript FROM ${t.checkpoints} WHERE session_id = ?)`),
     deleteCheckpoints: db.prepare(`DELETE FROM ${t.checkpoints} WHERE session_id = ?`),
-    deletePayloads: db.prepare(`DELETE FROM ${t.payloads} WHERE session_id = ?`),
-    deleteTranscripts: db.prepare(`DELETE FROM ${t.transcripts} WHERE session_id = ?`),
     deleteIdempotency: db.prepare(`DELETE FROM ${t.idempotency} WHERE session_id = ?`),
     deleteSession: db.prepare(`DELETE FROM ${t.sessions} WHERE id = ?`),
     sessionsFirst: db.prepare(
@@ -177,7 +184,7 @@ function toSession(row: SessionRow): StoredSession {
   };
 }
 
-function toCheckpoint(row: CheckpointRow): StoredCheckpoint {
+function toCheckpoint(row: LoadedRow): StoredCheckpoint {
   return {
     seq: row.seq,
     parent: row.parent,
@@ -196,29 +203,28 @@ export class SqliteBackend implements CheckpointBackend {
   readonly namespace: string;
   readonly synchronous: OpenedDatabase['synchronous'];
   readonly #sql: ReturnType<typeof statements>;
+  // Built once: better-sqlite3 wraps a function in BEGIN IMMEDIATE … COMMIT (or ROLLBACK).
+  readonly #append: Database.Transaction<(input: AppendInput) => AppendResult>;
+  readonly #rollback: Database.Transaction<(input: RollbackInput) => RollbackResult>;
+  readonly #fork: Database.Transaction<(input: ForkInput) => ForkResult>;
+  readonly #prune: Database.Transaction<(sessionId: string, keepLast: number) => number>;
+  readonly #delete: Database.Transaction<(sessionId: string) => boolean>;
 
   constructor(options: SqliteOptions) {
     const opened = openDatabase(options, 'checkpoints_schema_version', checkpointMigrations);
     this.db = opened.db;
     this.namespace = opened.namespace;
     this.synchronous = opened.synchronous;
-    this.#sql = statements(this.db, tables(this.namespace));
-  }
+    const sql = statements(this.db, tables(this.namespace));
+    this.#sql = sql;
 
-  /** Run `fn` in a BEGIN IMMEDIATE transaction. */
-  #write<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
-  }
-
-  async append(input: AppendInput): Promise<AppendResult> {
-    const sql = this.#sql;
-    return this.#write((): AppendResult => {
+    this.#append = this.db.transaction((input: AppendInput): AppendResult => {
       const id = input.sessionId;
       const session = sql.headOf.get(id) as Pick<SessionRow, 'head' | 'last_seq'> | undefined;
       if (session && input.idempotencyKey !== undefined) {
         const seen = sql.idempotent.get(id, input.idempotencyKey) as { seq: number } | undefined;
         if (seen) {
-          const row = sql.loadSeq.get(id, seen.seq) as CheckpointRow | undefined;
+          const row = sql.loadSeq.get(id, seen.seq) as LoadedRow | undefined;
           return { status: 'replayed', seq: seen.seq, checkpoint: row ? toCheckpoint(row) : null };
         }
       }
@@ -227,20 +233,97 @@ export class SqliteBackend implements CheckpointBackend {
         return { status: 'conflict', head };
       }
       const seq = (session?.last_seq ?? 0) + 1;
-      sql.insertCheckpoint.run(id, seq, head, input.now, input.metadata);
-      sql.insertPayload.run(id, seq, input.data);
-      if (input.transcript !== '[]') sql.insertTranscript.run(id, seq, input.transcript);
-      sql.upsertSession.run({ id, seq, metadata: input.metadata, now: input.now });
-      if (input.idempotencyKey !== undefined)
+      const body = sql.insertBody.run(input.data).lastInsertRowid;
+      const transcript =
+        input.transcript === '[]' ? null : sql.insertTranscript.run(input.transcript).lastInsertRowid;
+      sql.insertCheckpoint.run(id, seq, head, input.now, input.metadata, body, transcript);
+      const now = input.now;
+      sql.upsertSession.run(id, seq, seq, head, now, body, input.metadata, now, now);
+      if (input.idempotencyKey !== undefined) {
         sql.insertIdempotency.run(id, input.idempotencyKey, seq);
+      }
       return { status: 'written', seq, parent: head };
     });
+
+    this.#rollback = this.db.transaction((input: RollbackInput): RollbackResult => {
+      const session = sql.headOf.get(input.sessionId) as Pick<SessionRow, 'head'> | undefined;
+      if (!session) return { status: 'not_found', missing: 'session' };
+      if (input.expectedHead !== undefined && input.expectedHead !== session.head) {
+        return { status: 'conflict', head: session.head };
+      }
+      const target = sql.checkpointRow.get(input.sessionId, input.seq) as CheckpointRow | undefined;
+      if (!target) return { status: 'not_found', missing: 'seq' };
+      const { seq, parent, created_at, body, metadata } = target;
+      sql.moveHead.run(seq, parent, created_at, body, metadata, input.now, input.sessionId);
+      return { status: 'done' };
+    });
+
+    this.#fork = this.db.transaction((input: ForkInput): ForkResult => {
+      const source = sql.headOf.get(input.sessionId) as Pick<SessionRow, 'head'> | undefined;
+      if (!source) return { status: 'not_found', missing: 'session' };
+      const at = input.atSeq ?? source.head;
+      if (!sql.checkpointRow.get(input.sessionId, at)) return { status: 'not_found', missing: 'seq' };
+      if (sql.headOf.get(input.newId)) return { status: 'exists' };
+      const rows = sql.lineageRows.all({
+        id: input.sessionId,
+        from: at,
+        limit: Number.MAX_SAFE_INTEGER,
+      }) as CheckpointRow[];
+      // Each copy gets bodies of its own, so that nothing the two sessions do later is shared.
+      let headBody = 0;
+      for (const row of rows) {
+        const body = sql.copyBody.run(row.body).lastInsertRowid;
+        const transcript =
+          row.transcript === null ? null : sql.copyTranscript.run(row.transcript).lastInsertRowid;
+        sql.insertCheckpoint.run(input.newId, row.seq, row.parent, row.created_at, row.metadata, body, transcript);
+        if (row.seq === at) headBody = Number(body);
+      }
+      const top = rows[0]!;
+      sql.insertFork.run({
+        newId: input.newId,
+        id: input.sessionId,
+        at,
+        count: rows.length,
+        parent: top.parent,
+        createdAt: top.created_at,
+        body: headBody,
+        metadata: top.metadata,
+        now: input.now,
+      });
+      return { status: 'done', seq: at };
+    });
+
+    this.#prune = this.db.transaction((sessionId: string, keepLast: number): number => {
+      const session = sql.headOf.get(sessionId) as Pick<SessionRow, 'head'> | undefined;
+      if (!session) return 0;
+      // The keepLast-th highest seq: everything below it goes, except the head.
+      const lowestKept = sql.pruneThreshold.get(sessionId, keepLast - 1) as { seq: number } | undefined;
+      if (!lowestKept) return 0;
+      const range = { id: sessionId, below: lowestKept.seq, head: session.head };
+      sql.pruneBodies.run(range);
+      sql.pruneTranscripts.run(range);
+      const removed = sql.pruneCheckpoints.run(range).changes;
+      if (removed > 0) sql.countDown.run(removed, sessionId);
+      return removed;
+    });
+
+    this.#delete = this.db.transaction((sessionId: string): boolean => {
+      sql.deleteBodies.run(sessionId);
+      sql.deleteTranscripts.run(sessionId);
+      sql.deleteCheckpoints.run(sessionId);
+      sql.deleteIdempotency.run(sessionId);
+      return sql.deleteSession.run(sessionId).changes > 0;
+    });
+  }
+
+  async append(input: AppendInput): Promise<AppendResult> {
+    return this.#append.immediate(input);
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
     const row = (
       seq === null ? this.#sql.loadHead.get(sessionId) : this.#sql.loadSeq.get(sessionId, seq)
-    ) as CheckpointRow | undefined;
+    ) as LoadedRow | undefined;
     return row ? toCheckpoint(row) : null;
   }
 
@@ -257,7 +340,7 @@ export class SqliteBackend implements CheckpointBackend {
       id: sessionId,
       before: query.beforeSeq,
       limit: query.limit,
-    }) as Omit<CheckpointRow, 'data'>[];
+    }) as Omit<LoadedRow, 'data'>[];
     return rows.map((r) => ({
       seq: r.seq,
       parent: r.parent,
@@ -286,80 +369,22 @@ export class SqliteBackend implements CheckpointBackend {
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
-    const sql = this.#sql;
-    return this.#write((): RollbackResult => {
-      const session = sql.session.get(input.sessionId) as SessionRow | undefined;
-      if (!session) return { status: 'not_found', missing: 'session' };
-      if (input.expectedHead !== undefined && input.expectedHead !== session.head) {
-        return { status: 'conflict', head: session.head };
-      }
-      const target = sql.checkpointMetadata.get(input.sessionId, input.seq) as
-        | { metadata: string }
-        | undefined;
-      if (!target) return { status: 'not_found', missing: 'seq' };
-      sql.moveHead.run(input.seq, target.metadata, input.now, input.sessionId);
-      return { status: 'done' };
-    });
+    return this.#rollback.immediate(input);
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    const sql = this.#sql;
-    return this.#write((): ForkResult => {
-      const source = sql.session.get(input.sessionId) as SessionRow | undefined;
-      if (!source) return { status: 'not_found', missing: 'session' };
-      const at = input.atSeq ?? source.head;
-      const target = sql.checkpointMetadata.get(input.sessionId, at) as
-        | { metadata: string }
-        | undefined;
-      if (!target) return { status: 'not_found', missing: 'seq' };
-      if (sql.session.get(input.newId)) return { status: 'exists' };
-      const ids = { id: input.sessionId, newId: input.newId };
-      const copied = sql.copyCheckpoints.run({
-        ...ids,
-        at,
-        limit: Number.MAX_SAFE_INTEGER,
-      }).changes;
-      sql.copyPayloads.run(ids);
-      sql.copyTranscripts.run(ids);
-      sql.insertFork.run({ ...ids, at, count: copied, metadata: target.metadata, now: input.now });
-      return { status: 'done', seq: at };
-    });
+    return this.#fork.immediate(input);
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
-    const sql = this.#sql;
-    return this.#write(() => {
-      const session = sql.session.get(sessionId) as SessionRow | undefined;
-      if (!session) return 0;
-      // The keepLast-th highest seq: everything below it goes, except the head.
-      const lowestKept = sql.pruneThreshold.get(sessionId, keepLast - 1) as
-        | { seq: number }
-        | undefined;
-      if (!lowestKept) return 0;
-      const range = { id: sessionId, below: lowestKept.seq, head: session.head };
-      const removed = sql.pruneCheckpoints.run(range).changes;
-      sql.prunePayloads.run(range);
-      sql.pruneTranscripts.run(range);
-      if (removed > 0) sql.countDown.run(removed, sessionId);
-      return removed;
-    });
+    return this.#prune.immediate(sessionId, keepLast);
   }
 
   async delete(sessionId: string): Promise<boolean> {
-    const sql = this.#sql;
-    return this.#write(() => {
-      sql.deleteCheckpoints.run(sessionId);
-      sql.deletePayloads.run(sessionId);
-      sql.deleteTranscripts.run(sessionId);
-      sql.deleteIdempotency.run(sessionId);
-      return sql.deleteSession.run(sessionId).changes > 0;
-    });
+    return this.#delete.immediate(sessionId);
   }
 
-  async sessions(query: {
-    after: SessionPosition | null;
-    limit: number;
-  }): Promise<StoredSession[]> {
+  async sessions(query: { after: SessionPosition | null; limit: number }): Promise<StoredSession[]> {
     const rows = (
       query.after === null
         ? this.#sql.sessionsFirst.all(query.limit)

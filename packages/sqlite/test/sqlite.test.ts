@@ -78,8 +78,8 @@ describe('files', () => {
     const store = new CheckpointStore(backend);
     for (let i = 0; i < 5; i++)
       await store.checkpoint('s', { big: 'x'.repeat(10_000) }, { metadata: { i } });
-    // With every payload gone, the listings still answer in full.
-    backend.db.exec('DELETE FROM ckpt_payloads');
+    // With every payload and transcript gone, the listings still answer in full.
+    backend.db.exec('DELETE FROM ckpt_bodies; DELETE FROM ckpt_transcripts');
     expect((await store.list('s')).items.map((c) => c.metadata)).toEqual([
       { i: 4 },
       { i: 3 },
