@@ -193,6 +193,9 @@ export async function sqliteAgentLoop(dir: string, plan: Plan): Promise<Row[]> {
   const saver = new SqliteSaver(db);
   let step = 0;
   const thread = randomUUID();
+  // States are made before timing: building one costs as much as saving it, on both sides.
+  const states = Array.from({ length: 64 }, (_, i) => agentState(10 * KIB, i));
+  const stateAt = (i: number) => states[i % states.length]!;
   let config: RunnableConfig = { configurable: { thread_id: thread, checkpoint_ns: '' } };
   const said = (i: number) => [
     { role: 'user', text: `question ${i}` },
@@ -204,7 +207,7 @@ export async function sqliteAgentLoop(dir: string, plan: Plan): Promise<Row[]> {
         name: 'ckpt',
         op: async () => {
           step++;
-          await store.checkpoint(thread, agentState(10 * KIB, step), { transcript: said(step) });
+          await store.checkpoint(thread, stateAt(step), { transcript: said(step) });
           return store.load(thread);
         },
       },
@@ -215,7 +218,7 @@ export async function sqliteAgentLoop(dir: string, plan: Plan): Promise<Row[]> {
           const checkpoint = {
             ...emptyCheckpoint(),
             id: uuid6(step),
-            channel_values: { state: agentState(10 * KIB, step), messages: said(step) },
+            channel_values: { state: stateAt(step), messages: said(step) },
           };
           config = await saver.put(config, checkpoint, { source: 'loop', step, parents: {} });
           return saver.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
