@@ -7,5 +7,6 @@ export const workspaceAliases = {
   '@ckpt/core': src('./packages/core/src/index.ts'),
   '@ckpt/memory': src('./packages/memory/src/index.ts'),
   '@ckpt/sqlite': src('./packages/sqlite/src/index.ts'),
+  '@ckpt/postgres': src('./packages/postgres/src/index.ts'),
   '@ckpt/contract-tests': src('./contract-tests/src/index.ts'),
 };

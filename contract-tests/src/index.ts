@@ -17,6 +17,7 @@ import { type ContractContext, type ContractHarness, useContext } from './harnes
 
 export type { ContractContext, ContractHarness } from './harness.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
+export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
 
 /** Register the whole contract suite for the backend `harness` describes. */
 export function runContractTests(harness: ContractHarness): void {

@@ -204,6 +204,8 @@ export function kvBackend(kv: KvStore, options: KvBackendOptions = {}): Checkpoi
           const seen = await kv.get(idemPrefix(id, rec.gen) + input.idempotencyKey);
           if (seen !== undefined) {
             const seq = Number(seen);
+            // The key was recorded by a write newer than the record read above: read again.
+            if (seq > rec.last) continue;
             const body = rangesHas(rec.seqs, seq) ? await readBody(id, rec, seq) : null;
             return { status: 'replayed', seq, checkpoint: body };
           }

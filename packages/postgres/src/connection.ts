@@ -1,0 +1,96 @@
+/**
+ * The pool a store runs on, the per-query type parsing it needs, and the schema migration
+ * that runs once when a store opens.
+ */
+import { CkptError, checkNamespace, invalidArgument } from '@ckpt/core';
+import pg from 'pg';
+import { migrations, SCHEMA_VERSION, TABLES } from './schema.js';
+
+/** Options of `postgres()` and `postgresKv()`: a connection string or an existing pool. */
+export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
+  /** The schema that holds every table and function; default `ckpt`. */
+  namespace?: string;
+};
+
+// bigint columns (seq, times) come back as JavaScript numbers; they stay far below 2^53.
+// Passed with each query, so that the user's own pool keeps its global type parsers.
+const INT8 = 20;
+export const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** A pool, whether it is ours to close, and the namespace. */
+export interface Connection {
+  pool: pg.Pool;
+  owned: boolean;
+  namespace: string;
+}
+
+/** Open (or adopt) the pool named by `options`. */
+export function connect(options: PostgresOptions): Connection {
+  if (typeof options !== 'object' || options === null) {
+    throw invalidArgument('options', 'postgres() needs { url } or { pool }.');
+  }
+  const namespace = checkNamespace(options.namespace);
+  if ('pool' in options && options.pool) return { pool: options.pool, owned: false, namespace };
+  if (!('url' in options) || typeof options.url !== 'string' || options.url === '') {
+    throw invalidArgument('url', "postgres() needs { url: 'postgres://user@host:5432/db' } or { pool }.");
+  }
+  const pool = new pg.Pool({ connectionString: options.url, max: 10 });
+  // A connection that breaks while idle is dropped from the pool; the next call gets a
+  // fresh one. Without a listener, the pool would crash the process.
+  pool.on('error', () => {});
+  return { pool, owned: true, namespace };
+}
+
+/**
+ * Bring schema `ns` to SCHEMA_VERSION under a transaction-scoped advisory lock, so that
+ * processes starting at once against an empty database migrate it once.
+ */
+export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ckpt:migrate:${ns}`]);
+    const found = await client.query<{ tablename: string }>(
+      'SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename = ANY($2)',
+      [ns, TABLES],
+    );
+    const names = new Set(found.rows.map((r) => r.tablename));
+    let current = 0;
+    if (names.has('meta')) {
+      const row = await client.query<{ value: string }>(`SELECT value FROM ${ns}.meta WHERE key = 'schema_version'`);
+      current = row.rows.length === 0 ? Number.NaN : Number(row.rows[0]!.value);
+      if (!Number.isInteger(current) || current < 1) {
+        throw schemaError(`schema '${ns}' records an unknown ckpt schema version; use another namespace`);
+      }
+    } else if (names.size > 0) {
+      throw schemaError(`schema '${ns}' holds tables that ckpt did not create (${[...names].join(', ')}); use another namespace`);
+    }
+    const steps = migrations(ns);
+    if (current > steps.length) {
+      throw schemaError(`schema '${ns}' has ckpt schema version ${current}, newer than the ${SCHEMA_VERSION} this @ckpt/postgres knows; upgrade @ckpt/postgres`);
+    }
+    if (current === 0) {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${ns}`);
+      await client.query(`CREATE TABLE ${ns}.meta (key text PRIMARY KEY, value text NOT NULL)`);
+    }
+    for (let v = current; v < steps.length; v++) await client.query(steps[v]!);
+    await client.query(
+      `INSERT INTO ${ns}.meta (key, value) VALUES ('schema_version', $1)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      [String(steps.length)],
+    );
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+function schemaError(message: string): CkptError {
+  return new CkptError('SCHEMA', `${message}.`);
+}

@@ -1,0 +1,12 @@
+import type { PostgresOptions } from './connection.js';
+import { PostgresBackend } from './postgres-backend.js';
+
+export type { PostgresOptions } from './connection.js';
+export { PostgresBackend } from './postgres-backend.js';
+export { postgresKv } from './postgres-kv.js';
+export { SCHEMA_VERSION } from './schema.js';
+
+/** The PostgreSQL backend, on a pool it opens from `url` (and closes) or on your `pool` (left open). */
+export function postgres(options: PostgresOptions): PostgresBackend {
+  return new PostgresBackend(options);
+}

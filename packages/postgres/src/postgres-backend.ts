@@ -1,0 +1,336 @@
+/**
+ * The native PostgreSQL backend. Each mutation is one call of a function the migration
+ * created (one round trip, one transaction); each read is one statement. Nothing depends on
+ * session state between statements, so any pool or PgBouncer in transaction mode works.
+ */
+import type {
+  AppendInput,
+  AppendResult,
+  CheckpointBackend,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+  SessionPosition,
+  StoredCheckpoint,
+  StoredCheckpointInfo,
+  StoredLineageEntry,
+  StoredSession,
+} from '@ckpt/core';
+import { prefixUpperBound } from '@ckpt/core';
+import type pg from 'pg';
+import { type Connection, connect, migrate, type PostgresOptions, TYPES } from './connection.js';
+
+interface SessionRow {
+  id: string;
+  head: number;
+  checkpoints: number;
+  forked_from_id: string | null;
+  forked_from_seq: number | null;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+// Every statement, in one place and readable on its own. `$n` are parameters.
+function statements(ns: string) {
+  const chain = (columns: string, join: string) => `
+    WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
+      SELECT c.seq, c.parent, c.created_at, 1 FROM ${ns}.checkpoints c
+       WHERE c.session_id = $1
+         AND c.seq = coalesce($2::bigint, (SELECT s.head FROM ${ns}.sessions s WHERE s.id = $1))
+      UNION ALL
+      SELECT c.seq, c.parent, c.created_at, chain.depth + 1
+        FROM chain JOIN ${ns}.checkpoints c ON c.session_id = $1 AND c.seq = chain.parent
+       WHERE chain.depth < $3::bigint
+    )
+    SELECT ${columns} FROM chain ${join} ORDER BY chain.depth`;
+  const sessionColumns =
+    'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
+  return {
+    append: `SELECT * FROM ${ns}.append($1, $2, $3, $4, $5, $6, $7, $8)`,
+    rollback: `SELECT * FROM ${ns}.rollback($1, $2, $3, $4, $5)`,
+    fork: `SELECT * FROM ${ns}.fork($1, $2, $3, $4)`,
+    prune: `SELECT ${ns}.prune($1, $2) AS removed`,
+    delete: `SELECT ${ns}.delete_session($1) AS deleted`,
+    loadHead: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${ns}.sessions s
+        JOIN ${ns}.checkpoints c ON c.session_id = s.id AND c.seq = s.head
+        JOIN ${ns}.bodies b ON b.session_id = s.id AND b.seq = s.head
+       WHERE s.id = $1`,
+    loadSeq: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+       WHERE c.session_id = $1 AND c.seq = $2`,
+    session: `SELECT ${sessionColumns} FROM ${ns}.sessions WHERE id = $1`,
+    listCheckpoints: `
+      SELECT seq, parent, created_at, metadata FROM ${ns}.checkpoints
+       WHERE session_id = $1 AND ($2::bigint IS NULL OR seq < $2)
+       ORDER BY seq DESC LIMIT $3`,
+    lineage: chain('chain.seq, chain.parent, chain.created_at', ''),
+    lineageWithTranscript: chain(
+      "chain.seq, chain.parent, chain.created_at, coalesce(x.items, '[]') AS transcript",
+      `LEFT JOIN ${ns}.transcripts x ON x.session_id = $1 AND x.seq = chain.seq`,
+    ),
+    sessionsFirst: `SELECT ${sessionColumns} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT $1`,
+    sessionsAfter: `
+      SELECT ${sessionColumns} FROM ${ns}.sessions WHERE (updated_at, id) < ($1, $2)
+       ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    stateGet: `SELECT value FROM ${ns}.state WHERE scope = $1 AND key = $2`,
+    stateSet: `
+      INSERT INTO ${ns}.state (scope, key, value) VALUES ($1, $2, $3)
+      ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value`,
+    stateDelete: `DELETE FROM ${ns}.state WHERE scope = $1 AND key = $2`,
+    stateInsert: `INSERT INTO ${ns}.state (scope, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    stateReplace: `UPDATE ${ns}.state SET value = $4 WHERE scope = $1 AND key = $2 AND value = $3`,
+    stateKeys: `
+      SELECT key FROM ${ns}.state
+       WHERE scope = $1 AND key >= $2 AND ($3::text IS NULL OR key < $3) AND ($4::text IS NULL OR key > $4)
+       ORDER BY key LIMIT $5`,
+  };
+}
+
+function toSession(row: SessionRow): StoredSession {
+  return {
+    sessionId: row.id,
+    head: row.head,
+    checkpoints: row.checkpoints,
+    forkedFrom:
+      row.forked_from_id === null
+        ? null
+        : { sessionId: row.forked_from_id, seq: row.forked_from_seq as number },
+    metadata: row.metadata,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+interface LoadedRow {
+  seq: number;
+  parent: number | null;
+  created_at: number;
+  metadata: string;
+  data: string;
+}
+
+function toCheckpoint(row: LoadedRow): StoredCheckpoint {
+  return {
+    seq: row.seq,
+    parent: row.parent,
+    data: row.data,
+    metadata: row.metadata,
+    createdAt: row.created_at,
+  };
+}
+
+/** The PostgreSQL backend (see `postgres()`). */
+export class PostgresBackend implements CheckpointBackend {
+  readonly name = 'postgres';
+  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  readonly namespace: string;
+  /** The pool queries run on. */
+  readonly pool: pg.Pool;
+  readonly #connection: Connection;
+  readonly #sql: ReturnType<typeof statements>;
+  readonly #ready: Promise<void>;
+
+  constructor(options: PostgresOptions) {
+    this.#connection = connect(options);
+    this.pool = this.#connection.pool;
+    this.namespace = this.#connection.namespace;
+    this.#sql = statements(this.namespace);
+    this.#ready = migrate(this.pool, this.namespace);
+    // Reported by the first call that awaits it, not as an unhandled rejection.
+    this.#ready.catch(() => {});
+  }
+
+  /** Resolves once the schema is migrated; rejects (with SCHEMA) when it cannot be. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  async #rows<T>(text: string, values: unknown[]): Promise<T[]> {
+    await this.#ready;
+    const result = await this.pool.query({ text, values, types: TYPES });
+    return result.rows as T[];
+  }
+
+  async append(input: AppendInput): Promise<AppendResult> {
+    const [row] = await this.#rows<{
+      status: 'written' | 'replayed' | 'conflict';
+      seq: number;
+      parent: number | null;
+      head: number | null;
+      data: string | null;
+      metadata: string | null;
+      created_at: number | null;
+    }>(this.#sql.append, [
+      input.sessionId,
+      input.data,
+      input.metadata,
+      input.transcript,
+      input.expectedHead !== undefined,
+      input.expectedHead ?? null,
+      input.idempotencyKey ?? null,
+      input.now,
+    ]);
+    switch (row!.status) {
+      case 'written':
+        return { status: 'written', seq: row!.seq, parent: row!.parent };
+      case 'conflict':
+        return { status: 'conflict', head: row!.head };
+      case 'replayed':
+        return {
+          status: 'replayed',
+          seq: row!.seq,
+          checkpoint:
+            row!.data === null
+              ? null
+              : toCheckpoint({ ...row!, data: row!.data, metadata: row!.metadata!, created_at: row!.created_at! }),
+        };
+    }
+  }
+
+  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
+    const [row] =
+      seq === null
+        ? await this.#rows<LoadedRow>(this.#sql.loadHead, [sessionId])
+        : await this.#rows<LoadedRow>(this.#sql.loadSeq, [sessionId, seq]);
+    return row ? toCheckpoint(row) : null;
+  }
+
+  async session(sessionId: string): Promise<StoredSession | null> {
+    const [row] = await this.#rows<SessionRow>(this.#sql.session, [sessionId]);
+    return row ? toSession(row) : null;
+  }
+
+  async listCheckpoints(
+    sessionId: string,
+    query: { beforeSeq: number | null; limit: number },
+  ): Promise<StoredCheckpointInfo[]> {
+    const rows = await this.#rows<Omit<LoadedRow, 'data'>>(this.#sql.listCheckpoints, [
+      sessionId,
+      query.beforeSeq,
+      query.limit,
+    ]);
+    return rows.map((r) => ({ seq: r.seq, parent: r.parent, metadata: r.metadata, createdAt: r.created_at }));
+  }
+
+  async lineage(
+    sessionId: string,
+    query: { fromSeq: number | null; limit: number; transcript: boolean },
+  ): Promise<StoredLineageEntry[]> {
+    const rows = await this.#rows<{ seq: number; parent: number | null; created_at: number; transcript?: string }>(
+      query.transcript ? this.#sql.lineageWithTranscript : this.#sql.lineage,
+      [sessionId, query.fromSeq, query.limit],
+    );
+    return rows.map((r) => ({
+      seq: r.seq,
+      parent: r.parent,
+      createdAt: r.created_at,
+      ...(r.transcript === undefined ? {} : { transcript: r.transcript }),
+    }));
+  }
+
+  async rollback(input: RollbackInput): Promise<RollbackResult> {
+    const [row] = await this.#rows<{ status: string; head: number | null }>(this.#sql.rollback, [
+      input.sessionId,
+      input.seq,
+      input.expectedHead !== undefined,
+      input.expectedHead ?? null,
+      input.now,
+    ]);
+    switch (row!.status) {
+      case 'done':
+        return { status: 'done' };
+      case 'conflict':
+        return { status: 'conflict', head: row!.head };
+      case 'no_session':
+        return { status: 'not_found', missing: 'session' };
+      default:
+        return { status: 'not_found', missing: 'seq' };
+    }
+  }
+
+  async fork(input: ForkInput): Promise<ForkResult> {
+    const [row] = await this.#rows<{ status: string; seq: number }>(this.#sql.fork, [
+      input.sessionId,
+      input.atSeq,
+      input.newId,
+      input.now,
+    ]);
+    switch (row!.status) {
+      case 'done':
+        return { status: 'done', seq: row!.seq };
+      case 'exists':
+        return { status: 'exists' };
+      case 'no_session':
+        return { status: 'not_found', missing: 'session' };
+      default:
+        return { status: 'not_found', missing: 'seq' };
+    }
+  }
+
+  async prune(sessionId: string, keepLast: number): Promise<number> {
+    const [row] = await this.#rows<{ removed: number }>(this.#sql.prune, [sessionId, keepLast]);
+    return row!.removed;
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    const [row] = await this.#rows<{ deleted: boolean }>(this.#sql.delete, [sessionId]);
+    return row!.deleted;
+  }
+
+  async sessions(query: { after: SessionPosition | null; limit: number }): Promise<StoredSession[]> {
+    const rows =
+      query.after === null
+        ? await this.#rows<SessionRow>(this.#sql.sessionsFirst, [query.limit])
+        : await this.#rows<SessionRow>(this.#sql.sessionsAfter, [
+            query.after.updatedAt,
+            query.after.sessionId,
+            query.limit,
+          ]);
+    return rows.map(toSession);
+  }
+
+  async stateGet(scope: string, key: string): Promise<string | undefined> {
+    const [row] = await this.#rows<{ value: string }>(this.#sql.stateGet, [scope, key]);
+    return row?.value;
+  }
+
+  async stateSet(scope: string, key: string, value: string): Promise<void> {
+    await this.#rows(this.#sql.stateSet, [scope, key, value]);
+  }
+
+  async stateDelete(scope: string, key: string): Promise<boolean> {
+    await this.#ready;
+    const result = await this.pool.query(this.#sql.stateDelete, [scope, key]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async stateCompareAndSet(scope: string, key: string, expected: string | null, value: string): Promise<boolean> {
+    await this.#ready;
+    const result =
+      expected === null
+        ? await this.pool.query(this.#sql.stateInsert, [scope, key, value])
+        : await this.pool.query(this.#sql.stateReplace, [scope, key, expected, value]);
+    return result.rowCount === 1;
+  }
+
+  async stateKeys(scope: string, query: { prefix: string; after: string | null; limit: number }): Promise<string[]> {
+    const rows = await this.#rows<{ key: string }>(this.#sql.stateKeys, [
+      scope,
+      query.prefix,
+      prefixUpperBound(query.prefix),
+      query.after,
+      query.limit,
+    ]);
+    return rows.map((r) => r.key);
+  }
+
+  async close(): Promise<void> {
+    await this.#ready.catch(() => {});
+    if (this.#connection.owned && !this.pool.ended) await this.pool.end();
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The PostgreSQL schema: every object lives in the schema named by `namespace`. Each mutation
+ * is one function, so that it costs one round trip and holds no session state between
+ * statements (it works through a pool and through PgBouncer in transaction mode).
+ */
+
+/** The schema version this package writes and reads. */
+export const SCHEMA_VERSION = 1;
+
+/** The tables this package creates in schema `ns` (validated: `[a-z][a-z0-9_]*`). */
+export const TABLES = ['meta', 'sessions', 'checkpoints', 'bodies', 'transcripts', 'idempotency', 'state', 'kv'];
+
+/** Migrations; entry i brings the schema from version i to i + 1. */
+export function migrations(ns: string): string[] {
+  return [
+    `
+    CREATE TABLE ${ns}.sessions (
+      id              text COLLATE "C" PRIMARY KEY,
+      head            bigint NOT NULL,
+      last_seq        bigint NOT NULL,
+      checkpoints     bigint NOT NULL,
+      forked_from_id  text COLLATE "C",
+      forked_from_seq bigint,
+      metadata        text   NOT NULL,  -- the head's, so that listing sessions reads no checkpoint
+      created_at      bigint NOT NULL,
+      updated_at      bigint NOT NULL
+    );
+    CREATE INDEX sessions_by_update ON ${ns}.sessions (updated_at, id);
+
+    CREATE TABLE ${ns}.checkpoints (
+      session_id text COLLATE "C" NOT NULL,
+      seq        bigint NOT NULL,
+      parent     bigint,
+      created_at bigint NOT NULL,
+      metadata   text   NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+    -- Data and transcript items apart, so that listings never read them.
+    CREATE TABLE ${ns}.bodies (
+      session_id text COLLATE "C" NOT NULL,
+      seq        bigint NOT NULL,
+      data       text   NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE ${ns}.transcripts (
+      session_id text COLLATE "C" NOT NULL,
+      seq        bigint NOT NULL,
+      items      text   NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE ${ns}.idempotency (
+      session_id text COLLATE "C" NOT NULL,
+      key        text COLLATE "C" NOT NULL,
+      seq        bigint NOT NULL,
+      PRIMARY KEY (session_id, key)
+    );
+    CREATE TABLE ${ns}.state (
+      scope text COLLATE "C" NOT NULL,
+      key   text COLLATE "C" NOT NULL,
+      value text NOT NULL,
+      PRIMARY KEY (scope, key)
+    );
+    CREATE TABLE ${ns}.kv (
+      key   text COLLATE "C" PRIMARY KEY,
+      value text NOT NULL
+    );
+
+    -- append: idempotency, expectedHead, then seq = last + 1 under the session's row lock.
+    -- Returns (status, seq, parent, head, data, metadata, created_at).
+    CREATE FUNCTION ${ns}.append(p_id text, p_data text, p_metadata text, p_transcript text,
+                                 p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint)
+    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint)
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_head bigint;
+      v_last bigint;
+      v_seen bigint;
+      v_seq  bigint;
+    BEGIN
+      LOOP
+        SELECT s.head, s.last_seq INTO v_head, v_last FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
+        EXIT WHEN FOUND;
+        IF p_check_head AND p_expected_head IS NOT NULL THEN
+          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
+          RETURN;
+        END IF;
+        -- A new session; a concurrent creator makes this insert wait, then do nothing, and
+        -- the loop locks the row it created.
+        INSERT INTO ${ns}.sessions AS s (id, head, last_seq, checkpoints, metadata, created_at, updated_at)
+        VALUES (p_id, 0, 0, 0, p_metadata, p_now, p_now) ON CONFLICT (id) DO NOTHING;
+        IF FOUND THEN
+          v_head := NULL;
+          v_last := 0;
+          EXIT;
+        END IF;
+      END LOOP;
+
+      IF p_key IS NOT NULL THEN
+        SELECT i.seq INTO v_seen FROM ${ns}.idempotency i WHERE i.session_id = p_id AND i.key = p_key;
+        IF FOUND THEN
+          RETURN QUERY
+            SELECT 'replayed', v_seen, c.parent, NULL::bigint, b.data, c.metadata, c.created_at
+              FROM (SELECT 1) AS one
+              LEFT JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = v_seen
+              LEFT JOIN ${ns}.bodies b ON b.session_id = p_id AND b.seq = v_seen;
+          RETURN;
+        END IF;
+      END IF;
+
+      IF p_check_head AND v_head IS DISTINCT FROM p_expected_head THEN
+        RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_head, NULL::text, NULL::text, NULL::bigint;
+        RETURN;
+      END IF;
+
+      v_seq := v_last + 1;
+      INSERT INTO ${ns}.checkpoints VALUES (p_id, v_seq, v_head, p_now, p_metadata);
+      INSERT INTO ${ns}.bodies VALUES (p_id, v_seq, p_data);
+      IF p_transcript <> '[]' THEN
+        INSERT INTO ${ns}.transcripts VALUES (p_id, v_seq, p_transcript);
+      END IF;
+      UPDATE ${ns}.sessions s
+         SET head = v_seq, last_seq = v_seq, checkpoints = s.checkpoints + 1,
+             metadata = p_metadata, updated_at = p_now
+       WHERE s.id = p_id;
+      IF p_key IS NOT NULL THEN
+        INSERT INTO ${ns}.idempotency VALUES (p_id, p_key, v_seq);
+      END IF;
+      RETURN QUERY SELECT 'written', v_seq, v_head, v_seq, NULL::text, NULL::text, p_now;
+    END $fn$;
+
+    CREATE FUNCTION ${ns}.rollback(p_id text, p_seq bigint, p_check_head boolean, p_expected_head bigint, p_now bigint)
+    RETURNS TABLE (status text, head bigint)
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_head bigint;
+      v_metadata text;
+    BEGIN
+      SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
+      IF NOT FOUND THEN RETURN QUERY SELECT 'no_session', NULL::bigint; RETURN; END IF;
+      IF p_check_head AND v_head IS DISTINCT FROM p_expected_head THEN
+        RETURN QUERY SELECT 'conflict', v_head; RETURN;
+      END IF;
+      SELECT c.metadata INTO v_metadata FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = p_seq;
+      IF NOT FOUND THEN RETURN QUERY SELECT 'no_seq', v_head; RETURN; END IF;
+      UPDATE ${ns}.sessions s SET head = p_seq, metadata = v_metadata, updated_at = p_now WHERE s.id = p_id;
+      RETURN QUERY SELECT 'done', p_seq;
+    END $fn$;
+
+    CREATE FUNCTION ${ns}.fork(p_id text, p_at bigint, p_new text, p_now bigint)
+    RETURNS TABLE (status text, seq bigint)
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_head bigint;
+      v_at bigint;
+      v_metadata text;
+      v_count bigint;
+    BEGIN
+      -- FOR SHARE keeps the source from being pruned or deleted while it is copied.
+      SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR SHARE;
+      IF NOT FOUND THEN RETURN QUERY SELECT 'no_session', NULL::bigint; RETURN; END IF;
+      v_at := coalesce(p_at, v_head);
+      SELECT c.metadata INTO v_metadata FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_at;
+      IF NOT FOUND THEN RETURN QUERY SELECT 'no_seq', NULL::bigint; RETURN; END IF;
+      INSERT INTO ${ns}.sessions (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
+      VALUES (p_new, v_at, v_at, 0, p_id, v_at, v_metadata, p_now, p_now) ON CONFLICT (id) DO NOTHING;
+      IF NOT FOUND THEN RETURN QUERY SELECT 'exists', NULL::bigint; RETURN; END IF;
+      WITH RECURSIVE chain (seq, parent) AS (
+        SELECT c.seq, c.parent FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_at
+        UNION ALL
+        SELECT c.seq, c.parent FROM chain JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = chain.parent
+      )
+      INSERT INTO ${ns}.checkpoints
+      SELECT p_new, c.seq, c.parent, c.created_at, c.metadata
+        FROM chain JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = chain.seq;
+      GET DIAGNOSTICS v_count = ROW_COUNT;
+      INSERT INTO ${ns}.bodies
+      SELECT p_new, b.seq, b.data FROM ${ns}.checkpoints c
+        JOIN ${ns}.bodies b ON b.session_id = p_id AND b.seq = c.seq WHERE c.session_id = p_new;
+      INSERT INTO ${ns}.transcripts
+      SELECT p_new, x.seq, x.items FROM ${ns}.checkpoints c
+        JOIN ${ns}.transcripts x ON x.session_id = p_id AND x.seq = c.seq WHERE c.session_id = p_new;
+      UPDATE ${ns}.sessions s SET checkpoints = v_count WHERE s.id = p_new;
+      RETURN QUERY SELECT 'done', v_at;
+    END $fn$;
+
+    CREATE FUNCTION ${ns}.prune(p_id text, p_keep bigint)
+    RETURNS bigint
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_head bigint;
+      v_below bigint;
+      v_removed bigint;
+    BEGIN
+      SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
+      IF NOT FOUND THEN RETURN 0; END IF;
+      -- The keepLast-th highest seq: everything below it goes, except the head.
+      SELECT c.seq INTO v_below FROM ${ns}.checkpoints c WHERE c.session_id = p_id
+       ORDER BY c.seq DESC OFFSET p_keep - 1 LIMIT 1;
+      IF NOT FOUND THEN RETURN 0; END IF;
+      DELETE FROM ${ns}.bodies b WHERE b.session_id = p_id AND b.seq < v_below AND b.seq <> v_head;
+      DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq < v_below AND x.seq <> v_head;
+      DELETE FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq < v_below AND c.seq <> v_head;
+      GET DIAGNOSTICS v_removed = ROW_COUNT;
+      UPDATE ${ns}.sessions s SET checkpoints = s.checkpoints - v_removed WHERE s.id = p_id;
+      RETURN v_removed;
+    END $fn$;
+
+    CREATE FUNCTION ${ns}.delete_session(p_id text)
+    RETURNS boolean
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      DELETE FROM ${ns}.sessions s WHERE s.id = p_id;
+      IF NOT FOUND THEN RETURN false; END IF;
+      DELETE FROM ${ns}.checkpoints c WHERE c.session_id = p_id;
+      DELETE FROM ${ns}.bodies b WHERE b.session_id = p_id;
+      DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id;
+      DELETE FROM ${ns}.idempotency i WHERE i.session_id = p_id;
+      RETURN true;
+    END $fn$;
+    `,
+  ];
+}

@@ -1,0 +1,51 @@
+import { type CheckpointBackend, kvBackend } from '@ckpt/core';
+import { runContractTests } from '@ckpt/contract-tests';
+import { type PostgresBackend, postgres, postgresKv } from '@ckpt/postgres';
+import { describe, it } from 'vitest';
+import { available, dropAndClose, freshBackend, freshNamespace, url } from './support.js';
+
+const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+const pgBackend = (b: CheckpointBackend) => b as PostgresBackend;
+
+/** The contract suite against PostgreSQL reached at `at` (the server, or PgBouncer in front of it). */
+export function postgresContract(name: string, at: string) {
+  runContractTests({
+    name,
+    capabilities: ALL,
+    connections: 6,
+    create: () => freshBackend(at),
+    connect: (b) => postgres({ url: at, namespace: pgBackend(b).namespace }),
+    namespaced: (_b, namespace) => postgres({ url: at, namespace }),
+    destroy: (b) => dropAndClose(pgBackend(b)),
+  });
+}
+
+if (available) {
+  postgresContract('postgres', url);
+
+  const kvNamespace = new WeakMap<CheckpointBackend, string>();
+  runContractTests({
+    name: 'kvBackend(postgresKv())',
+    capabilities: ALL,
+    modelRuns: 100,
+    create: () => {
+      const namespace = freshNamespace();
+      const backend = kvBackend(postgresKv({ url, namespace }));
+      kvNamespace.set(backend, namespace);
+      return backend;
+    },
+    connect: (b) => {
+      const namespace = kvNamespace.get(b)!;
+      const other = kvBackend(postgresKv({ url, namespace }));
+      kvNamespace.set(other, namespace);
+      return other;
+    },
+    destroy: async (b) => {
+      const cleanup = postgres({ url, namespace: kvNamespace.get(b)! });
+      await b.close();
+      await dropAndClose(cleanup);
+    },
+  });
+} else {
+  describe.skip('postgres [skipped: the server cannot be reached]', () => it('runs the contract suite', () => {}));
+}

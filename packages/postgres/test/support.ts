@@ -1,0 +1,32 @@
+/** Shared by the PostgreSQL tests: the server's URL, fresh namespaces, and cleanup. */
+import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+import { PostgresBackend, postgres } from '@ckpt/postgres';
+import pg from 'pg';
+
+export const url = serviceUrl('postgres');
+
+/** Whether the server answers (see `serviceAvailable`). */
+export const available = await serviceAvailable(`PostgreSQL at ${url}`, async () => {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  await client.end();
+});
+
+let made = 0;
+/** A namespace no other test or run uses. */
+export function freshNamespace(): string {
+  return `t${process.pid}_${made++}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** A backend on `at` (default: the server) in a fresh namespace, migrated. */
+export async function freshBackend(at = url): Promise<PostgresBackend> {
+  const backend = postgres({ url: at, namespace: freshNamespace() });
+  await backend.ready();
+  return backend;
+}
+
+/** Drop the backend's schema and close it. */
+export async function dropAndClose(backend: PostgresBackend): Promise<void> {
+  await backend.pool.query(`DROP SCHEMA IF EXISTS ${backend.namespace} CASCADE`).catch(() => {});
+  await backend.close();
+}
