@@ -16,8 +16,8 @@ import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
 export type { ContractContext, ContractHarness } from './harness.js';
-export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
+export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 
 /** Register the whole contract suite for the backend `harness` describes. */
 export function runContractTests(harness: ContractHarness): void {

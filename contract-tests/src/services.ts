@@ -28,7 +28,9 @@ export async function serviceAvailable(name: string, probe: () => Promise<void>)
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     if (process.env.CKPT_REQUIRE_SERVICES === '1') {
-      throw new Error(`${name} is required (CKPT_REQUIRE_SERVICES=1) but cannot be reached: ${reason}`);
+      throw new Error(
+        `${name} is required (CKPT_REQUIRE_SERVICES=1) but cannot be reached: ${reason}`,
+      );
     }
     console.warn(`\n!!! ${name} cannot be reached (${reason}); its tests are SKIPPED.\n`);
     return false;

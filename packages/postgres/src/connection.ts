@@ -17,7 +17,9 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
 const INT8 = 20;
 export const TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    oid === INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /** A pool, whether it is ours to close, and the namespace. */
@@ -35,7 +37,10 @@ export function connect(options: PostgresOptions): Connection {
   const namespace = checkNamespace(options.namespace);
   if ('pool' in options && options.pool) return { pool: options.pool, owned: false, namespace };
   if (!('url' in options) || typeof options.url !== 'string' || options.url === '') {
-    throw invalidArgument('url', "postgres() needs { url: 'postgres://user@host:5432/db' } or { pool }.");
+    throw invalidArgument(
+      'url',
+      "postgres() needs { url: 'postgres://user@host:5432/db' } or { pool }.",
+    );
   }
   const pool = new pg.Pool({ connectionString: options.url, max: 10 });
   // A connection that breaks while idle is dropped from the pool; the next call gets a
@@ -60,17 +65,25 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
     const names = new Set(found.rows.map((r) => r.tablename));
     let current = 0;
     if (names.has('meta')) {
-      const row = await client.query<{ value: string }>(`SELECT value FROM ${ns}.meta WHERE key = 'schema_version'`);
+      const row = await client.query<{ value: string }>(
+        `SELECT value FROM ${ns}.meta WHERE key = 'schema_version'`,
+      );
       current = row.rows.length === 0 ? Number.NaN : Number(row.rows[0]!.value);
       if (!Number.isInteger(current) || current < 1) {
-        throw schemaError(`schema '${ns}' records an unknown ckpt schema version; use another namespace`);
+        throw schemaError(
+          `schema '${ns}' records an unknown ckpt schema version; use another namespace`,
+        );
       }
     } else if (names.size > 0) {
-      throw schemaError(`schema '${ns}' holds tables that ckpt did not create (${[...names].join(', ')}); use another namespace`);
+      throw schemaError(
+        `schema '${ns}' holds tables that ckpt did not create (${[...names].join(', ')}); use another namespace`,
+      );
     }
     const steps = migrations(ns);
     if (current > steps.length) {
-      throw schemaError(`schema '${ns}' has ckpt schema version ${current}, newer than the ${SCHEMA_VERSION} this @ckpt/postgres knows; upgrade @ckpt/postgres`);
+      throw schemaError(
+        `schema '${ns}' has ckpt schema version ${current}, newer than the ${SCHEMA_VERSION} this @ckpt/postgres knows; upgrade @ckpt/postgres`,
+      );
     }
     if (current === 0) {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${ns}`);

@@ -187,7 +187,12 @@ export class PostgresBackend implements CheckpointBackend {
           checkpoint:
             row!.data === null
               ? null
-              : toCheckpoint({ ...row!, data: row!.data, metadata: row!.metadata!, created_at: row!.created_at! }),
+              : toCheckpoint({
+                  ...row!,
+                  data: row!.data,
+                  metadata: row!.metadata!,
+                  created_at: row!.created_at!,
+                }),
         };
     }
   }
@@ -214,17 +219,28 @@ export class PostgresBackend implements CheckpointBackend {
       query.beforeSeq,
       query.limit,
     ]);
-    return rows.map((r) => ({ seq: r.seq, parent: r.parent, metadata: r.metadata, createdAt: r.created_at }));
+    return rows.map((r) => ({
+      seq: r.seq,
+      parent: r.parent,
+      metadata: r.metadata,
+      createdAt: r.created_at,
+    }));
   }
 
   async lineage(
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ): Promise<StoredLineageEntry[]> {
-    const rows = await this.#rows<{ seq: number; parent: number | null; created_at: number; transcript?: string }>(
-      query.transcript ? this.#sql.lineageWithTranscript : this.#sql.lineage,
-      [sessionId, query.fromSeq, query.limit],
-    );
+    const rows = await this.#rows<{
+      seq: number;
+      parent: number | null;
+      created_at: number;
+      transcript?: string;
+    }>(query.transcript ? this.#sql.lineageWithTranscript : this.#sql.lineage, [
+      sessionId,
+      query.fromSeq,
+      query.limit,
+    ]);
     return rows.map((r) => ({
       seq: r.seq,
       parent: r.parent,
@@ -282,7 +298,10 @@ export class PostgresBackend implements CheckpointBackend {
     return row!.deleted;
   }
 
-  async sessions(query: { after: SessionPosition | null; limit: number }): Promise<StoredSession[]> {
+  async sessions(query: {
+    after: SessionPosition | null;
+    limit: number;
+  }): Promise<StoredSession[]> {
     const rows =
       query.after === null
         ? await this.#rows<SessionRow>(this.#sql.sessionsFirst, [query.limit])
@@ -309,7 +328,12 @@ export class PostgresBackend implements CheckpointBackend {
     return (result.rowCount ?? 0) > 0;
   }
 
-  async stateCompareAndSet(scope: string, key: string, expected: string | null, value: string): Promise<boolean> {
+  async stateCompareAndSet(
+    scope: string,
+    key: string,
+    expected: string | null,
+    value: string,
+  ): Promise<boolean> {
     await this.#ready;
     const result =
       expected === null
@@ -318,7 +342,10 @@ export class PostgresBackend implements CheckpointBackend {
     return result.rowCount === 1;
   }
 
-  async stateKeys(scope: string, query: { prefix: string; after: string | null; limit: number }): Promise<string[]> {
+  async stateKeys(
+    scope: string,
+    query: { prefix: string; after: string | null; limit: number },
+  ): Promise<string[]> {
     const rows = await this.#rows<{ key: string }>(this.#sql.stateKeys, [
       scope,
       query.prefix,

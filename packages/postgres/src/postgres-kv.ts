@@ -28,8 +28,15 @@ export function postgresKv(options: PostgresOptions): KvStore {
     async compareAndSet(key, expected, value) {
       const result =
         expected === null
-          ? await query(`INSERT INTO ${ns}.kv (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [key, value])
-          : await query(`UPDATE ${ns}.kv SET value = $3 WHERE key = $1 AND value = $2`, [key, expected, value]);
+          ? await query(
+              `INSERT INTO ${ns}.kv (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+              [key, value],
+            )
+          : await query(`UPDATE ${ns}.kv SET value = $3 WHERE key = $1 AND value = $2`, [
+              key,
+              expected,
+              value,
+            ]);
       return result.rowCount === 1;
     },
     async list(prefix, { after, limit } = {}) {

@@ -8,7 +8,16 @@
 export const SCHEMA_VERSION = 1;
 
 /** The tables this package creates in schema `ns` (validated: `[a-z][a-z0-9_]*`). */
-export const TABLES = ['meta', 'sessions', 'checkpoints', 'bodies', 'transcripts', 'idempotency', 'state', 'kv'];
+export const TABLES = [
+  'meta',
+  'sessions',
+  'checkpoints',
+  'bodies',
+  'transcripts',
+  'idempotency',
+  'state',
+  'kv',
+];
 
 /** Migrations; entry i brings the schema from version i to i + 1. */
 export function migrations(ns: string): string[] {

@@ -1,14 +1,22 @@
-import { type CheckpointBackend, kvBackend } from '@ckpt/core';
 import { runContractTests } from '@ckpt/contract-tests';
+import { type CheckpointBackend, kvBackend } from '@ckpt/core';
 import { type PostgresBackend, postgres, postgresKv } from '@ckpt/postgres';
 import { describe, it } from 'vitest';
-import { available, dropAndClose, freshBackend, freshNamespace, url } from './support.js';
+import {
+  available,
+  bouncerAvailable,
+  bouncerUrl,
+  dropAndClose,
+  freshBackend,
+  freshNamespace,
+  url,
+} from './support.js';
 
 const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
 const pgBackend = (b: CheckpointBackend) => b as PostgresBackend;
 
 /** The contract suite against PostgreSQL reached at `at` (the server, or PgBouncer in front of it). */
-export function postgresContract(name: string, at: string) {
+function postgresContract(name: string, at: string) {
   runContractTests({
     name,
     capabilities: ALL,
@@ -22,6 +30,8 @@ export function postgresContract(name: string, at: string) {
 
 if (available) {
   postgresContract('postgres', url);
+  if (bouncerAvailable)
+    postgresContract('postgres through PgBouncer (transaction pooling)', bouncerUrl);
 
   const kvNamespace = new WeakMap<CheckpointBackend, string>();
   runContractTests({
@@ -47,5 +57,6 @@ if (available) {
     },
   });
 } else {
-  describe.skip('postgres [skipped: the server cannot be reached]', () => it('runs the contract suite', () => {}));
+  describe.skip('postgres [skipped: the server cannot be reached]', () =>
+    it('runs the contract suite', () => {}));
 }

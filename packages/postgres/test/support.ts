@@ -1,6 +1,6 @@
 /** Shared by the PostgreSQL tests: the server's URL, fresh namespaces, and cleanup. */
 import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
-import { PostgresBackend, postgres } from '@ckpt/postgres';
+import { type PostgresBackend, postgres } from '@ckpt/postgres';
 import pg from 'pg';
 
 export const url = serviceUrl('postgres');
@@ -8,6 +8,17 @@ export const url = serviceUrl('postgres');
 /** Whether the server answers (see `serviceAvailable`). */
 export const available = await serviceAvailable(`PostgreSQL at ${url}`, async () => {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  await client.end();
+});
+
+/** PgBouncer in transaction pooling mode in front of the same server (scripts/start-pgbouncer.sh). */
+export const bouncerUrl =
+  process.env.CKPT_TEST_PGBOUNCER_URL || 'postgres://postgres@127.0.0.1:6432/test';
+
+/** Whether PgBouncer answers. */
+export const bouncerAvailable = await serviceAvailable(`PgBouncer at ${bouncerUrl}`, async () => {
+  const client = new pg.Client({ connectionString: bouncerUrl, connectionTimeoutMillis: 3000 });
   await client.connect();
   await client.end();
 });

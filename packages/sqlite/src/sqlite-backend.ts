@@ -107,13 +107,17 @@ function statements(db: Database.Database, t: ReturnType<typeof tables>) {
       chain("chain.seq, chain.parent, chain.created_at, coalesce(x.items, '[]') AS transcript"),
     ),
     lineageRows: db.prepare(
-      chain('chain.seq, chain.parent, chain.created_at, chain.metadata, chain.body, chain.transcript'),
+      chain(
+        'chain.seq, chain.parent, chain.created_at, chain.metadata, chain.body, chain.transcript',
+      ),
     ),
     moveHead: db.prepare(`
       UPDATE ${t.sessions} SET head = ?, head_parent = ?, head_created_at = ?, head_body = ?,
                                metadata = ?, updated_at = ?
        WHERE id = ?`),
-    copyBody: db.prepare(`INSERT INTO ${t.bodies} (data) SELECT data FROM ${t.bodies} WHERE id = ?`),
+    copyBody: db.prepare(
+      `INSERT INTO ${t.bodies} (data) SELECT data FROM ${t.bodies} WHERE id = ?`,
+    ),
     copyTranscript: db.prepare(
       `INSERT INTO ${t.transcripts} (items) SELECT items FROM ${t.transcripts} WHERE id = ?`,
     ),
@@ -235,7 +239,9 @@ export class SqliteBackend implements CheckpointBackend {
       const seq = (session?.last_seq ?? 0) + 1;
       const body = sql.insertBody.run(input.data).lastInsertRowid;
       const transcript =
-        input.transcript === '[]' ? null : sql.insertTranscript.run(input.transcript).lastInsertRowid;
+        input.transcript === '[]'
+          ? null
+          : sql.insertTranscript.run(input.transcript).lastInsertRowid;
       sql.insertCheckpoint.run(id, seq, head, input.now, input.metadata, body, transcript);
       const now = input.now;
       sql.upsertSession.run(id, seq, seq, head, now, body, input.metadata, now, now);
@@ -262,7 +268,8 @@ export class SqliteBackend implements CheckpointBackend {
       const source = sql.headOf.get(input.sessionId) as Pick<SessionRow, 'head'> | undefined;
       if (!source) return { status: 'not_found', missing: 'session' };
       const at = input.atSeq ?? source.head;
-      if (!sql.checkpointRow.get(input.sessionId, at)) return { status: 'not_found', missing: 'seq' };
+      if (!sql.checkpointRow.get(input.sessionId, at))
+        return { status: 'not_found', missing: 'seq' };
       if (sql.headOf.get(input.newId)) return { status: 'exists' };
       const rows = sql.lineageRows.all({
         id: input.sessionId,
@@ -275,7 +282,15 @@ export class SqliteBackend implements CheckpointBackend {
         const body = sql.copyBody.run(row.body).lastInsertRowid;
         const transcript =
           row.transcript === null ? null : sql.copyTranscript.run(row.transcript).lastInsertRowid;
-        sql.insertCheckpoint.run(input.newId, row.seq, row.parent, row.created_at, row.metadata, body, transcript);
+        sql.insertCheckpoint.run(
+          input.newId,
+          row.seq,
+          row.parent,
+          row.created_at,
+          row.metadata,
+          body,
+          transcript,
+        );
         if (row.seq === at) headBody = Number(body);
       }
       const top = rows[0]!;
@@ -297,7 +312,9 @@ export class SqliteBackend implements CheckpointBackend {
       const session = sql.headOf.get(sessionId) as Pick<SessionRow, 'head'> | undefined;
       if (!session) return 0;
       // The keepLast-th highest seq: everything below it goes, except the head.
-      const lowestKept = sql.pruneThreshold.get(sessionId, keepLast - 1) as { seq: number } | undefined;
+      const lowestKept = sql.pruneThreshold.get(sessionId, keepLast - 1) as
+        | { seq: number }
+        | undefined;
       if (!lowestKept) return 0;
       const range = { id: sessionId, below: lowestKept.seq, head: session.head };
       sql.pruneBodies.run(range);
@@ -384,7 +401,10 @@ export class SqliteBackend implements CheckpointBackend {
     return this.#delete.immediate(sessionId);
   }
 
-  async sessions(query: { after: SessionPosition | null; limit: number }): Promise<StoredSession[]> {
+  async sessions(query: {
+    after: SessionPosition | null;
+    limit: number;
+  }): Promise<StoredSession[]> {
     const rows = (
       query.after === null
         ? this.#sql.sessionsFirst.all(query.limit)

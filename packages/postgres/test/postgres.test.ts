@@ -1,0 +1,150 @@
+/** What is PostgreSQL's alone: round trips, many connections, schema versions, secrets. */
+import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
+import { postgres } from '@ckpt/postgres';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { available, dropAndClose, freshBackend, freshNamespace, url } from './support.js';
+
+// Pools the tests open themselves; a backend never ends a pool it was given.
+const opened: pg.Pool[] = [];
+afterAll(async () => {
+  for (const pool of opened) await pool.end();
+});
+
+describe.skipIf(!available)('postgres', () => {
+  it('sends one statement per operation, mutations included', async () => {
+    const pool = new pg.Pool({ connectionString: url });
+    opened.push(pool);
+    let statements = 0;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      statements++;
+      return query(...args);
+    };
+    const backend = postgres({ pool, namespace: freshNamespace() });
+    await backend.ready();
+    const store = new CheckpointStore(backend);
+    const counted = async (what: string, op: () => Promise<unknown>) => {
+      statements = 0;
+      await op();
+      expect(statements, what).toBe(1);
+    };
+    await counted('checkpoint (new session)', () =>
+      store.checkpoint('s', 1, { transcript: ['a'] }),
+    );
+    await counted('checkpoint', () => store.checkpoint('s', 2, { metadata: { m: 1 } }));
+    await counted('checkpoint with expectedHead and key', () =>
+      store.checkpoint('s', 3, { expectedHead: 2, idempotencyKey: 'k' }),
+    );
+    await counted('idempotent retry', () => store.checkpoint('s', 3, { idempotencyKey: 'k' }));
+    await counted('load', () => store.load('s'));
+    await counted('load seq', () => store.load('s', 1));
+    await counted('info', () => store.info('s'));
+    await counted('history', () => store.history('s'));
+    await counted('list', () => store.list('s'));
+    await counted('transcript', () => store.transcript('s'));
+    await counted('rollback', () => store.rollback('s', 1));
+    await counted('fork', () => store.fork('s', { newId: 'f' }));
+    await counted('prune', () => store.prune('s', { keepLast: 1 }));
+    await counted('sessions', () => store.sessions());
+    await counted('delete', () => store.delete('f'));
+    await counted('state set', () => store.state('x').set('k', 1));
+    await counted('state get', () => store.state('x').get('k'));
+    await counted('state delete', () => store.state('x').delete('k'));
+    await counted('state keys', () => store.state('x').keys());
+    await dropAndClose(backend);
+  });
+
+  it('gives 16 connections x 100 checkpoints on one session 1,600 distinct seqs', async () => {
+    const first = await freshBackend();
+    const backends = [first];
+    for (let i = 1; i < 16; i++) backends.push(postgres({ url, namespace: first.namespace }));
+    const written = await Promise.all(
+      backends.map(async (backend, c) => {
+        const store = new CheckpointStore(backend);
+        const seqs: number[] = [];
+        for (let i = 0; i < 100; i++) seqs.push((await store.checkpoint('shared', { c, i })).seq);
+        return seqs;
+      }),
+    );
+    const all = written.flat();
+    expect(new Set(all).size).toBe(1600);
+    expect(Math.max(...all)).toBe(1600);
+    const store = new CheckpointStore(first);
+    expect(await store.info('shared')).toMatchObject({ head: 1600, checkpoints: 1600 });
+    for (const b of backends.slice(1)) await b.close();
+    await dropAndClose(first);
+  }, 120_000);
+
+  it('migrates a new namespace once when several stores open it at the same moment', async () => {
+    const namespace = freshNamespace();
+    const backends = Array.from({ length: 8 }, () => postgres({ url, namespace }));
+    await Promise.all(backends.map((b) => b.ready()));
+    const { rows } = await backends[0]!.pool.query(`SELECT value FROM ${namespace}.meta`);
+    expect(rows).toEqual([{ value: '1' }]);
+    for (const b of backends.slice(1)) await b.close();
+    await dropAndClose(backends[0]!);
+  });
+
+  it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
+    const backend = await freshBackend();
+    await backend.pool.query(`UPDATE ${backend.namespace}.meta SET value = '7'`);
+    const again = postgres({ url, namespace: backend.namespace });
+    const err = await new CheckpointStore(again).load('s').catch((e: unknown) => e);
+    expect(isCkptError(err, 'SCHEMA')).toBe(true);
+    expect((err as Error).message).toMatch(/version 7.*upgrade @ckpt\/postgres/);
+    await again.close();
+    await dropAndClose(backend);
+  });
+
+  it('refuses a schema holding tables that ckpt did not create', async () => {
+    const namespace = freshNamespace();
+    const admin = new pg.Pool({ connectionString: url });
+    opened.push(admin);
+    await admin.query(`CREATE SCHEMA ${namespace}; CREATE TABLE ${namespace}.sessions (x int)`);
+    const backend = postgres({ url, namespace });
+    const err = await backend.ready().catch((e: unknown) => e);
+    expect(isCkptError(err, 'SCHEMA')).toBe(true);
+    await backend.close();
+    await admin.query(`DROP SCHEMA ${namespace} CASCADE`);
+  });
+
+  it('never closes a pool it was given', async () => {
+    const pool = new pg.Pool({ connectionString: url });
+    opened.push(pool);
+    const backend = postgres({ pool, namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    await store.checkpoint('s', 1);
+    await store.close();
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await pool.query(`DROP SCHEMA ${backend.namespace} CASCADE`);
+  });
+
+  it('reports a failing server as BACKEND with the driver error as cause and no password', async () => {
+    const secret = 'hunter2-very-secret';
+    const store = new CheckpointStore(
+      postgres({
+        url: `postgres://nobody:${secret}@127.0.0.1:1/test`,
+        namespace: freshNamespace(),
+      }),
+    );
+    const err = await store.load('s').catch((e: unknown) => e);
+    expect(isCkptError(err, 'BACKEND')).toBe(true);
+    expect((err as Error).cause).toBeInstanceOf(Error);
+    const everything =
+      JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as Error).stack);
+    expect(everything).not.toContain(secret);
+    expect(
+      JSON.stringify((err as Error).cause, Object.getOwnPropertyNames((err as Error).cause)),
+    ).not.toContain(secret);
+    await store.close();
+  });
+
+  it("opens 'postgres://…?namespace=' with openStore", async () => {
+    const namespace = freshNamespace();
+    const store = await openStore(`${url}?namespace=${namespace}`);
+    await store.checkpoint('s', 'hello');
+    expect((await store.load('s'))?.data).toBe('hello');
+    await dropAndClose(store.backend as never);
+  });
+});
