@@ -15,6 +15,8 @@ import { surfaceCases } from './cases/surface.js';
 import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
+export { type Direction, type FaultProxy, startFaultProxy } from './fault-proxy.js';
+export { type FaultReport, runFaultInjection } from './fault-runs.js';
 export type { ContractContext, ContractHarness } from './harness.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';

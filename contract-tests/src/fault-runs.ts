@@ -1,0 +1,105 @@
+/**
+ * Fault runs: checkpoint calls whose connection is cut at a random byte, each resolved by
+ * retrying with the same idempotency key. Afterwards every run must be stored exactly once.
+ */
+import type { CheckpointStore } from '@ckpt/core';
+import type { Direction, FaultProxy } from './fault-proxy.js';
+import { allPages } from './util.js';
+
+/** What the fault runs found. */
+export interface FaultReport {
+  runs: number;
+  /** Runs whose first call failed because of the cut. */
+  failedFirst: number;
+  /** Cuts that happened (a cut armed past the end of a call does not). */
+  cuts: number;
+  /** Failed first calls that had committed anyway (their reply was cut): the retry replayed them. */
+  committedBeforeCut: number;
+  /** Runs stored zero times, and more than once. */
+  lost: number;
+  duplicated: number;
+  /** Whether the head named a stored checkpoint and every seq was distinct. */
+  consistent: boolean;
+}
+
+/**
+ * Run `runs` checkpoints on `store` (which must reach its server through `proxy`), cutting
+ * each call's connection at a random byte in alternating directions, then retrying it with
+ * the same idempotency key until it succeeds.
+ */
+export async function runFaultInjection(options: {
+  store: CheckpointStore;
+  proxy: FaultProxy;
+  runs: number;
+  sessionId?: string;
+  /** Retries of one run before giving up (default 20). */
+  retries?: number;
+}): Promise<FaultReport> {
+  const { store, proxy, runs } = options;
+  const sessionId = options.sessionId ?? `faults-${Date.now()}`;
+  const data = (run: number) => ({ run, padding: 'p'.repeat(1500) });
+  const write = (run: number) =>
+    store.checkpoint(sessionId, data(run), {
+      idempotencyKey: `run-${run}`,
+      transcript: [`item ${run}`],
+    });
+
+  // Warm the connection, then measure how many bytes one call moves each way.
+  await write(-2);
+  proxy.resetCounts();
+  await write(-1);
+  const size: Record<Direction, number> = { ...proxy.counts };
+
+  let failedFirst = 0;
+  let cuts = 0;
+  let committedBeforeCut = 0;
+  for (let run = 0; run < runs; run++) {
+    const direction: Direction = run % 2 === 0 ? 'toClient' : 'toServer';
+    proxy.cutAfter(Math.floor(Math.random() * (size[direction] + 1)), direction);
+    const first = await write(run).then(
+      () => true,
+      () => false,
+    );
+    if (proxy.fired) cuts++;
+    proxy.disarm();
+    if (first) continue;
+    failedFirst++;
+    const retriedAt = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      const ok = await write(run).then(
+        (cp) => {
+          // Written before the retry began: the first call committed and only its reply was lost.
+          if (cp.createdAt.getTime() < retriedAt) committedBeforeCut++;
+          return true;
+        },
+        (err: unknown) => {
+          if (attempt >= (options.retries ?? 20)) throw err;
+          return false;
+        },
+      );
+      if (ok) break;
+      await new Promise((resolve) => setTimeout(resolve, 10 * attempt));
+    }
+  }
+
+  const infos = await allPages((page) => store.list(sessionId, page), 1000, runs * 4);
+  const stored = new Map<number, number>();
+  for (const info of infos) {
+    const run = ((await store.load(sessionId, info.seq))?.data as { run: number }).run;
+    stored.set(run, (stored.get(run) ?? 0) + 1);
+  }
+  let lost = 0;
+  let duplicated = 0;
+  for (let run = 0; run < runs; run++) {
+    const count = stored.get(run) ?? 0;
+    if (count === 0) lost++;
+    if (count > 1) duplicated++;
+  }
+  const info = await store.info(sessionId);
+  const consistent =
+    info !== null &&
+    (await store.load(sessionId, info.head)) !== null &&
+    new Set(infos.map((i) => i.seq)).size === infos.length &&
+    info.checkpoints === infos.length;
+  return { runs, failedFirst, cuts, committedBeforeCut, lost, duplicated, consistent };
+}
