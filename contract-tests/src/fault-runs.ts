@@ -85,7 +85,8 @@ export async function runFaultInjection(options: {
   const infos = await allPages((page) => store.list(sessionId, page), 1000, runs * 4);
   const stored = new Map<number, number>();
   for (const info of infos) {
-    const run = ((await store.load(sessionId, info.seq))?.data as { run: number }).run;
+    const loaded = await store.load(sessionId, info.seq);
+    const run = (loaded?.data as { run: number } | undefined)?.run ?? Number.NaN;
     stored.set(run, (stored.get(run) ?? 0) + 1);
   }
   let lost = 0;
