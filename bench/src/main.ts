@@ -1,44 +1,51 @@
 /**
  * `pnpm bench`: every backend against its raw driver, its scaling, and its peers, side by side
  * in one run. Prints tables and writes bench/results/latest.json.
- * Set CKPT_BENCH_QUICK=1 for a short run (smaller plans and databases).
+ *   CKPT_BENCH_QUICK=1          a short run (smaller plans and databases)
+ *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres)
+ *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plan } from './measure.js';
+import { benchPostgres, postgresSettings } from './postgres.js';
 import { printTable, type Row, writeJson } from './report.js';
-import {
-  scratchDir,
-  sqliteAgentLoop,
-  sqliteScaling,
-  sqliteSettings,
-  sqliteVsRaw,
-} from './sqlite.js';
+import type { Sizes } from './scenarios.js';
+import { benchSqlite, sqliteSettings } from './sqlite.js';
 
 const quick = process.env.CKPT_BENCH_QUICK === '1';
 const plan: Plan = quick
   ? { rounds: 4, perRound: 25, warmup: 10 }
   : { rounds: 10, perRound: 100, warmup: 50 };
-const large = quick
+const large: Sizes = quick
   ? { sessions: 10_000, checkpoints: 2_000 }
   : { sessions: 100_000, checkpoints: 10_000 };
+const backends = (process.env.CKPT_BENCH_BACKENDS ?? 'sqlite,postgres').split(',');
+const postgresUrl = process.env.CKPT_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 async function main() {
-  const scratch = scratchDir();
+  const dir = mkdtempSync(join(tmpdir(), 'ckpt-bench-'));
   try {
-    const settings = { sqlite: sqliteSettings(scratch.dir) };
+    const settings: Record<string, unknown> = {};
+    const rows: Row[] = [];
     console.log('ckpt benchmark', quick ? '(quick)' : '', `node ${process.version}`);
+    if (backends.includes('sqlite')) {
+      settings.sqlite = sqliteSettings(dir);
+      rows.push(...(await benchSqlite(dir, plan, large)));
+    }
+    if (backends.includes('postgres')) {
+      settings.postgres = await postgresSettings(postgresUrl);
+      rows.push(...(await benchPostgres(postgresUrl, plan, large)));
+    }
     console.log('durability settings:', JSON.stringify(settings));
-    const rows: Row[] = [
-      ...(await sqliteVsRaw(scratch.dir, plan)),
-      ...(await sqliteScaling(scratch.dir, plan, large)),
-      ...(await sqliteAgentLoop(scratch.dir, plan)),
-    ];
     printTable(
       'ckpt against the raw driver on the same connection (ratio: median time per op)',
       rows.filter((r) => r.group === 'vs raw driver'),
     );
     printTable(
-      'Scaling: cost at a large session and catalog against a small one',
+      'Scaling: cost at a large session and catalog against a small one (ratio: median)',
       rows.filter((r) => r.group === 'scaling'),
     );
     printTable(
@@ -57,7 +64,7 @@ async function main() {
     });
     console.log(`\nwritten to ${out}`);
   } finally {
-    scratch.remove();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -34,17 +34,6 @@ interface SessionRow {
 
 // Every statement, in one place and readable on its own. `$n` are parameters.
 function statements(ns: string) {
-  const chain = (columns: string, join: string) => `
-    WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
-      SELECT c.seq, c.parent, c.created_at, 1 FROM ${ns}.checkpoints c
-       WHERE c.session_id = $1
-         AND c.seq = coalesce($2::bigint, (SELECT s.head FROM ${ns}.sessions s WHERE s.id = $1))
-      UNION ALL
-      SELECT c.seq, c.parent, c.created_at, chain.depth + 1
-        FROM chain JOIN ${ns}.checkpoints c ON c.session_id = $1 AND c.seq = chain.parent
-       WHERE chain.depth < $3::bigint
-    )
-    SELECT ${columns} FROM chain ${join} ORDER BY chain.depth`;
   const sessionColumns =
     'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
   return {
@@ -53,26 +42,13 @@ function statements(ns: string) {
     fork: `SELECT * FROM ${ns}.fork($1, $2, $3, $4)`,
     prune: `SELECT ${ns}.prune($1, $2) AS removed`,
     delete: `SELECT ${ns}.delete_session($1) AS deleted`,
-    loadHead: `
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
-        FROM ${ns}.sessions s
-        JOIN ${ns}.checkpoints c ON c.session_id = s.id AND c.seq = s.head
-        JOIN ${ns}.bodies b ON b.session_id = s.id AND b.seq = s.head
-       WHERE s.id = $1`,
-    loadSeq: `
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
-        FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
-       WHERE c.session_id = $1 AND c.seq = $2`,
+    load: `SELECT * FROM ${ns}.load($1, $2)`,
     session: `SELECT ${sessionColumns} FROM ${ns}.sessions WHERE id = $1`,
     listCheckpoints: `
       SELECT seq, parent, created_at, metadata FROM ${ns}.checkpoints
        WHERE session_id = $1 AND ($2::bigint IS NULL OR seq < $2)
        ORDER BY seq DESC LIMIT $3`,
-    lineage: chain('chain.seq, chain.parent, chain.created_at', ''),
-    lineageWithTranscript: chain(
-      "chain.seq, chain.parent, chain.created_at, coalesce(x.items, '[]') AS transcript",
-      `LEFT JOIN ${ns}.transcripts x ON x.session_id = $1 AND x.seq = chain.seq`,
-    ),
+    lineage: `SELECT * FROM ${ns}.lineage($1, $2, $3, $4)`,
     sessionsFirst: `SELECT ${sessionColumns} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT $1`,
     sessionsAfter: `
       SELECT ${sessionColumns} FROM ${ns}.sessions WHERE (updated_at, id) < ($1, $2)
@@ -198,10 +174,7 @@ export class PostgresBackend implements CheckpointBackend {
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const [row] =
-      seq === null
-        ? await this.#rows<LoadedRow>(this.#sql.loadHead, [sessionId])
-        : await this.#rows<LoadedRow>(this.#sql.loadSeq, [sessionId, seq]);
+    const [row] = await this.#rows<LoadedRow>(this.#sql.load, [sessionId, seq]);
     return row ? toCheckpoint(row) : null;
   }
 
@@ -235,17 +208,13 @@ export class PostgresBackend implements CheckpointBackend {
       seq: number;
       parent: number | null;
       created_at: number;
-      transcript?: string;
-    }>(query.transcript ? this.#sql.lineageWithTranscript : this.#sql.lineage, [
-      sessionId,
-      query.fromSeq,
-      query.limit,
-    ]);
+      transcript: string | null;
+    }>(this.#sql.lineage, [sessionId, query.fromSeq, query.limit, query.transcript]);
     return rows.map((r) => ({
       seq: r.seq,
       parent: r.parent,
       createdAt: r.created_at,
-      ...(r.transcript === undefined ? {} : { transcript: r.transcript }),
+      ...(r.transcript === null ? {} : { transcript: r.transcript }),
     }));
   }
 

@@ -214,6 +214,44 @@ export function migrations(ns: string): string[] {
       RETURN v_removed;
     END $fn$;
 
+    -- Reads with joins or recursion are functions too: PL/pgSQL keeps their plans for the life
+    -- of a server connection, where a plain statement would be planned on every call.
+    CREATE FUNCTION ${ns}.load(p_id text, p_seq bigint)
+    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, metadata text, data text)
+    LANGUAGE plpgsql STABLE AS $fn$
+    BEGIN
+      IF p_seq IS NULL THEN
+        SELECT s.head INTO p_seq FROM ${ns}.sessions s WHERE s.id = p_id;
+      END IF;
+      RETURN QUERY
+        SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+          FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+         WHERE c.session_id = p_id AND c.seq = p_seq;
+    END $fn$;
+
+    CREATE FUNCTION ${ns}.lineage(p_id text, p_from bigint, p_limit bigint, p_transcript boolean)
+    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, transcript text)
+    LANGUAGE plpgsql STABLE AS $fn$
+    BEGIN
+      IF p_from IS NULL THEN
+        SELECT s.head INTO p_from FROM ${ns}.sessions s WHERE s.id = p_id;
+      END IF;
+      RETURN QUERY
+        WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
+          SELECT c.seq, c.parent, c.created_at, 1::bigint FROM ${ns}.checkpoints c
+           WHERE c.session_id = p_id AND c.seq = p_from
+          UNION ALL
+          SELECT c.seq, c.parent, c.created_at, chain.depth + 1
+            FROM chain JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = chain.parent
+           WHERE chain.depth < p_limit
+        )
+        SELECT chain.seq, chain.parent, chain.created_at,
+               CASE WHEN p_transcript THEN coalesce(x.items, '[]') END
+          FROM chain LEFT JOIN ${ns}.transcripts x
+            ON p_transcript AND x.session_id = p_id AND x.seq = chain.seq
+         ORDER BY chain.depth;
+    END $fn$;
+
     CREATE FUNCTION ${ns}.delete_session(p_id text)
     RETURNS boolean
     LANGUAGE plpgsql AS $fn$

@@ -2,6 +2,7 @@
 import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
 import { type PostgresBackend, postgres } from '@ckpt/postgres';
 import pg from 'pg';
+import { afterAll } from 'vitest';
 
 export const url = serviceUrl('postgres');
 
@@ -36,8 +37,16 @@ export async function freshBackend(at = url): Promise<PostgresBackend> {
   return backend;
 }
 
+// Cleanup runs on a connection of its own: a test may have closed the backend's pool.
+let admin: pg.Pool | undefined;
+afterAll(async () => {
+  await admin?.end();
+  admin = undefined;
+});
+
 /** Drop the backend's schema and close it. */
 export async function dropAndClose(backend: PostgresBackend): Promise<void> {
-  await backend.pool.query(`DROP SCHEMA IF EXISTS ${backend.namespace} CASCADE`).catch(() => {});
   await backend.close();
+  admin ??= new pg.Pool({ connectionString: url, max: 1 });
+  await admin.query(`DROP SCHEMA IF EXISTS ${backend.namespace} CASCADE`);
 }

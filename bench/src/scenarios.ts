@@ -1,0 +1,239 @@
+/** The three measurements every backend gets, written once: vs raw, scaling, vs peer. */
+import type { CheckpointStore } from '@ckpt/core';
+import { interleaved, type Plan, type Stats } from './measure.js';
+import { agentState } from './payloads.js';
+import type { Row } from './report.js';
+
+const KIB = 1024;
+
+/** The raw driver on the same connection: one INSERT and one SELECT by primary key. */
+export interface RawDriver {
+  /** Store `encoded` in its own transaction; returns its key. */
+  insert(encoded: string): Promise<unknown> | unknown;
+  /** Read the bytes stored under `key`. */
+  select(key: unknown): Promise<string> | string;
+}
+
+function row(
+  group: Row['group'],
+  backend: string,
+  operation: string,
+  variant: string,
+  stats: Stats,
+  base: Stats | null,
+  ratioTo: string | null,
+  target: string | null,
+): Row {
+  // Medians: a per-operation time that one slow fsync or GC pause does not swing.
+  const ratio = base ? stats.p50Us / base.p50Us : null;
+  return { group, operation, backend, variant, stats, ratio, ratioTo, target };
+}
+
+/** checkpoint and load of 1 KiB and 64 KiB against the raw INSERT and SELECT of the same bytes. */
+export async function versusRaw(
+  backend: string,
+  store: CheckpointStore,
+  raw: RawDriver,
+  plan: Plan,
+  targets: { checkpoint: string; load: string },
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const size of [1 * KIB, 64 * KIB]) {
+    const data = agentState(size);
+    const encoded = JSON.stringify(data);
+    const label = `${size / KIB} KiB`;
+    const session = `vs-raw-${size}-${Date.now()}`;
+    const write = await interleaved(
+      [
+        { name: 'ckpt', op: () => store.checkpoint(session, data) },
+        { name: 'raw', op: () => raw.insert(encoded) },
+      ],
+      plan,
+    );
+    const key = await raw.insert(encoded);
+    const read = await interleaved(
+      [
+        { name: 'ckpt', op: () => store.load(session) },
+        { name: 'raw', op: () => raw.select(key) },
+        { name: 'raw+parse', op: async () => JSON.parse(await raw.select(key)) },
+      ],
+      plan,
+    );
+    const [w, r] = [write, read].map((m) => (name: string) => m.get(name)!);
+    rows.push(
+      row(
+        'vs raw driver',
+        backend,
+        `checkpoint ${label}`,
+        'ckpt',
+        w!('ckpt'),
+        w!('raw'),
+        'raw INSERT',
+        targets.checkpoint,
+      ),
+      row(
+        'vs raw driver',
+        backend,
+        `checkpoint ${label}`,
+        'raw INSERT',
+        w!('raw'),
+        null,
+        null,
+        null,
+      ),
+      row(
+        'vs raw driver',
+        backend,
+        `load ${label}`,
+        'ckpt',
+        r!('ckpt'),
+        r!('raw'),
+        'raw SELECT',
+        targets.load,
+      ),
+      row('vs raw driver', backend, `load ${label}`, 'raw SELECT', r!('raw'), null, null, null),
+      row(
+        'vs raw driver',
+        backend,
+        `load ${label}`,
+        'raw SELECT + JSON.parse',
+        r!('raw+parse'),
+        r!('raw'),
+        'raw SELECT',
+        null,
+      ),
+    );
+  }
+  return rows;
+}
+
+/** Sizes of the small and large databases of the scaling measurement. */
+export interface Sizes {
+  sessions: number;
+  checkpoints: number;
+}
+
+/** Fill `store`: `sessions` one-checkpoint sessions and session 'big' with `checkpoints`. */
+export async function populate(store: CheckpointStore, sizes: Sizes, parallel = 1): Promise<void> {
+  const small = agentState(KIB);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      for (let i = next++; i < sizes.sessions; i = next++)
+        await store.checkpoint(`session-${i}`, small);
+    }),
+  );
+  for (let i = 0; i < sizes.checkpoints; i++) {
+    await store.checkpoint('big', agentState(KIB, i), { transcript: [`user ${i}`, `agent ${i}`] });
+  }
+}
+
+/** Each operation on a small database against a large one. */
+export async function scaling(
+  backend: string,
+  stores: { small: CheckpointStore; large: CheckpointStore },
+  sizes: { small: Sizes; large: Sizes },
+  plan: Plan,
+): Promise<Row[]> {
+  const data = agentState(KIB);
+  const ops: [string, (s: CheckpointStore) => Promise<unknown>][] = [
+    ['checkpoint', (s) => s.checkpoint('big', data, { transcript: ['user', 'agent'] })],
+    ['load', (s) => s.load('big')],
+    ['transcript page (50)', (s) => s.transcript('big', { limit: 50 })],
+    ['list page (50)', (s) => s.list('big', { limit: 50 })],
+    ['sessions page (50)', (s) => s.sessions({ limit: 50 })],
+  ];
+  const label = (s: Sizes) => `at ${s.checkpoints}/${s.sessions} checkpoints/sessions`;
+  const rows: Row[] = [];
+  for (const [name, op] of ops) {
+    const result = await interleaved(
+      [
+        { name: 'small', op: () => op(stores.small) },
+        { name: 'large', op: () => op(stores.large) },
+      ],
+      plan,
+    );
+    rows.push(
+      row('scaling', backend, name, label(sizes.small), result.get('small')!, null, null, null),
+      row(
+        'scaling',
+        backend,
+        name,
+        label(sizes.large),
+        result.get('large')!,
+        result.get('small')!,
+        `at ${sizes.small.checkpoints}/${sizes.small.sessions}`,
+        '<= 1.5x',
+      ),
+    );
+  }
+  return rows;
+}
+
+/** One agent-loop step of a peer: save `state` with `said`, then load the latest. */
+export type PeerStep = (
+  step: number,
+  state: Record<string, unknown>,
+  said: unknown[],
+) => Promise<unknown>;
+
+/** The agent loop (save a 10 KiB state with two transcript items, load the latest) on ckpt and a peer. */
+export async function agentLoop(
+  backend: string,
+  store: CheckpointStore,
+  peer: { name: string; step: PeerStep },
+  plan: Plan,
+): Promise<Row[]> {
+  // States are made before timing: building one costs as much as saving it, on both sides.
+  const states = Array.from({ length: 64 }, (_, i) => agentState(10 * KIB, i));
+  const said = (i: number) => [
+    { role: 'user', text: `question ${i}` },
+    { role: 'agent', text: `answer ${i}` },
+  ];
+  const thread = `loop-${Date.now()}`;
+  let step = 0;
+  const result = await interleaved(
+    [
+      {
+        name: 'ckpt',
+        op: async () => {
+          step++;
+          await store.checkpoint(thread, states[step % states.length]!, { transcript: said(step) });
+          return store.load(thread);
+        },
+      },
+      {
+        name: 'peer',
+        op: () => {
+          step++;
+          return peer.step(step, states[step % states.length]!, said(step));
+        },
+      },
+    ],
+    plan,
+  );
+  const ours = result.get('ckpt')!;
+  const theirs = result.get('peer')!;
+  return [
+    {
+      group: 'vs peer',
+      operation: 'agent loop step',
+      backend,
+      variant: 'ckpt',
+      stats: ours,
+      ratio: ours.opsPerSec / theirs.opsPerSec,
+      ratioTo: `${peer.name} throughput`,
+      target: '>= 2x',
+    },
+    {
+      group: 'vs peer',
+      operation: 'agent loop step',
+      backend,
+      variant: peer.name,
+      stats: theirs,
+      ratio: null,
+      ratioTo: null,
+      target: null,
+    },
+  ];
+}
