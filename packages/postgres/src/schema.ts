@@ -155,9 +155,11 @@ export function migrations(ns: string): string[] {
       RETURN QUERY SELECT 'done', p_seq;
     END $fn$;
 
+    -- Planned afresh on each call: a cached generic plan of the recursive walk could scan the
+    -- whole table at every step.
     CREATE FUNCTION ${ns}.fork(p_id text, p_at bigint, p_new text, p_now bigint)
     RETURNS TABLE (status text, seq bigint)
-    LANGUAGE plpgsql AS $fn$
+    LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $fn$
     DECLARE
       v_head bigint;
       v_at bigint;
@@ -229,27 +231,31 @@ export function migrations(ns: string): string[] {
          WHERE c.session_id = p_id AND c.seq = p_seq;
     END $fn$;
 
+    -- A walk up the parents, one primary-key lookup a step: its cost follows the steps taken,
+    -- not the size of the session, whatever plan is cached.
     CREATE FUNCTION ${ns}.lineage(p_id text, p_from bigint, p_limit bigint, p_transcript boolean)
     RETURNS TABLE (seq bigint, parent bigint, created_at bigint, transcript text)
     LANGUAGE plpgsql STABLE AS $fn$
+    DECLARE
+      v_seq bigint := p_from;
+      v_steps bigint := 0;
     BEGIN
-      IF p_from IS NULL THEN
-        SELECT s.head INTO p_from FROM ${ns}.sessions s WHERE s.id = p_id;
+      IF v_seq IS NULL THEN
+        SELECT s.head INTO v_seq FROM ${ns}.sessions s WHERE s.id = p_id;
       END IF;
-      RETURN QUERY
-        WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
-          SELECT c.seq, c.parent, c.created_at, 1::bigint FROM ${ns}.checkpoints c
-           WHERE c.session_id = p_id AND c.seq = p_from
-          UNION ALL
-          SELECT c.seq, c.parent, c.created_at, chain.depth + 1
-            FROM chain JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = chain.parent
-           WHERE chain.depth < p_limit
-        )
-        SELECT chain.seq, chain.parent, chain.created_at,
-               CASE WHEN p_transcript THEN coalesce(x.items, '[]') END
-          FROM chain LEFT JOIN ${ns}.transcripts x
-            ON p_transcript AND x.session_id = p_id AND x.seq = chain.seq
-         ORDER BY chain.depth;
+      WHILE v_seq IS NOT NULL AND v_steps < p_limit LOOP
+        SELECT c.seq, c.parent, c.created_at INTO seq, parent, created_at
+          FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_seq;
+        EXIT WHEN NOT FOUND;
+        transcript := NULL;
+        IF p_transcript THEN
+          SELECT x.items INTO transcript FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq = v_seq;
+          transcript := coalesce(transcript, '[]');
+        END IF;
+        RETURN NEXT;
+        v_seq := parent;
+        v_steps := v_steps + 1;
+      END LOOP;
     END $fn$;
 
     CREATE FUNCTION ${ns}.delete_session(p_id text)
