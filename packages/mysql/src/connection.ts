@@ -1,0 +1,107 @@
+/** The pool a store runs on, and the schema migration that runs once when a store opens. */
+import { CkptError, checkNamespace, DEFAULT_MAX_PAYLOAD_BYTES, invalidArgument } from '@ckpt/core';
+import mysql, { type Pool } from 'mysql2/promise';
+import { migrations, SCHEMA_VERSION, tables } from './schema.js';
+
+/** Options of `mysql()` and `mysqlKv()`: a connection string or an existing mysql2 pool. */
+export type MysqlOptions = ({ url: string } | { pool: Pool | { promise(): Pool } }) & {
+  /** Prefix of every table name; default `ckpt`. */
+  namespace?: string;
+};
+
+/** A pool, whether it is ours to close, and the namespace. */
+export interface Connection {
+  pool: Pool;
+  owned: boolean;
+  namespace: string;
+}
+
+// A packet must hold a checkpoint at the default limit plus the statement around it.
+const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;
+
+/** Open (or adopt) the pool named by `options`. */
+export function connect(options: MysqlOptions): Connection {
+  if (typeof options !== 'object' || options === null) {
+    throw invalidArgument('options', 'mysql() needs { url } or { pool }.');
+  }
+  const namespace = checkNamespace(options.namespace);
+  if ('pool' in options && options.pool) {
+    const given = options.pool as Pool & { promise?: () => Pool };
+    // A callback-style pool (from 'mysql2') is used through its promise wrapper.
+    const pool = typeof given.promise === 'function' ? given.promise() : given;
+    return { pool, owned: false, namespace };
+  }
+  if (!('url' in options) || typeof options.url !== 'string' || options.url === '') {
+    throw invalidArgument('url', "mysql() needs { url: 'mysql://user@host:3306/db' } or { pool }.");
+  }
+  const pool = mysql.createPool({ uri: options.url, charset: 'utf8mb4', connectionLimit: 10 });
+  return { pool, owned: true, namespace };
+}
+
+/**
+ * Bring the namespace's tables to SCHEMA_VERSION under GET_LOCK, so that processes starting
+ * at once migrate it once; and refuse a server whose packets cannot carry a full checkpoint.
+ */
+export async function migrate(pool: Pool, ns: string): Promise<void> {
+  const conn = await pool.getConnection();
+  const lock = `ckpt:migrate:${ns}`;
+  try {
+    const [[packet]] = (await conn.query('SELECT @@max_allowed_packet AS bytes')) as unknown as [
+      [{ bytes: number }],
+    ];
+    if (Number(packet.bytes) < PACKET_NEEDED) {
+      throw new CkptError(
+        'UNSUPPORTED',
+        `the server's max_allowed_packet is ${packet.bytes} bytes; a checkpoint of 8 MiB needs at least ${PACKET_NEEDED}. Raise it (SET GLOBAL max_allowed_packet = 67108864, or max_allowed_packet in the server config).`,
+      );
+    }
+    await conn.query('SELECT GET_LOCK(?, 60)', [lock]);
+    const t = tables(ns);
+    const [found] = (await conn.query(
+      'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN (?)',
+      [Object.values(t)],
+    )) as unknown as [{ name: string }[]];
+    const names = new Set(found.map((r) => r.name));
+    let current = 0;
+    if (names.has(t.meta)) {
+      const [rows] = (await conn.query(
+        `SELECT value FROM ${t.meta} WHERE k = 'schema_version'`,
+      )) as unknown as [{ value: string }[]];
+      current = rows.length === 0 ? Number.NaN : Number(rows[0]!.value);
+      if (!Number.isInteger(current) || current < 1) {
+        throw schemaError(
+          `tables of namespace '${ns}' record an unknown ckpt schema version; use another namespace`,
+        );
+      }
+    } else if (names.size > 0) {
+      throw schemaError(
+        `namespace '${ns}' holds tables that ckpt did not create (${[...names].join(', ')}); use another namespace`,
+      );
+    }
+    const steps = migrations(ns);
+    if (current > steps.length) {
+      throw schemaError(
+        `namespace '${ns}' has ckpt schema version ${current}, newer than the ${SCHEMA_VERSION} this @ckpt/mysql knows; upgrade @ckpt/mysql`,
+      );
+    }
+    if (current === 0) {
+      await conn.query(
+        `CREATE TABLE ${t.meta} (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL) ENGINE=InnoDB`,
+      );
+    }
+    for (let v = current; v < steps.length; v++) {
+      for (const statement of steps[v]!) await conn.query(statement);
+    }
+    await conn.query(
+      `INSERT INTO ${t.meta} (k, value) VALUES ('schema_version', ?) ON DUPLICATE KEY UPDATE value = VALUES(value)`,
+      [String(steps.length)],
+    );
+  } finally {
+    await conn.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => {});
+    conn.release();
+  }
+}
+
+function schemaError(message: string): CkptError {
+  return new CkptError('SCHEMA', `${message}.`);
+}

@@ -1,0 +1,12 @@
+import type { MysqlOptions } from './connection.js';
+import { MysqlBackend } from './mysql-backend.js';
+
+export type { MysqlOptions } from './connection.js';
+export { MysqlBackend } from './mysql-backend.js';
+export { mysqlKv } from './mysql-kv.js';
+export { SCHEMA_VERSION } from './schema.js';
+
+/** The MySQL / MariaDB backend, on a pool it opens from `url` (and closes) or on your `pool` (left open). */
+export function mysql(options: MysqlOptions): MysqlBackend {
+  return new MysqlBackend(options);
+}

@@ -1,0 +1,390 @@
+/**
+ * The native MySQL / MariaDB backend. Each mutation is one CALL of a stored procedure (one
+ * round trip, one transaction); each read is one statement. Deadlocks and lock-wait timeouts,
+ * after which the server has rolled the transaction back, are retried here.
+ */
+import type {
+  AppendInput,
+  AppendResult,
+  CheckpointBackend,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+  SessionPosition,
+  StoredCheckpoint,
+  StoredCheckpointInfo,
+  StoredLineageEntry,
+  StoredSession,
+} from '@ckpt/core';
+import { prefixUpperBound } from '@ckpt/core';
+import type { Pool } from 'mysql2/promise';
+import { type Connection, connect, type MysqlOptions, migrate } from './connection.js';
+import { tables } from './schema.js';
+
+// Errors after which the server has rolled back the whole transaction, so running the same
+// call again is safe.
+const RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+const MAX_RETRIES = 10;
+
+/** Ids come back from VARBINARY columns as bytes. */
+const text = (value: Buffer | string | null): string | null =>
+  value === null ? null : typeof value === 'string' ? value : value.toString('utf8');
+
+interface SessionRow {
+  id: Buffer;
+  head: number;
+  checkpoints: number;
+  forked_from_id: Buffer | null;
+  forked_from_seq: number | null;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+interface LoadedRow {
+  seq: number;
+  parent: number | null;
+  created_at: number;
+  metadata: string;
+  data: string;
+}
+
+function statements(ns: string) {
+  const t = tables(ns);
+  const sessionColumns =
+    'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
+  return {
+    append: `CALL ${ns}_append(?, ?, ?, ?, ?, ?, ?, ?)`,
+    rollback: `CALL ${ns}_rollback(?, ?, ?, ?, ?)`,
+    fork: `CALL ${ns}_fork(?, ?, ?, ?)`,
+    prune: `CALL ${ns}_prune(?, ?)`,
+    delete: `CALL ${ns}_delete(?)`,
+    load: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+       WHERE c.session_id = ? AND c.seq = COALESCE(?, (SELECT head FROM ${t.sessions} WHERE id = ?))`,
+    session: `SELECT ${sessionColumns} FROM ${t.sessions} WHERE id = ?`,
+    listCheckpoints: `
+      SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
+       WHERE session_id = ? AND (? IS NULL OR seq < ?) ORDER BY seq DESC LIMIT ?`,
+    lineage: `
+      WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
+        SELECT c.seq, c.parent, c.created_at, 1 FROM ${t.checkpoints} c
+         WHERE c.session_id = ? AND c.seq = COALESCE(?, (SELECT head FROM ${t.sessions} WHERE id = ?))
+        UNION ALL
+        SELECT c.seq, c.parent, c.created_at, chain.depth + 1
+          FROM chain JOIN ${t.checkpoints} c ON c.session_id = ? AND c.seq = chain.parent
+         WHERE chain.depth < ?
+      )
+      SELECT chain.seq, chain.parent, chain.created_at,
+             CASE WHEN ? THEN COALESCE((SELECT x.items FROM ${t.transcripts} x
+                                         WHERE x.session_id = ? AND x.seq = chain.seq), '[]') END AS transcript
+        FROM chain ORDER BY chain.depth`,
+    sessionsFirst: `SELECT ${sessionColumns} FROM ${t.sessions} ORDER BY updated_at DESC, id DESC LIMIT ?`,
+    sessionsAfter: `
+      SELECT ${sessionColumns} FROM ${t.sessions}
+       WHERE updated_at < ? OR (updated_at = ? AND id < ?)
+       ORDER BY updated_at DESC, id DESC LIMIT ?`,
+    stateGet: `SELECT value FROM ${t.state} WHERE scope = ? AND k = ?`,
+    stateSet: `INSERT INTO ${t.state} (scope, k, value) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)`,
+    stateDelete: `DELETE FROM ${t.state} WHERE scope = ? AND k = ?`,
+    stateInsert: `INSERT IGNORE INTO ${t.state} (scope, k, value) VALUES (?, ?, ?)`,
+    stateReplace: `UPDATE ${t.state} SET value = ? WHERE scope = ? AND k = ? AND value = ?`,
+    stateKeys: `
+      SELECT k FROM ${t.state}
+       WHERE scope = ? AND k >= ? AND (? IS NULL OR k < ?) AND (? IS NULL OR k > ?)
+       ORDER BY k LIMIT ?`,
+  };
+}
+
+function toSession(row: SessionRow): StoredSession {
+  return {
+    sessionId: text(row.id)!,
+    head: row.head,
+    checkpoints: row.checkpoints,
+    forkedFrom:
+      row.forked_from_id === null
+        ? null
+        : { sessionId: text(row.forked_from_id)!, seq: row.forked_from_seq as number },
+    metadata: row.metadata,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toCheckpoint(row: LoadedRow): StoredCheckpoint {
+  return {
+    seq: row.seq,
+    parent: row.parent,
+    data: row.data,
+    metadata: row.metadata,
+    createdAt: row.created_at,
+  };
+}
+
+/** The MySQL / MariaDB backend (see `mysql()`). */
+export class MysqlBackend implements CheckpointBackend {
+  readonly name = 'mysql';
+  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  readonly namespace: string;
+  /** The promise pool queries run on. */
+  readonly pool: Pool;
+  readonly #connection: Connection;
+  readonly #sql: ReturnType<typeof statements>;
+  readonly #ready: Promise<void>;
+  #closed = false;
+
+  constructor(options: MysqlOptions) {
+    this.#connection = connect(options);
+    this.pool = this.#connection.pool;
+    this.namespace = this.#connection.namespace;
+    this.#sql = statements(this.namespace);
+    this.#ready = migrate(this.pool, this.namespace);
+    // Reported by the first call that awaits it, not as an unhandled rejection.
+    this.#ready.catch(() => {});
+  }
+
+  /** Resolves once the tables are migrated; rejects (with SCHEMA or UNSUPPORTED) when they cannot be. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  /** Run one statement; for a CALL, the rows of its first result set. */
+  async #rows<T>(sql: string, values: unknown[]): Promise<T[]> {
+    await this.#ready;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const [result] = await this.pool.query(sql, values);
+        const rows = sql.startsWith('CALL') ? (result as unknown[])[0] : result;
+        return rows as T[];
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (!RETRYABLE.has(code ?? '') || attempt >= MAX_RETRIES) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      }
+    }
+  }
+
+  async #changed(sql: string, values: unknown[]): Promise<number> {
+    await this.#ready;
+    const [result] = await this.pool.query(sql, values);
+    return (result as { affectedRows: number }).affectedRows;
+  }
+
+  async append(input: AppendInput): Promise<AppendResult> {
+    const [row] = await this.#rows<{
+      status: 'written' | 'replayed' | 'conflict';
+      seq: number;
+      parent: number | null;
+      head: number | null;
+      data: string | null;
+      metadata: string | null;
+      created_at: number | null;
+    }>(this.#sql.append, [
+      input.sessionId,
+      input.data,
+      input.metadata,
+      input.transcript,
+      input.expectedHead !== undefined,
+      input.expectedHead ?? null,
+      input.idempotencyKey ?? null,
+      input.now,
+    ]);
+    switch (row!.status) {
+      case 'written':
+        return {
+          status: 'written',
+          seq: Number(row!.seq),
+          parent: row!.parent === null ? null : Number(row!.parent),
+        };
+      case 'conflict':
+        return { status: 'conflict', head: row!.head === null ? null : Number(row!.head) };
+      case 'replayed':
+        return {
+          status: 'replayed',
+          seq: Number(row!.seq),
+          checkpoint:
+            row!.data === null
+              ? null
+              : toCheckpoint({
+                  seq: Number(row!.seq),
+                  parent: row!.parent,
+                  created_at: row!.created_at!,
+                  metadata: row!.metadata!,
+                  data: row!.data,
+                }),
+        };
+    }
+  }
+
+  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
+    const [row] = await this.#rows<LoadedRow>(this.#sql.load, [sessionId, seq, sessionId]);
+    return row ? toCheckpoint(row) : null;
+  }
+
+  async session(sessionId: string): Promise<StoredSession | null> {
+    const [row] = await this.#rows<SessionRow>(this.#sql.session, [sessionId]);
+    return row ? toSession(row) : null;
+  }
+
+  async listCheckpoints(
+    sessionId: string,
+    query: { beforeSeq: number | null; limit: number },
+  ): Promise<StoredCheckpointInfo[]> {
+    const rows = await this.#rows<Omit<LoadedRow, 'data'>>(this.#sql.listCheckpoints, [
+      sessionId,
+      query.beforeSeq,
+      query.beforeSeq,
+      query.limit,
+    ]);
+    return rows.map((r) => ({
+      seq: r.seq,
+      parent: r.parent,
+      metadata: r.metadata,
+      createdAt: r.created_at,
+    }));
+  }
+
+  async lineage(
+    sessionId: string,
+    query: { fromSeq: number | null; limit: number; transcript: boolean },
+  ): Promise<StoredLineageEntry[]> {
+    const rows = await this.#rows<{
+      seq: number;
+      parent: number | null;
+      created_at: number;
+      transcript: string | null;
+    }>(this.#sql.lineage, [
+      sessionId,
+      query.fromSeq,
+      sessionId,
+      sessionId,
+      query.limit,
+      query.transcript,
+      sessionId,
+    ]);
+    return rows.map((r) => ({
+      seq: r.seq,
+      parent: r.parent,
+      createdAt: r.created_at,
+      ...(r.transcript === null ? {} : { transcript: r.transcript }),
+    }));
+  }
+
+  async rollback(input: RollbackInput): Promise<RollbackResult> {
+    const [row] = await this.#rows<{ status: string; head: number | null }>(this.#sql.rollback, [
+      input.sessionId,
+      input.seq,
+      input.expectedHead !== undefined,
+      input.expectedHead ?? null,
+      input.now,
+    ]);
+    switch (row!.status) {
+      case 'done':
+        return { status: 'done' };
+      case 'conflict':
+        return { status: 'conflict', head: Number(row!.head) };
+      case 'no_session':
+        return { status: 'not_found', missing: 'session' };
+      default:
+        return { status: 'not_found', missing: 'seq' };
+    }
+  }
+
+  async fork(input: ForkInput): Promise<ForkResult> {
+    const [row] = await this.#rows<{ status: string; seq: number }>(this.#sql.fork, [
+      input.sessionId,
+      input.atSeq,
+      input.newId,
+      input.now,
+    ]);
+    switch (row!.status) {
+      case 'done':
+        return { status: 'done', seq: Number(row!.seq) };
+      case 'exists':
+        return { status: 'exists' };
+      case 'no_session':
+        return { status: 'not_found', missing: 'session' };
+      default:
+        return { status: 'not_found', missing: 'seq' };
+    }
+  }
+
+  async prune(sessionId: string, keepLast: number): Promise<number> {
+    const [row] = await this.#rows<{ removed: number }>(this.#sql.prune, [sessionId, keepLast]);
+    return Number(row!.removed);
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    const [row] = await this.#rows<{ deleted: number }>(this.#sql.delete, [sessionId]);
+    return Number(row!.deleted) > 0;
+  }
+
+  async sessions(query: {
+    after: SessionPosition | null;
+    limit: number;
+  }): Promise<StoredSession[]> {
+    const { after } = query;
+    const rows =
+      after === null
+        ? await this.#rows<SessionRow>(this.#sql.sessionsFirst, [query.limit])
+        : await this.#rows<SessionRow>(this.#sql.sessionsAfter, [
+            after.updatedAt,
+            after.updatedAt,
+            after.sessionId,
+            query.limit,
+          ]);
+    return rows.map(toSession);
+  }
+
+  async stateGet(scope: string, key: string): Promise<string | undefined> {
+    const [row] = await this.#rows<{ value: string }>(this.#sql.stateGet, [scope, key]);
+    return row?.value;
+  }
+
+  async stateSet(scope: string, key: string, value: string): Promise<void> {
+    await this.#changed(this.#sql.stateSet, [scope, key, value]);
+  }
+
+  async stateDelete(scope: string, key: string): Promise<boolean> {
+    return (await this.#changed(this.#sql.stateDelete, [scope, key])) > 0;
+  }
+
+  async stateCompareAndSet(
+    scope: string,
+    key: string,
+    expected: string | null,
+    value: string,
+  ): Promise<boolean> {
+    const changed =
+      expected === null
+        ? await this.#changed(this.#sql.stateInsert, [scope, key, value])
+        : await this.#changed(this.#sql.stateReplace, [value, scope, key, expected]);
+    return changed === 1;
+  }
+
+  async stateKeys(
+    scope: string,
+    query: { prefix: string; after: string | null; limit: number },
+  ): Promise<string[]> {
+    const bound = prefixUpperBound(query.prefix);
+    const rows = await this.#rows<{ k: Buffer }>(this.#sql.stateKeys, [
+      scope,
+      query.prefix,
+      bound,
+      bound,
+      query.after,
+      query.after,
+      query.limit,
+    ]);
+    return rows.map((r) => text(r.k)!);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#ready.catch(() => {});
+    if (this.#connection.owned) await this.pool.end();
+  }
+}

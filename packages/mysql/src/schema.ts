@@ -1,0 +1,224 @@
+/**
+ * The MySQL / MariaDB schema: tables named `<namespace>_…`, InnoDB, utf8mb4. Ids and keys are
+ * VARBINARY, so they compare byte for byte (case, trailing spaces and accents all matter) and
+ * sort by UTF-8 bytes. Each mutation is one stored procedure, so it costs one round trip.
+ * Everything here runs on MySQL 8.0 and MariaDB 10.11 alike.
+ */
+
+/** The schema version this package writes and reads. */
+export const SCHEMA_VERSION = 1;
+
+/** Table names of namespace `ns` (validated: `[a-z][a-z0-9_]*`). */
+export function tables(ns: string) {
+  return {
+    meta: `${ns}_meta`,
+    sessions: `${ns}_sessions`,
+    checkpoints: `${ns}_checkpoints`,
+    bodies: `${ns}_bodies`,
+    transcripts: `${ns}_transcripts`,
+    idempotency: `${ns}_idempotency`,
+    state: `${ns}_state`,
+    kv: `${ns}_kv`,
+  };
+}
+
+const ID = 'VARBINARY(1020)'; // 255 code points of up to 4 bytes
+const TEXT = 'LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
+const TABLE = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4';
+
+/** Migrations, each a list of statements; entry i brings the schema from version i to i + 1. */
+export function migrations(ns: string): string[][] {
+  const t = tables(ns);
+  // Every procedure reads committed data without gap locks, and undoes itself on any error.
+  const begin = `
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+    SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+    START TRANSACTION;`;
+  return [
+    [
+      `CREATE TABLE ${t.sessions} (
+        id              ${ID} NOT NULL PRIMARY KEY,
+        head            BIGINT NOT NULL,
+        last_seq        BIGINT NOT NULL,
+        checkpoints     BIGINT NOT NULL,
+        forked_from_id  ${ID} NULL,
+        forked_from_seq BIGINT NULL,
+        metadata        ${TEXT} NOT NULL,
+        created_at      BIGINT NOT NULL,
+        updated_at      BIGINT NOT NULL,
+        KEY by_update (updated_at, id)
+      ) ${TABLE}`,
+      `CREATE TABLE ${t.checkpoints} (
+        session_id ${ID} NOT NULL,
+        seq        BIGINT NOT NULL,
+        parent     BIGINT NULL,
+        created_at BIGINT NOT NULL,
+        metadata   ${TEXT} NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) ${TABLE}`,
+      `CREATE TABLE ${t.bodies} (
+        session_id ${ID} NOT NULL,
+        seq        BIGINT NOT NULL,
+        data       ${TEXT} NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) ${TABLE}`,
+      `CREATE TABLE ${t.transcripts} (
+        session_id ${ID} NOT NULL,
+        seq        BIGINT NOT NULL,
+        items      ${TEXT} NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) ${TABLE}`,
+      `CREATE TABLE ${t.idempotency} (
+        session_id ${ID} NOT NULL,
+        k          ${ID} NOT NULL,
+        seq        BIGINT NOT NULL,
+        PRIMARY KEY (session_id, k)
+      ) ${TABLE}`,
+      `CREATE TABLE ${t.state} (
+        scope ${ID} NOT NULL,
+        k     ${ID} NOT NULL,
+        value ${TEXT} NOT NULL,
+        PRIMARY KEY (scope, k)
+      ) ${TABLE}`,
+      `CREATE TABLE ${t.kv} (
+        k     VARBINARY(3072) NOT NULL PRIMARY KEY,
+        value ${TEXT} NOT NULL
+      ) ${TABLE}`,
+
+      // append: the first statement takes the session row's exclusive lock whether or not the
+      // session exists (a new row is a placeholder with last_seq 0 until this transaction
+      // writes seq 1), so no locking read ever touches a missing row.
+      `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
+         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT;
+         DECLARE v_last BIGINT;
+         DECLARE v_seen BIGINT DEFAULT NULL;
+         DECLARE v_seq BIGINT;
+         ${begin}
+         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, metadata, created_at, updated_at)
+         VALUES (p_id, 0, 0, 0, p_metadata, p_now, p_now) ON DUPLICATE KEY UPDATE id = id;
+         SELECT head, last_seq INTO v_head, v_last FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_last = 0 THEN SET v_head = NULL; END IF;
+         IF p_key IS NOT NULL AND v_last > 0 THEN
+           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
+         END IF;
+         IF v_seen IS NOT NULL THEN
+           ROLLBACK;
+           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
+             FROM (SELECT 1 AS one) AS one
+             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
+             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
+           LEAVE proc;
+         END IF;
+         IF p_check AND NOT (v_head <=> p_expected) THEN
+           ROLLBACK;
+           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_head AS head;
+           LEAVE proc;
+         END IF;
+         SET v_seq = v_last + 1;
+         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_head, p_now, p_metadata);
+         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
+         IF p_transcript <> '[]' THEN
+           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
+         END IF;
+         UPDATE ${t.sessions} SET head = v_seq, last_seq = v_seq, checkpoints = checkpoints + 1,
+                metadata = p_metadata, updated_at = p_now
+          WHERE id = p_id;
+         IF p_key IS NOT NULL THEN
+           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
+         END IF;
+         COMMIT;
+         SELECT 'written' AS status, v_seq AS seq, v_head AS parent;
+       END`,
+
+      `CREATE PROCEDURE ${ns}_rollback(IN p_id ${ID}, IN p_seq BIGINT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_metadata LONGTEXT DEFAULT NULL;
+         ${begin}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS head; LEAVE proc; END IF;
+         IF p_check AND NOT (v_head <=> p_expected) THEN
+           ROLLBACK; SELECT 'conflict' AS status, v_head AS head; LEAVE proc;
+         END IF;
+         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = p_seq;
+         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, v_head AS head; LEAVE proc; END IF;
+         UPDATE ${t.sessions} SET head = p_seq, metadata = v_metadata, updated_at = p_now WHERE id = p_id;
+         COMMIT;
+         SELECT 'done' AS status, p_seq AS head;
+       END`,
+
+      // fork copies the chain one checkpoint at a time, walking up the parents.
+      `CREATE PROCEDURE ${ns}_fork(IN p_id ${ID}, IN p_at BIGINT, IN p_new ${ID}, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_metadata LONGTEXT DEFAULT NULL;
+         DECLARE v_seq BIGINT;
+         DECLARE v_parent BIGINT;
+         DECLARE v_count BIGINT DEFAULT 0;
+         ${begin}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id LOCK IN SHARE MODE;
+         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS seq; LEAVE proc; END IF;
+         SET v_seq = COALESCE(p_at, v_head);
+         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, NULL AS seq; LEAVE proc; END IF;
+         INSERT IGNORE INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
+         VALUES (p_new, v_seq, v_seq, 0, p_id, v_seq, v_metadata, p_now, p_now);
+         IF ROW_COUNT() = 0 THEN ROLLBACK; SELECT 'exists' AS status, NULL AS seq; LEAVE proc; END IF;
+         SET v_parent = v_seq;
+         WHILE v_parent IS NOT NULL DO
+           SET v_seq = v_parent;
+           SET v_parent = NULL;
+           INSERT INTO ${t.checkpoints} SELECT p_new, seq, parent, created_at, metadata
+             FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+           IF ROW_COUNT() > 0 THEN
+             SET v_count = v_count + 1;
+             INSERT INTO ${t.bodies} SELECT p_new, seq, data FROM ${t.bodies} WHERE session_id = p_id AND seq = v_seq;
+             INSERT INTO ${t.transcripts} SELECT p_new, seq, items FROM ${t.transcripts} WHERE session_id = p_id AND seq = v_seq;
+             SELECT parent INTO v_parent FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+           END IF;
+         END WHILE;
+         UPDATE ${t.sessions} SET checkpoints = v_count WHERE id = p_new;
+         COMMIT;
+         SELECT 'done' AS status, COALESCE(p_at, v_head) AS seq;
+       END`,
+
+      `CREATE PROCEDURE ${ns}_prune(IN p_id ${ID}, IN p_keep BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_below BIGINT DEFAULT NULL;
+         DECLARE v_skip BIGINT DEFAULT p_keep - 1;
+         DECLARE v_removed BIGINT DEFAULT 0;
+         ${begin}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_head IS NOT NULL THEN
+           SELECT seq INTO v_below FROM ${t.checkpoints} WHERE session_id = p_id ORDER BY seq DESC LIMIT v_skip, 1;
+         END IF;
+         IF v_below IS NOT NULL THEN
+           DELETE FROM ${t.bodies} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
+           DELETE FROM ${t.transcripts} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
+           DELETE FROM ${t.checkpoints} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
+           SET v_removed = ROW_COUNT();
+           UPDATE ${t.sessions} SET checkpoints = checkpoints - v_removed WHERE id = p_id;
+         END IF;
+         COMMIT;
+         SELECT v_removed AS removed;
+       END`,
+
+      `CREATE PROCEDURE ${ns}_delete(IN p_id ${ID})
+       proc: BEGIN
+         DECLARE v_found BIGINT DEFAULT 0;
+         ${begin}
+         DELETE FROM ${t.sessions} WHERE id = p_id;
+         SET v_found = ROW_COUNT();
+         DELETE FROM ${t.checkpoints} WHERE session_id = p_id;
+         DELETE FROM ${t.bodies} WHERE session_id = p_id;
+         DELETE FROM ${t.transcripts} WHERE session_id = p_id;
+         DELETE FROM ${t.idempotency} WHERE session_id = p_id;
+         COMMIT;
+         SELECT v_found AS deleted;
+       END`,
+    ],
+  ];
+}

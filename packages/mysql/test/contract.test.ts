@@ -1,0 +1,48 @@
+import { runContractTests } from '@ckpt/contract-tests';
+import { type CheckpointBackend, kvBackend } from '@ckpt/core';
+import { type MysqlBackend, mysql, mysqlKv } from '@ckpt/mysql';
+import { describe, it } from 'vitest';
+import {
+  available,
+  dropAndClose,
+  dropNamespace,
+  freshBackend,
+  freshNamespace,
+  url,
+} from './support.js';
+
+const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+const asMysql = (b: CheckpointBackend) => b as MysqlBackend;
+
+if (available) {
+  runContractTests({
+    name: 'mysql (MariaDB)',
+    capabilities: ALL,
+    connections: 6,
+    create: () => freshBackend(),
+    connect: (b) => mysql({ url, namespace: asMysql(b).namespace }),
+    namespaced: (_b, namespace) => mysql({ url, namespace }),
+    destroy: (b) => dropAndClose(asMysql(b)),
+  });
+
+  const kvNamespace = new WeakMap<CheckpointBackend, string>();
+  const openKv = (namespace: string) => {
+    const backend = kvBackend(mysqlKv({ url, namespace }));
+    kvNamespace.set(backend, namespace);
+    return backend;
+  };
+  runContractTests({
+    name: 'kvBackend(mysqlKv())',
+    capabilities: ALL,
+    modelRuns: 100,
+    create: () => openKv(freshNamespace()),
+    connect: (b) => openKv(kvNamespace.get(b)!),
+    destroy: async (b) => {
+      await b.close();
+      await dropNamespace(kvNamespace.get(b)!);
+    },
+  });
+} else {
+  describe.skip('mysql [skipped: the server cannot be reached]', () =>
+    it('runs the contract suite', () => {}));
+}

@@ -1,0 +1,32 @@
+/** Connections cut at random bytes of checkpoint calls, resolved by idempotent retries. */
+
+import { runFaultInjection, startFaultProxy } from '@ckpt/contract-tests';
+import { CheckpointStore } from '@ckpt/core';
+import { mysql } from '@ckpt/mysql';
+import { describe, expect, it } from 'vitest';
+import { available, dropNamespace, freshNamespace, url } from './support.js';
+
+describe.skipIf(!available)('mysql under connection faults', () => {
+  it('stores each of 200 cut checkpoint calls exactly once after retrying with its key', async () => {
+    const server = new URL(url);
+    const proxy = await startFaultProxy({
+      host: server.hostname,
+      port: Number(server.port || 3306),
+    });
+    const viaProxy = new URL(url);
+    viaProxy.port = String(proxy.port);
+    const backend = mysql({ url: viaProxy.toString(), namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    try {
+      const report = await runFaultInjection({ store, proxy, runs: 200 });
+      console.info('mysql fault runs:', JSON.stringify(report));
+      expect(report).toMatchObject({ runs: 200, lost: 0, duplicated: 0, consistent: true });
+      expect(report.cuts).toBeGreaterThan(150);
+      expect(report.committedBeforeCut).toBeGreaterThan(0);
+    } finally {
+      await proxy.close();
+      await store.close();
+      await dropNamespace(backend.namespace);
+    }
+  }, 180_000);
+});

@@ -1,0 +1,169 @@
+/** What is MySQL's alone: round trips, many connections, exact ids, schema versions, secrets. */
+import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
+import { mysql } from '@ckpt/mysql';
+import mysql2, { type Pool } from 'mysql2/promise';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  available,
+  dropAndClose,
+  dropNamespace,
+  freshBackend,
+  freshNamespace,
+  url,
+} from './support.js';
+
+// Pools the tests open themselves; a backend never ends a pool it was given.
+const opened: Pool[] = [];
+afterAll(async () => {
+  for (const pool of opened) await pool.end();
+});
+
+describe.skipIf(!available)('mysql', () => {
+  it('sends one statement per operation, mutations included', async () => {
+    const pool = mysql2.createPool({ uri: url });
+    opened.push(pool);
+    let statements = 0;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      statements++;
+      return query(...args);
+    };
+    const backend = mysql({ pool, namespace: freshNamespace() });
+    await backend.ready();
+    const store = new CheckpointStore(backend);
+    const counted = async (what: string, op: () => Promise<unknown>) => {
+      statements = 0;
+      await op();
+      expect(statements, what).toBe(1);
+    };
+    await counted('checkpoint (new session)', () =>
+      store.checkpoint('s', 1, { transcript: ['a'] }),
+    );
+    await counted('checkpoint', () => store.checkpoint('s', 2, { metadata: { m: 1 } }));
+    await counted('checkpoint with expectedHead and key', () =>
+      store.checkpoint('s', 3, { expectedHead: 2, idempotencyKey: 'k' }),
+    );
+    await counted('idempotent retry', () => store.checkpoint('s', 3, { idempotencyKey: 'k' }));
+    await counted('load', () => store.load('s'));
+    await counted('info', () => store.info('s'));
+    await counted('history', () => store.history('s'));
+    await counted('list', () => store.list('s'));
+    await counted('transcript', () => store.transcript('s'));
+    await counted('rollback', () => store.rollback('s', 1));
+    await counted('fork', () => store.fork('s', { newId: 'f' }));
+    await counted('prune', () => store.prune('s', { keepLast: 1 }));
+    await counted('sessions', () => store.sessions());
+    await counted('delete', () => store.delete('f'));
+    await counted('state set', () => store.state('x').set('k', 1));
+    await counted('state get', () => store.state('x').get('k'));
+    await counted('state delete', () => store.state('x').delete('k'));
+    await dropAndClose(backend);
+  });
+
+  it('gives 16 connections x 100 checkpoints on one session 1,600 distinct seqs, no deadlock reaching the caller', async () => {
+    const first = await freshBackend();
+    const backends = [first];
+    for (let i = 1; i < 16; i++) backends.push(mysql({ url, namespace: first.namespace }));
+    // Half of them start by creating the session, racing for its first checkpoint.
+    const written = await Promise.all(
+      backends.map(async (backend, c) => {
+        const store = new CheckpointStore(backend);
+        const seqs: number[] = [];
+        for (let i = 0; i < 100; i++) seqs.push((await store.checkpoint('shared', { c, i })).seq);
+        return seqs;
+      }),
+    );
+    const all = written.flat();
+    expect(new Set(all).size).toBe(1600);
+    expect(Math.max(...all)).toBe(1600);
+    expect(await new CheckpointStore(first).info('shared')).toMatchObject({
+      head: 1600,
+      checkpoints: 1600,
+    });
+    for (const b of backends.slice(1)) await b.close();
+    await dropAndClose(first);
+  }, 120_000);
+
+  it('creates many new sessions concurrently without deadlocks', async () => {
+    const first = await freshBackend();
+    const backends = [
+      first,
+      ...Array.from({ length: 7 }, () => mysql({ url, namespace: first.namespace })),
+    ];
+    await Promise.all(
+      backends.map(async (backend) => {
+        const store = new CheckpointStore(backend);
+        for (let i = 0; i < 40; i++) await store.checkpoint(`new-${i}`, i);
+      }),
+    );
+    const store = new CheckpointStore(first);
+    for (let i = 0; i < 40; i++) expect((await store.info(`new-${i}`))?.checkpoints).toBe(8);
+    for (const b of backends.slice(1)) await b.close();
+    await dropAndClose(first);
+  }, 120_000);
+
+  it('migrates a new namespace once when several stores open it at the same moment', async () => {
+    const namespace = freshNamespace();
+    const backends = Array.from({ length: 6 }, () => mysql({ url, namespace }));
+    await Promise.all(backends.map((b) => b.ready()));
+    const [rows] = await backends[0]!.pool.query(`SELECT value FROM ${namespace}_meta`);
+    expect(rows).toEqual([{ value: '1' }]);
+    for (const b of backends) await b.close();
+    await dropNamespace(namespace);
+  });
+
+  it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
+    const backend = await freshBackend();
+    await backend.pool.query(`UPDATE ${backend.namespace}_meta SET value = '9'`);
+    const again = mysql({ url, namespace: backend.namespace });
+    const err = await again.ready().catch((e: unknown) => e);
+    expect(isCkptError(err, 'SCHEMA')).toBe(true);
+    expect((err as Error).message).toMatch(/version 9.*upgrade @ckpt\/mysql/);
+    await again.close();
+    await dropAndClose(backend);
+  });
+
+  it('refuses tables of the same names that ckpt did not create', async () => {
+    const namespace = freshNamespace();
+    const pool = mysql2.createPool({ uri: url });
+    opened.push(pool);
+    await pool.query(`CREATE TABLE ${namespace}_sessions (x int)`);
+    const backend = mysql({ url, namespace });
+    expect(isCkptError(await backend.ready().catch((e: unknown) => e), 'SCHEMA')).toBe(true);
+    await backend.close();
+    await dropNamespace(namespace);
+  });
+
+  it('never closes a pool it was given, promise or callback style', async () => {
+    const pool = mysql2.createPool({ uri: url });
+    opened.push(pool);
+    const backend = mysql({ pool, namespace: freshNamespace() });
+    await new CheckpointStore(backend).checkpoint('s', 1);
+    await backend.close();
+    expect((await pool.query('SELECT 1 AS one'))[0]).toEqual([{ one: 1 }]);
+    await dropNamespace(backend.namespace);
+  });
+
+  it('reports a failing server as BACKEND with the driver error as cause and no password', async () => {
+    const secret = 'hunter2-very-secret';
+    const store = new CheckpointStore(
+      mysql({ url: `mysql://nobody:${secret}@127.0.0.1:1/test`, namespace: freshNamespace() }),
+    );
+    const err = await store.load('s').catch((e: unknown) => e);
+    expect(isCkptError(err, 'BACKEND')).toBe(true);
+    expect((err as Error).cause).toBeInstanceOf(Error);
+    const everything =
+      JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as Error).stack);
+    expect(everything).not.toContain(secret);
+    await store.close();
+  });
+
+  it("opens 'mysql://…?namespace=' with openStore", async () => {
+    const namespace = freshNamespace();
+    const store = await openStore(`${url}?namespace=${namespace}`);
+    await store.checkpoint('s', 'hello');
+    expect((await store.load('s'))?.data).toBe('hello');
+    await store.close();
+    await dropNamespace(namespace);
+  });
+});
