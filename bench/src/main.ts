@@ -2,14 +2,16 @@
  * `pnpm bench`: every backend against its raw driver, its scaling, and its peers, side by side
  * in one run. Prints tables and writes bench/results/latest.json.
  *   CKPT_BENCH_QUICK=1          a short run (smaller plans and databases)
- *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres)
+ *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres,mysql)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
+ *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plan } from './measure.js';
+import { benchMysql, mysqlSettings } from './mysql.js';
 import { benchPostgres, postgresSettings } from './postgres.js';
 import { printTable, type Row, writeJson } from './report.js';
 import type { Sizes } from './scenarios.js';
@@ -22,8 +24,9 @@ const plan: Plan = quick
 const large: Sizes = quick
   ? { sessions: 10_000, checkpoints: 2_000 }
   : { sessions: 100_000, checkpoints: 10_000 };
-const backends = (process.env.CKPT_BENCH_BACKENDS ?? 'sqlite,postgres').split(',');
+const backends = (process.env.CKPT_BENCH_BACKENDS ?? 'sqlite,postgres,mysql').split(',');
 const postgresUrl = process.env.CKPT_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const mysqlUrl = process.env.CKPT_TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306/test';
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ckpt-bench-'));
@@ -38,6 +41,10 @@ async function main() {
     if (backends.includes('postgres')) {
       settings.postgres = await postgresSettings(postgresUrl);
       rows.push(...(await benchPostgres(postgresUrl, plan, large)));
+    }
+    if (backends.includes('mysql')) {
+      settings.mysql = await mysqlSettings(mysqlUrl);
+      rows.push(...(await benchMysql(mysqlUrl, plan, large)));
     }
     console.log('durability settings:', JSON.stringify(settings));
     printTable(

@@ -20,6 +20,7 @@ const fmt = (n: number, digits = 0) =>
 
 /** Print `rows` as a fixed-width table. */
 export function printTable(title: string, rows: Row[]): void {
+  if (rows.length === 0) return;
   const header = [
     'operation',
     'backend',
