@@ -101,16 +101,25 @@ async function loadAdapter(scheme: Scheme): Promise<Record<string, unknown>> {
   try {
     return (await import(scheme.pkg)) as Record<string, unknown>;
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    const missing =
-      (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
-      String((err as Error).message).includes(scheme.pkg);
-    if (!missing) throw err;
-    const install = [scheme.pkg, scheme.driver].filter(Boolean).join(' ');
-    throw new CkptError(
-      'UNSUPPORTED',
-      `openStore needs the ${scheme.pkg} package for this URL; install it: npm install ${install}`,
-      { cause: err, details: { package: scheme.pkg } },
-    );
+    throw isMissingPackage(err, scheme.pkg) ? missingAdapter(scheme.pkg, scheme.driver, err) : err;
   }
+}
+
+/** Whether `err` is Node's report that `pkg` itself (not something it imports) is not installed. */
+export function isMissingPackage(err: unknown, pkg: string): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    String((err as Error).message).includes(pkg)
+  );
+}
+
+/** The error that tells the user which packages to install for a URL scheme. */
+export function missingAdapter(pkg: string, driver: string | null, cause?: unknown): CkptError {
+  const install = [pkg, driver].filter(Boolean).join(' ');
+  return new CkptError(
+    'UNSUPPORTED',
+    `openStore needs the ${pkg} package for this URL; install it: npm install ${install}`,
+    { cause, details: { package: pkg } },
+  );
 }

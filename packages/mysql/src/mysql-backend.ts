@@ -60,10 +60,7 @@ function statements(ns: string) {
     fork: `CALL ${ns}_fork(?, ?, ?, ?)`,
     prune: `CALL ${ns}_prune(?, ?)`,
     delete: `CALL ${ns}_delete(?)`,
-    load: `
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
-        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
-       WHERE c.session_id = ? AND c.seq = COALESCE(?, (SELECT head FROM ${t.sessions} WHERE id = ?))`,
+    load: `CALL ${ns}_load(?, ?)`,
     session: `SELECT ${sessionColumns} FROM ${t.sessions} WHERE id = ?`,
     listCheckpoints: `
       SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
@@ -219,7 +216,7 @@ export class MysqlBackend implements CheckpointBackend {
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const [row] = await this.#rows<LoadedRow>(this.#sql.load, [sessionId, seq, sessionId]);
+    const [row] = await this.#rows<LoadedRow>(this.#sql.load, [sessionId, seq]);
     return row ? toCheckpoint(row) : null;
   }
 

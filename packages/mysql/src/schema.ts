@@ -206,6 +206,18 @@ export function migrations(ns: string): string[][] {
          SELECT v_removed AS removed;
        END`,
 
+      // Reads that join are procedures too: the server prepares a procedure's statements once
+      // per connection, where a plain statement is parsed and planned on every call.
+      `CREATE PROCEDURE ${ns}_load(IN p_id ${ID}, IN p_seq BIGINT)
+       BEGIN
+         IF p_seq IS NULL THEN
+           SELECT head INTO p_seq FROM ${t.sessions} WHERE id = p_id;
+         END IF;
+         SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+           FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+          WHERE c.session_id = p_id AND c.seq = p_seq;
+       END`,
+
       `CREATE PROCEDURE ${ns}_delete(IN p_id ${ID})
        proc: BEGIN
          DECLARE v_found BIGINT DEFAULT 0;
