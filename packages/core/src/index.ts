@@ -36,6 +36,19 @@ export {
   rangesPrune,
   type SeqRanges,
 } from './seq-ranges.js';
+export {
+  type AppendRow,
+  appendResultFromRow,
+  type CheckpointRow,
+  checkpointFromRow,
+  checkpointInfoFromRow,
+  forkResultFromRow,
+  type LineageRow,
+  lineageFromRow,
+  rollbackResultFromRow,
+  type SessionRow,
+  sessionFromRow,
+} from './sql-rows.js';
 export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store.js';
 export type {
   Checkpoint,

@@ -3,21 +3,32 @@
  * round trip, one transaction); each read is one statement. Deadlocks and lock-wait timeouts,
  * after which the server has rolled the transaction back, are retried here.
  */
-import type {
-  AppendInput,
-  AppendResult,
-  CheckpointBackend,
-  ForkInput,
-  ForkResult,
-  RollbackInput,
-  RollbackResult,
-  SessionPosition,
-  StoredCheckpoint,
-  StoredCheckpointInfo,
-  StoredLineageEntry,
-  StoredSession,
+import {
+  type AppendInput,
+  type AppendResult,
+  type AppendRow,
+  appendResultFromRow,
+  type CheckpointBackend,
+  type CheckpointRow,
+  checkpointFromRow,
+  checkpointInfoFromRow,
+  type ForkInput,
+  type ForkResult,
+  forkResultFromRow,
+  type LineageRow,
+  lineageFromRow,
+  prefixUpperBound,
+  type RollbackInput,
+  type RollbackResult,
+  rollbackResultFromRow,
+  type SessionPosition,
+  type SessionRow,
+  type StoredCheckpoint,
+  type StoredCheckpointInfo,
+  type StoredLineageEntry,
+  type StoredSession,
+  sessionFromRow,
 } from '@ckpt/core';
-import { prefixUpperBound } from '@ckpt/core';
 import type { Pool } from 'mysql2/promise';
 import { type Connection, connect, type MysqlOptions, migrate } from './connection.js';
 import { tables } from './schema.js';
@@ -28,27 +39,21 @@ const RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 const MAX_RETRIES = 10;
 
 /** Ids come back from VARBINARY columns as bytes. */
-const text = (value: Buffer | string | null): string | null =>
-  value === null ? null : typeof value === 'string' ? value : value.toString('utf8');
+const text = (value: Buffer | string): string =>
+  typeof value === 'string' ? value : value.toString('utf8');
 
-interface SessionRow {
+/** A session row as mysql2 returns it: ids as bytes. */
+type BinarySessionRow = Omit<SessionRow, 'id' | 'forked_from_id'> & {
   id: Buffer;
-  head: number;
-  checkpoints: number;
   forked_from_id: Buffer | null;
-  forked_from_seq: number | null;
-  metadata: string;
-  created_at: number;
-  updated_at: number;
-}
+};
 
-interface LoadedRow {
-  seq: number;
-  parent: number | null;
-  created_at: number;
-  metadata: string;
-  data: string;
-}
+const sessionFromBinaryRow = (row: BinarySessionRow) =>
+  sessionFromRow({
+    ...row,
+    id: text(row.id),
+    forked_from_id: row.forked_from_id === null ? null : text(row.forked_from_id),
+  });
 
 function statements(ns: string) {
   const t = tables(ns);
@@ -92,31 +97,6 @@ function statements(ns: string) {
       SELECT k FROM ${t.state}
        WHERE scope = ? AND k >= ? AND (? IS NULL OR k < ?) AND (? IS NULL OR k > ?)
        ORDER BY k LIMIT ?`,
-  };
-}
-
-function toSession(row: SessionRow): StoredSession {
-  return {
-    sessionId: text(row.id)!,
-    head: row.head,
-    checkpoints: row.checkpoints,
-    forkedFrom:
-      row.forked_from_id === null
-        ? null
-        : { sessionId: text(row.forked_from_id)!, seq: row.forked_from_seq as number },
-    metadata: row.metadata,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function toCheckpoint(row: LoadedRow): StoredCheckpoint {
-  return {
-    seq: row.seq,
-    parent: row.parent,
-    data: row.data,
-    metadata: row.metadata,
-    createdAt: row.created_at,
   };
 }
 
@@ -170,15 +150,7 @@ export class MysqlBackend implements CheckpointBackend {
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
-    const [row] = await this.#rows<{
-      status: 'written' | 'replayed' | 'conflict';
-      seq: number;
-      parent: number | null;
-      head: number | null;
-      data: string | null;
-      metadata: string | null;
-      created_at: number | null;
-    }>(this.#sql.append, [
+    const [row] = await this.#rows<AppendRow>(this.#sql.append, [
       input.sessionId,
       input.data,
       input.metadata,
@@ -188,71 +160,37 @@ export class MysqlBackend implements CheckpointBackend {
       input.idempotencyKey ?? null,
       input.now,
     ]);
-    switch (row!.status) {
-      case 'written':
-        return {
-          status: 'written',
-          seq: Number(row!.seq),
-          parent: row!.parent === null ? null : Number(row!.parent),
-        };
-      case 'conflict':
-        return { status: 'conflict', head: row!.head === null ? null : Number(row!.head) };
-      case 'replayed':
-        return {
-          status: 'replayed',
-          seq: Number(row!.seq),
-          checkpoint:
-            row!.data === null
-              ? null
-              : toCheckpoint({
-                  seq: Number(row!.seq),
-                  parent: row!.parent,
-                  created_at: row!.created_at!,
-                  metadata: row!.metadata!,
-                  data: row!.data,
-                }),
-        };
-    }
+    return appendResultFromRow(row!);
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const [row] = await this.#rows<LoadedRow>(this.#sql.load, [sessionId, seq]);
-    return row ? toCheckpoint(row) : null;
+    const [row] = await this.#rows<CheckpointRow>(this.#sql.load, [sessionId, seq]);
+    return row ? checkpointFromRow(row) : null;
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
-    const [row] = await this.#rows<SessionRow>(this.#sql.session, [sessionId]);
-    return row ? toSession(row) : null;
+    const [row] = await this.#rows<BinarySessionRow>(this.#sql.session, [sessionId]);
+    return row ? sessionFromBinaryRow(row) : null;
   }
 
   async listCheckpoints(
     sessionId: string,
     query: { beforeSeq: number | null; limit: number },
   ): Promise<StoredCheckpointInfo[]> {
-    const rows = await this.#rows<Omit<LoadedRow, 'data'>>(this.#sql.listCheckpoints, [
+    const rows = await this.#rows<CheckpointRow>(this.#sql.listCheckpoints, [
       sessionId,
       query.beforeSeq,
       query.beforeSeq,
       query.limit,
     ]);
-    return rows.map((r) => ({
-      seq: r.seq,
-      parent: r.parent,
-      metadata: r.metadata,
-      createdAt: r.created_at,
-    }));
+    return rows.map(checkpointInfoFromRow);
   }
 
   async lineage(
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ): Promise<StoredLineageEntry[]> {
-    const rows = await this.#rows<{
-      seq: number;
-      parent: number | null;
-      created_at: number;
-      transcript: string | null;
-    }>(this.#sql.lineage, [
+    const rows = await this.#rows<LineageRow>(this.#sql.lineage, [
       sessionId,
       query.fromSeq,
       sessionId,
@@ -261,12 +199,7 @@ export class MysqlBackend implements CheckpointBackend {
       query.transcript,
       sessionId,
     ]);
-    return rows.map((r) => ({
-      seq: r.seq,
-      parent: r.parent,
-      createdAt: r.created_at,
-      ...(r.transcript === null ? {} : { transcript: r.transcript }),
-    }));
+    return rows.map(lineageFromRow);
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
@@ -277,35 +210,17 @@ export class MysqlBackend implements CheckpointBackend {
       input.expectedHead ?? null,
       input.now,
     ]);
-    switch (row!.status) {
-      case 'done':
-        return { status: 'done' };
-      case 'conflict':
-        return { status: 'conflict', head: Number(row!.head) };
-      case 'no_session':
-        return { status: 'not_found', missing: 'session' };
-      default:
-        return { status: 'not_found', missing: 'seq' };
-    }
+    return rollbackResultFromRow(row!);
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    const [row] = await this.#rows<{ status: string; seq: number }>(this.#sql.fork, [
+    const [row] = await this.#rows<{ status: string; seq: number | null }>(this.#sql.fork, [
       input.sessionId,
       input.atSeq,
       input.newId,
       input.now,
     ]);
-    switch (row!.status) {
-      case 'done':
-        return { status: 'done', seq: Number(row!.seq) };
-      case 'exists':
-        return { status: 'exists' };
-      case 'no_session':
-        return { status: 'not_found', missing: 'session' };
-      default:
-        return { status: 'not_found', missing: 'seq' };
-    }
+    return forkResultFromRow(row!);
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
@@ -325,14 +240,14 @@ export class MysqlBackend implements CheckpointBackend {
     const { after } = query;
     const rows =
       after === null
-        ? await this.#rows<SessionRow>(this.#sql.sessionsFirst, [query.limit])
-        : await this.#rows<SessionRow>(this.#sql.sessionsAfter, [
+        ? await this.#rows<BinarySessionRow>(this.#sql.sessionsFirst, [query.limit])
+        : await this.#rows<BinarySessionRow>(this.#sql.sessionsAfter, [
             after.updatedAt,
             after.updatedAt,
             after.sessionId,
             query.limit,
           ]);
-    return rows.map(toSession);
+    return rows.map(sessionFromBinaryRow);
   }
 
   async stateGet(scope: string, key: string): Promise<string | undefined> {
@@ -375,7 +290,7 @@ export class MysqlBackend implements CheckpointBackend {
       query.after,
       query.limit,
     ]);
-    return rows.map((r) => text(r.k)!);
+    return rows.map((r) => text(r.k));
   }
 
   async close(): Promise<void> {

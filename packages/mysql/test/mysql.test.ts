@@ -1,4 +1,6 @@
 /** What is MySQL's alone: round trips, many connections, exact ids, schema versions, secrets. */
+
+import { countCalls, expectOneStatementPerOperation } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
 import { mysql } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
@@ -22,41 +24,9 @@ describe.skipIf(!available)('mysql', () => {
   it('sends one statement per operation, mutations included', async () => {
     const pool = mysql2.createPool({ uri: url });
     opened.push(pool);
-    let statements = 0;
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    (pool as unknown as { query: unknown }).query = (...args: unknown[]) => {
-      statements++;
-      return query(...args);
-    };
     const backend = mysql({ pool, namespace: freshNamespace() });
     await backend.ready();
-    const store = new CheckpointStore(backend);
-    const counted = async (what: string, op: () => Promise<unknown>) => {
-      statements = 0;
-      await op();
-      expect(statements, what).toBe(1);
-    };
-    await counted('checkpoint (new session)', () =>
-      store.checkpoint('s', 1, { transcript: ['a'] }),
-    );
-    await counted('checkpoint', () => store.checkpoint('s', 2, { metadata: { m: 1 } }));
-    await counted('checkpoint with expectedHead and key', () =>
-      store.checkpoint('s', 3, { expectedHead: 2, idempotencyKey: 'k' }),
-    );
-    await counted('idempotent retry', () => store.checkpoint('s', 3, { idempotencyKey: 'k' }));
-    await counted('load', () => store.load('s'));
-    await counted('info', () => store.info('s'));
-    await counted('history', () => store.history('s'));
-    await counted('list', () => store.list('s'));
-    await counted('transcript', () => store.transcript('s'));
-    await counted('rollback', () => store.rollback('s', 1));
-    await counted('fork', () => store.fork('s', { newId: 'f' }));
-    await counted('prune', () => store.prune('s', { keepLast: 1 }));
-    await counted('sessions', () => store.sessions());
-    await counted('delete', () => store.delete('f'));
-    await counted('state set', () => store.state('x').set('k', 1));
-    await counted('state get', () => store.state('x').get('k'));
-    await counted('state delete', () => store.state('x').delete('k'));
+    await expectOneStatementPerOperation(new CheckpointStore(backend), countCalls(pool, 'query'));
     await dropAndClose(backend);
   });
 

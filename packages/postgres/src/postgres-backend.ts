@@ -3,34 +3,34 @@
  * created (one round trip, one transaction); each read is one statement. Nothing depends on
  * session state between statements, so any pool or PgBouncer in transaction mode works.
  */
-import type {
-  AppendInput,
-  AppendResult,
-  CheckpointBackend,
-  ForkInput,
-  ForkResult,
-  RollbackInput,
-  RollbackResult,
-  SessionPosition,
-  StoredCheckpoint,
-  StoredCheckpointInfo,
-  StoredLineageEntry,
-  StoredSession,
+import {
+  type AppendInput,
+  type AppendResult,
+  type AppendRow,
+  appendResultFromRow,
+  type CheckpointBackend,
+  type CheckpointRow,
+  checkpointFromRow,
+  checkpointInfoFromRow,
+  type ForkInput,
+  type ForkResult,
+  forkResultFromRow,
+  type LineageRow,
+  lineageFromRow,
+  prefixUpperBound,
+  type RollbackInput,
+  type RollbackResult,
+  rollbackResultFromRow,
+  type SessionPosition,
+  type SessionRow,
+  type StoredCheckpoint,
+  type StoredCheckpointInfo,
+  type StoredLineageEntry,
+  type StoredSession,
+  sessionFromRow,
 } from '@ckpt/core';
-import { prefixUpperBound } from '@ckpt/core';
 import type pg from 'pg';
 import { type Connection, connect, migrate, type PostgresOptions, TYPES } from './connection.js';
-
-interface SessionRow {
-  id: string;
-  head: number;
-  checkpoints: number;
-  forked_from_id: string | null;
-  forked_from_seq: number | null;
-  metadata: string;
-  created_at: number;
-  updated_at: number;
-}
 
 // Every statement, in one place and readable on its own. `$n` are parameters.
 function statements(ns: string) {
@@ -67,39 +67,6 @@ function statements(ns: string) {
   };
 }
 
-function toSession(row: SessionRow): StoredSession {
-  return {
-    sessionId: row.id,
-    head: row.head,
-    checkpoints: row.checkpoints,
-    forkedFrom:
-      row.forked_from_id === null
-        ? null
-        : { sessionId: row.forked_from_id, seq: row.forked_from_seq as number },
-    metadata: row.metadata,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-interface LoadedRow {
-  seq: number;
-  parent: number | null;
-  created_at: number;
-  metadata: string;
-  data: string;
-}
-
-function toCheckpoint(row: LoadedRow): StoredCheckpoint {
-  return {
-    seq: row.seq,
-    parent: row.parent,
-    data: row.data,
-    metadata: row.metadata,
-    createdAt: row.created_at,
-  };
-}
-
 /** The PostgreSQL backend (see `postgres()`). */
 export class PostgresBackend implements CheckpointBackend {
   readonly name = 'postgres';
@@ -133,15 +100,7 @@ export class PostgresBackend implements CheckpointBackend {
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
-    const [row] = await this.#rows<{
-      status: 'written' | 'replayed' | 'conflict';
-      seq: number;
-      parent: number | null;
-      head: number | null;
-      data: string | null;
-      metadata: string | null;
-      created_at: number | null;
-    }>(this.#sql.append, [
+    const [row] = await this.#rows<AppendRow>(this.#sql.append, [
       input.sessionId,
       input.data,
       input.metadata,
@@ -151,71 +110,42 @@ export class PostgresBackend implements CheckpointBackend {
       input.idempotencyKey ?? null,
       input.now,
     ]);
-    switch (row!.status) {
-      case 'written':
-        return { status: 'written', seq: row!.seq, parent: row!.parent };
-      case 'conflict':
-        return { status: 'conflict', head: row!.head };
-      case 'replayed':
-        return {
-          status: 'replayed',
-          seq: row!.seq,
-          checkpoint:
-            row!.data === null
-              ? null
-              : toCheckpoint({
-                  ...row!,
-                  data: row!.data,
-                  metadata: row!.metadata!,
-                  created_at: row!.created_at!,
-                }),
-        };
-    }
+    return appendResultFromRow(row!);
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const [row] = await this.#rows<LoadedRow>(this.#sql.load, [sessionId, seq]);
-    return row ? toCheckpoint(row) : null;
+    const [row] = await this.#rows<CheckpointRow>(this.#sql.load, [sessionId, seq]);
+    return row ? checkpointFromRow(row) : null;
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
     const [row] = await this.#rows<SessionRow>(this.#sql.session, [sessionId]);
-    return row ? toSession(row) : null;
+    return row ? sessionFromRow(row) : null;
   }
 
   async listCheckpoints(
     sessionId: string,
     query: { beforeSeq: number | null; limit: number },
   ): Promise<StoredCheckpointInfo[]> {
-    const rows = await this.#rows<Omit<LoadedRow, 'data'>>(this.#sql.listCheckpoints, [
+    const rows = await this.#rows<CheckpointRow>(this.#sql.listCheckpoints, [
       sessionId,
       query.beforeSeq,
       query.limit,
     ]);
-    return rows.map((r) => ({
-      seq: r.seq,
-      parent: r.parent,
-      metadata: r.metadata,
-      createdAt: r.created_at,
-    }));
+    return rows.map(checkpointInfoFromRow);
   }
 
   async lineage(
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ): Promise<StoredLineageEntry[]> {
-    const rows = await this.#rows<{
-      seq: number;
-      parent: number | null;
-      created_at: number;
-      transcript: string | null;
-    }>(this.#sql.lineage, [sessionId, query.fromSeq, query.limit, query.transcript]);
-    return rows.map((r) => ({
-      seq: r.seq,
-      parent: r.parent,
-      createdAt: r.created_at,
-      ...(r.transcript === null ? {} : { transcript: r.transcript }),
-    }));
+    const rows = await this.#rows<LineageRow>(this.#sql.lineage, [
+      sessionId,
+      query.fromSeq,
+      query.limit,
+      query.transcript,
+    ]);
+    return rows.map(lineageFromRow);
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
@@ -226,35 +156,17 @@ export class PostgresBackend implements CheckpointBackend {
       input.expectedHead ?? null,
       input.now,
     ]);
-    switch (row!.status) {
-      case 'done':
-        return { status: 'done' };
-      case 'conflict':
-        return { status: 'conflict', head: row!.head };
-      case 'no_session':
-        return { status: 'not_found', missing: 'session' };
-      default:
-        return { status: 'not_found', missing: 'seq' };
-    }
+    return rollbackResultFromRow(row!);
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    const [row] = await this.#rows<{ status: string; seq: number }>(this.#sql.fork, [
+    const [row] = await this.#rows<{ status: string; seq: number | null }>(this.#sql.fork, [
       input.sessionId,
       input.atSeq,
       input.newId,
       input.now,
     ]);
-    switch (row!.status) {
-      case 'done':
-        return { status: 'done', seq: row!.seq };
-      case 'exists':
-        return { status: 'exists' };
-      case 'no_session':
-        return { status: 'not_found', missing: 'session' };
-      default:
-        return { status: 'not_found', missing: 'seq' };
-    }
+    return forkResultFromRow(row!);
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
@@ -279,7 +191,7 @@ export class PostgresBackend implements CheckpointBackend {
             query.after.sessionId,
             query.limit,
           ]);
-    return rows.map(toSession);
+    return rows.map(sessionFromRow);
   }
 
   async stateGet(scope: string, key: string): Promise<string | undefined> {

@@ -8,8 +8,11 @@ import {
   type AppendInput,
   type AppendResult,
   type CheckpointBackend,
+  checkpointFromRow,
+  checkpointInfoFromRow,
   type ForkInput,
   type ForkResult,
+  lineageFromRow,
   prefixUpperBound,
   type RollbackInput,
   type RollbackResult,
@@ -18,6 +21,7 @@ import {
   type StoredCheckpointInfo,
   type StoredLineageEntry,
   type StoredSession,
+  sessionFromRow,
 } from '@ckpt/core';
 import type Database from 'better-sqlite3';
 import { type OpenedDatabase, openDatabase, type SqliteOptions } from './open-database.js';
@@ -173,31 +177,6 @@ function statements(db: Database.Database, t: ReturnType<typeof tables>) {
   };
 }
 
-function toSession(row: SessionRow): StoredSession {
-  return {
-    sessionId: row.id,
-    head: row.head,
-    checkpoints: row.checkpoints,
-    forkedFrom:
-      row.forked_from_id === null
-        ? null
-        : { sessionId: row.forked_from_id, seq: row.forked_from_seq as number },
-    metadata: row.metadata,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function toCheckpoint(row: LoadedRow): StoredCheckpoint {
-  return {
-    seq: row.seq,
-    parent: row.parent,
-    data: row.data,
-    metadata: row.metadata,
-    createdAt: row.created_at,
-  };
-}
-
 /** The SQLite backend (see `sqlite()`). */
 export class SqliteBackend implements CheckpointBackend {
   readonly name = 'sqlite';
@@ -229,7 +208,11 @@ export class SqliteBackend implements CheckpointBackend {
         const seen = sql.idempotent.get(id, input.idempotencyKey) as { seq: number } | undefined;
         if (seen) {
           const row = sql.loadSeq.get(id, seen.seq) as LoadedRow | undefined;
-          return { status: 'replayed', seq: seen.seq, checkpoint: row ? toCheckpoint(row) : null };
+          return {
+            status: 'replayed',
+            seq: seen.seq,
+            checkpoint: row ? checkpointFromRow(row) : null,
+          };
         }
       }
       const head = session?.head ?? null;
@@ -341,12 +324,12 @@ export class SqliteBackend implements CheckpointBackend {
     const row = (
       seq === null ? this.#sql.loadHead.get(sessionId) : this.#sql.loadSeq.get(sessionId, seq)
     ) as LoadedRow | undefined;
-    return row ? toCheckpoint(row) : null;
+    return row ? checkpointFromRow(row) : null;
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
     const row = this.#sql.session.get(sessionId) as SessionRow | undefined;
-    return row ? toSession(row) : null;
+    return row ? sessionFromRow(row) : null;
   }
 
   async listCheckpoints(
@@ -358,12 +341,7 @@ export class SqliteBackend implements CheckpointBackend {
       before: query.beforeSeq,
       limit: query.limit,
     }) as Omit<LoadedRow, 'data'>[];
-    return rows.map((r) => ({
-      seq: r.seq,
-      parent: r.parent,
-      metadata: r.metadata,
-      createdAt: r.created_at,
-    }));
+    return rows.map(checkpointInfoFromRow);
   }
 
   async lineage(
@@ -377,12 +355,7 @@ export class SqliteBackend implements CheckpointBackend {
       created_at: number;
       transcript?: string;
     }[];
-    return rows.map((r) => ({
-      seq: r.seq,
-      parent: r.parent,
-      createdAt: r.created_at,
-      ...(r.transcript === undefined ? {} : { transcript: r.transcript }),
-    }));
+    return rows.map(lineageFromRow);
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
@@ -414,7 +387,7 @@ export class SqliteBackend implements CheckpointBackend {
             limit: query.limit,
           })
     ) as SessionRow[];
-    return rows.map(toSession);
+    return rows.map(sessionFromRow);
   }
 
   async stateGet(scope: string, key: string): Promise<string | undefined> {

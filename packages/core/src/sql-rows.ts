@@ -1,0 +1,160 @@
+/**
+ * Rows as the SQL backends (SQLite, PostgreSQL, MySQL) store and return them, and their
+ * mapping to the backend contract's types: written once here, so that the adapters keep
+ * only their SQL. Numbers may arrive as numbers or numeric strings, depending on the driver.
+ */
+import type {
+  AppendResult,
+  ForkResult,
+  RollbackResult,
+  StoredCheckpoint,
+  StoredCheckpointInfo,
+  StoredLineageEntry,
+  StoredSession,
+} from './backend.js';
+
+type Num = number | string;
+const num = (value: Num): number => Number(value);
+const numOrNull = (value: Num | null | undefined): number | null =>
+  value === null || value === undefined ? null : Number(value);
+
+/** A session row (snake_case columns). */
+export interface SessionRow {
+  id: string;
+  head: Num;
+  checkpoints: Num;
+  forked_from_id: string | null;
+  forked_from_seq: Num | null;
+  metadata: string;
+  created_at: Num;
+  updated_at: Num;
+}
+
+/** A checkpoint row, with `data` when it was read. */
+export interface CheckpointRow {
+  seq: Num;
+  parent: Num | null;
+  created_at: Num;
+  metadata: string;
+  data: string;
+}
+
+/** A step of a lineage walk; `transcript` null or absent when not asked for. */
+export interface LineageRow {
+  seq: Num;
+  parent: Num | null;
+  created_at: Num;
+  transcript?: string | null;
+}
+
+/** What an append procedure returns: a status and the columns that status needs. */
+export interface AppendRow {
+  status: 'written' | 'replayed' | 'conflict';
+  seq: Num | null;
+  parent: Num | null;
+  head?: Num | null;
+  data?: string | null;
+  metadata?: string | null;
+  created_at?: Num | null;
+}
+
+/** The session a row describes. */
+export function sessionFromRow(row: SessionRow): StoredSession {
+  return {
+    sessionId: row.id,
+    head: num(row.head),
+    checkpoints: num(row.checkpoints),
+    forkedFrom:
+      row.forked_from_id === null
+        ? null
+        : { sessionId: row.forked_from_id, seq: num(row.forked_from_seq as Num) },
+    metadata: row.metadata,
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+  };
+}
+
+/** The checkpoint a row describes. */
+export function checkpointFromRow(row: CheckpointRow): StoredCheckpoint {
+  return {
+    seq: num(row.seq),
+    parent: numOrNull(row.parent),
+    data: row.data,
+    metadata: row.metadata,
+    createdAt: num(row.created_at),
+  };
+}
+
+/** The checkpoint a row describes, without data. */
+export function checkpointInfoFromRow(row: Omit<CheckpointRow, 'data'>): StoredCheckpointInfo {
+  return {
+    seq: num(row.seq),
+    parent: numOrNull(row.parent),
+    metadata: row.metadata,
+    createdAt: num(row.created_at),
+  };
+}
+
+/** The lineage step a row describes. */
+export function lineageFromRow(row: LineageRow): StoredLineageEntry {
+  const entry: StoredLineageEntry = {
+    seq: num(row.seq),
+    parent: numOrNull(row.parent),
+    createdAt: num(row.created_at),
+  };
+  if (row.transcript !== null && row.transcript !== undefined) entry.transcript = row.transcript;
+  return entry;
+}
+
+/** The outcome of an append procedure. */
+export function appendResultFromRow(row: AppendRow): AppendResult {
+  switch (row.status) {
+    case 'written':
+      return { status: 'written', seq: num(row.seq as Num), parent: numOrNull(row.parent) };
+    case 'conflict':
+      return { status: 'conflict', head: numOrNull(row.head) };
+    case 'replayed':
+      return {
+        status: 'replayed',
+        seq: num(row.seq as Num),
+        checkpoint:
+          row.data === null || row.data === undefined
+            ? null
+            : checkpointFromRow({
+                seq: row.seq as Num,
+                parent: row.parent,
+                created_at: row.created_at as Num,
+                metadata: row.metadata as string,
+                data: row.data,
+              }),
+      };
+  }
+}
+
+/** The outcome of a rollback procedure: `done`, `conflict`, `no_session` or `no_seq`. */
+export function rollbackResultFromRow(row: { status: string; head: Num | null }): RollbackResult {
+  switch (row.status) {
+    case 'done':
+      return { status: 'done' };
+    case 'conflict':
+      return { status: 'conflict', head: numOrNull(row.head) };
+    case 'no_session':
+      return { status: 'not_found', missing: 'session' };
+    default:
+      return { status: 'not_found', missing: 'seq' };
+  }
+}
+
+/** The outcome of a fork procedure: `done`, `exists`, `no_session` or `no_seq`. */
+export function forkResultFromRow(row: { status: string; seq: Num | null }): ForkResult {
+  switch (row.status) {
+    case 'done':
+      return { status: 'done', seq: num(row.seq as Num) };
+    case 'exists':
+      return { status: 'exists' };
+    case 'no_session':
+      return { status: 'not_found', missing: 'session' };
+    default:
+      return { status: 'not_found', missing: 'seq' };
+  }
+}
