@@ -62,15 +62,34 @@ export function openDatabase(
   if (!inMemory) closeSync(openSync(options.path, constants.O_CREAT | constants.O_RDWR, 0o600));
   const db = new Database(options.path, { timeout: BUSY_TIMEOUT_MS });
   try {
-    if (!inMemory) db.pragma('journal_mode = WAL');
+    if (!inMemory) whileBusy(() => db.pragma('journal_mode = WAL'));
     db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
     db.pragma(`cache_size = -${CACHE_KIB}`);
-    migrate(db, namespace, versionKey, migrations(namespace));
+    whileBusy(() => migrate(db, namespace, versionKey, migrations(namespace)));
   } catch (err) {
     db.close();
     throw err;
   }
   return { db, namespace, synchronous };
+}
+
+/**
+ * Run `fn` again while SQLite reports the file busy, up to the busy timeout. Switching a new
+ * file to WAL fails at once, without waiting, when other processes open it at the same
+ * moment; opening is synchronous, so the wait between tries blocks too.
+ */
+function whileBusy<T>(fn: () => T): T {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return fn();
+    } catch (err) {
+      const busy = String((err as { code?: string }).code).startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() > deadline) throw err;
+      Atomics.wait(pause, 0, 0, 2 + Math.random() * 8);
+    }
+  }
 }
 
 function migrate(db: Database.Database, ns: string, versionKey: string, steps: string[]): void {
