@@ -18,6 +18,7 @@ import { type ContractContext, type ContractHarness, useContext } from './harnes
 export { type Direction, type FaultProxy, startFaultProxy } from './fault-proxy.js';
 export { type FaultReport, runFaultInjection } from './fault-runs.js';
 export type { ContractContext, ContractHarness } from './harness.js';
+export { expectDistinctSeqsFromManyWriters } from './many-writers.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
