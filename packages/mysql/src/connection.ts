@@ -1,7 +1,13 @@
 /** The pool a store runs on, and the schema migration that runs once when a store opens. */
-import { CkptError, checkNamespace, DEFAULT_MAX_PAYLOAD_BYTES, invalidArgument } from '@ckpt/core';
+import {
+  CkptError,
+  checkNamespace,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  invalidArgument,
+  migrationStart,
+} from '@ckpt/core';
 import mysql, { type Pool } from 'mysql2/promise';
-import { migrations, SCHEMA_VERSION, tables } from './schema.js';
+import { migrations, tables } from './schema.js';
 
 /** Options of `mysql()` and `mysqlKv()`: a connection string or an existing mysql2 pool. */
 export type MysqlOptions = ({ url: string } | { pool: Pool | { promise(): Pool } }) & {
@@ -62,28 +68,24 @@ export async function migrate(pool: Pool, ns: string): Promise<void> {
       [Object.values(t)],
     )) as unknown as [{ name: string }[]];
     const names = new Set(found.map((r) => r.name));
-    let current = 0;
-    if (names.has(t.meta)) {
-      const [rows] = (await conn.query(
-        `SELECT value FROM ${t.meta} WHERE k = 'schema_version'`,
-      )) as unknown as [{ value: string }[]];
-      current = rows.length === 0 ? Number.NaN : Number(rows[0]!.value);
-      if (!Number.isInteger(current) || current < 1) {
-        throw schemaError(
-          `tables of namespace '${ns}' record an unknown ckpt schema version; use another namespace`,
-        );
-      }
-    } else if (names.size > 0) {
-      throw schemaError(
-        `namespace '${ns}' holds tables that ckpt did not create (${[...names].join(', ')}); use another namespace`,
-      );
-    }
+    const recorded = names.has(t.meta)
+      ? (
+          (await conn.query(
+            `SELECT value FROM ${t.meta} WHERE k = 'schema_version'`,
+          )) as unknown as [{ value: string }[]]
+        )[0]
+      : undefined;
     const steps = migrations(ns);
-    if (current > steps.length) {
-      throw schemaError(
-        `namespace '${ns}' has ckpt schema version ${current}, newer than the ${SCHEMA_VERSION} this @ckpt/mysql knows; upgrade @ckpt/mysql`,
-      );
-    }
+    const current = migrationStart(
+      {
+        hasMeta: names.has(t.meta),
+        recorded: recorded && (recorded[0]?.value ?? null),
+        ownTables: [...names].filter((name) => name !== t.meta),
+      },
+      steps.length,
+      `namespace '${ns}'`,
+      '@ckpt/mysql',
+    );
     if (current === 0) {
       await conn.query(
         `CREATE TABLE ${t.meta} (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL) ENGINE=InnoDB`,
@@ -100,8 +102,4 @@ export async function migrate(pool: Pool, ns: string): Promise<void> {
     await conn.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => {});
     conn.release();
   }
-}
-
-function schemaError(message: string): CkptError {
-  return new CkptError('SCHEMA', `${message}.`);
 }

@@ -2,9 +2,9 @@
  * The pool a store runs on, the per-query type parsing it needs, and the schema migration
  * that runs once when a store opens.
  */
-import { CkptError, checkNamespace, invalidArgument } from '@ckpt/core';
+import { checkNamespace, invalidArgument, migrationStart } from '@ckpt/core';
 import pg from 'pg';
-import { migrations, SCHEMA_VERSION, TABLES } from './schema.js';
+import { migrations, TABLES } from './schema.js';
 
 /** Options of `postgres()` and `postgresKv()`: a connection string or an existing pool. */
 export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
@@ -63,28 +63,22 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
       [ns, TABLES],
     );
     const names = new Set(found.rows.map((r) => r.tablename));
-    let current = 0;
-    if (names.has('meta')) {
-      const row = await client.query<{ value: string }>(
-        `SELECT value FROM ${ns}.meta WHERE key = 'schema_version'`,
-      );
-      current = row.rows.length === 0 ? Number.NaN : Number(row.rows[0]!.value);
-      if (!Number.isInteger(current) || current < 1) {
-        throw schemaError(
-          `schema '${ns}' records an unknown ckpt schema version; use another namespace`,
-        );
-      }
-    } else if (names.size > 0) {
-      throw schemaError(
-        `schema '${ns}' holds tables that ckpt did not create (${[...names].join(', ')}); use another namespace`,
-      );
-    }
+    const recorded = names.has('meta')
+      ? await client.query<{ value: string }>(
+          `SELECT value FROM ${ns}.meta WHERE key = 'schema_version'`,
+        )
+      : undefined;
     const steps = migrations(ns);
-    if (current > steps.length) {
-      throw schemaError(
-        `schema '${ns}' has ckpt schema version ${current}, newer than the ${SCHEMA_VERSION} this @ckpt/postgres knows; upgrade @ckpt/postgres`,
-      );
-    }
+    const current = migrationStart(
+      {
+        hasMeta: names.has('meta'),
+        recorded: recorded && (recorded.rows[0]?.value ?? null),
+        ownTables: [...names].filter((name) => name !== 'meta'),
+      },
+      steps.length,
+      `schema '${ns}'`,
+      '@ckpt/postgres',
+    );
     if (current === 0) {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${ns}`);
       await client.query(`CREATE TABLE ${ns}.meta (key text PRIMARY KEY, value text NOT NULL)`);
@@ -102,8 +96,4 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
   } finally {
     client.release();
   }
-}
-
-function schemaError(message: string): CkptError {
-  return new CkptError('SCHEMA', `${message}.`);
 }

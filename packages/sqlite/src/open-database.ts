@@ -3,7 +3,7 @@
  * the chosen `synchronous` level, a busy timeout, and its schema migrated under a write lock.
  */
 import { closeSync, constants, openSync } from 'node:fs';
-import { CkptError, checkNamespace, invalidArgument } from '@ckpt/core';
+import { checkNamespace, invalidArgument, migrationStart } from '@ckpt/core';
 import Database from 'better-sqlite3';
 import { tables } from './schema.js';
 
@@ -109,29 +109,19 @@ function migrate(db: Database.Database, ns: string, versionKey: string, steps: s
     const row = db.prepare(`SELECT value FROM ${meta} WHERE key = ?`).get(versionKey) as
       | { value: string }
       | undefined;
-    const current = row === undefined ? 0 : Number(row.value);
-    if (row === undefined && !hasMeta && existing.length > 0) {
-      throw schemaError(
-        `namespace '${ns}' holds tables that ckpt did not create (${existing.map((t) => t.name).join(', ')}); use another namespace or another file`,
-      );
-    }
-    if (!Number.isInteger(current) || current < 0) {
-      throw schemaError(
-        `namespace '${ns}' records an unknown schema version ${JSON.stringify(row?.value)}; use another namespace or another file`,
-      );
-    }
-    if (current > latest) {
-      throw schemaError(
-        `namespace '${ns}' has schema version ${current}, newer than the ${latest} this @ckpt/sqlite knows; upgrade @ckpt/sqlite`,
-      );
-    }
+    const current = migrationStart(
+      {
+        hasMeta,
+        recorded: row?.value,
+        ownTables: existing.map((t) => t.name).filter((name) => name !== meta),
+      },
+      latest,
+      `namespace '${ns}'`,
+      '@ckpt/sqlite',
+    );
     for (let v = current; v < latest; v++) db.exec(steps[v]!);
     db.prepare(
       `INSERT INTO ${meta} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
     ).run(versionKey, String(latest));
   }).immediate();
-}
-
-function schemaError(message: string): CkptError {
-  return new CkptError('SCHEMA', `${message}.`);
 }
