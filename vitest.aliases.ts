@@ -8,6 +8,7 @@ export const workspaceAliases = {
   '@ckpt/memory': src('./packages/memory/src/index.ts'),
   '@ckpt/sqlite': src('./packages/sqlite/src/index.ts'),
   '@ckpt/postgres': src('./packages/postgres/src/index.ts'),
+  '@ckpt/redis': src('./packages/redis/src/index.ts'),
   '@ckpt/mysql': src('./packages/mysql/src/index.ts'),
   '@ckpt/contract-tests': src('./contract-tests/src/index.ts'),
 };

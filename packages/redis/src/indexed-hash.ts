@@ -1,0 +1,52 @@
+/**
+ * Values in a hash, with a sorted set of their keys beside it (all scores 0, so Redis orders
+ * them by their bytes, which for UTF-8 is code point order). State scopes and the KV store are
+ * both this. Writes change both keys in one script; prefix listings are one ZRANGEBYLEX.
+ */
+import type { IndexedHashKeys } from './keys.js';
+import type { RedisClient } from './script.js';
+import { indexedCompareAndSet, indexedDelete, indexedSet } from './scripts.js';
+
+// No valid UTF-8 text holds the byte 0xff, so `prefix` + 0xff is above every key that starts
+// with `prefix` and below every other key above `prefix`.
+const ABOVE_ALL_TEXT = Buffer.from([0xff]);
+
+export class IndexedHash {
+  readonly #keys: readonly [string, string];
+
+  constructor(
+    readonly client: RedisClient,
+    keys: IndexedHashKeys,
+  ) {
+    this.#keys = [keys.values, keys.index];
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    return (await this.client.hget(this.#keys[0], key)) ?? undefined;
+  }
+
+  async set(key: string, value: string): Promise<void> {
+    await indexedSet.run(this.client, this.#keys, [key, value]);
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return (await indexedDelete.run<number>(this.client, this.#keys, [key])) === 1;
+  }
+
+  async compareAndSet(key: string, expected: string | null, value: string): Promise<boolean> {
+    const args = expected === null ? [key, '0', '', value] : [key, '1', expected, value];
+    return (await indexedCompareAndSet.run<number>(this.client, this.#keys, args)) === 1;
+  }
+
+  /** Keys starting with `prefix`, after `after` (null: from the first), ascending, at most `limit`. */
+  async keys(prefix: string, after: string | null, limit: number): Promise<string[]> {
+    const from = Buffer.from(prefix, 'utf8');
+    const past = after === null ? null : Buffer.from(after, 'utf8');
+    const min =
+      past !== null && Buffer.compare(past, from) >= 0
+        ? Buffer.concat([Buffer.from('('), past])
+        : Buffer.concat([Buffer.from('['), from]);
+    const max = prefix === '' ? '+' : Buffer.concat([Buffer.from('('), from, ABOVE_ALL_TEXT]);
+    return this.client.zrangebylex(this.#keys[1], min, max, 'LIMIT', 0, limit);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The key layout. Every key starts with the namespace. A session's keys, and the slice of the
+ * session catalog that lists it, share one hash tag: the session's shard's. So every
+ * mutation touches keys of one slot only and runs as one script on Redis Cluster, catalog
+ * included. Ids, scopes and KV keys are written in hex of their UTF-8 bytes, so no character
+ * of an id (`:`, `{`, `}`, `*`, `?`, `[`, `\` …) can reach another key or widen a `SCAN MATCH`.
+ */
+
+/**
+ * Sessions (and state scopes) spread over this many hash tags. Listing sessions reads one
+ * catalog slice per shard, so the number trades cluster balance against listing cost; it is
+ * part of the layout and never changes for a namespace.
+ */
+export const SHARDS = 16;
+
+/**
+ * The hash tag of each shard, chosen so that shard n hashes into slots [1024 n, 1024 n + 1023]:
+ * a cluster whose masters hold equal runs of slots (as `redis-cli --cluster create` makes
+ * them) gets an equal share of the shards.
+ */
+export const SHARD_TAGS = [
+  '00-23',
+  '01-20',
+  '02-10',
+  '03-13',
+  '04-2',
+  '05-1',
+  '06-60',
+  '07-63',
+  '08-10',
+  '09-13',
+  '10-3',
+  '11-0',
+  '12-11',
+  '13-12',
+  '14-40',
+  '15-43',
+] as const;
+
+/** Hex of the UTF-8 bytes: only [0-9a-f], ordered as the bytes are. */
+export function hex(text: string): string {
+  return Buffer.from(text, 'utf8').toString('hex');
+}
+
+/** The text whose UTF-8 bytes `encoded` spells in hex. */
+export function unhex(encoded: string): string {
+  return Buffer.from(encoded, 'hex').toString('utf8');
+}
+
+/** FNV-1a over the UTF-8 bytes, reduced to a shard number. */
+export function shardOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % SHARDS;
+}
+
+function shardPrefix(ns: string, shard: number): string {
+  return `${ns}:{${SHARD_TAGS[shard]}}`;
+}
+
+/** The catalog slice of `shard`: a sorted set of `<updatedAt>:<hex id>`, all with score 0. */
+export function catalogKey(ns: string, shard: number): string {
+  return `${shardPrefix(ns, shard)}:sessions`;
+}
+
+/** The keys of one session, in the order the scripts take them. */
+export interface SessionKeys {
+  /** Hash: head, last, count, created, updated, fid, fseq. */
+  session: string;
+  /** Hash seq → `<parent> <createdAt> <metadata>`. */
+  info: string;
+  /** Hash seq → data. */
+  data: string;
+  /** Hash seq → transcript items, only for checkpoints that have some. */
+  transcript: string;
+  /** Sorted set of the stored seqs, each scored by itself. */
+  seqs: string;
+  /** Hash idempotency key → seq. */
+  idempotency: string;
+  /** The catalog slice that lists the session. */
+  catalog: string;
+  /** The id in hex, as the catalog spells it. */
+  hexId: string;
+}
+
+export function sessionKeys(ns: string, sessionId: string): SessionKeys {
+  const shard = shardOf(sessionId);
+  const hexId = hex(sessionId);
+  const at = `${shardPrefix(ns, shard)}:`;
+  return {
+    session: `${at}s:${hexId}`,
+    info: `${at}i:${hexId}`,
+    data: `${at}d:${hexId}`,
+    transcript: `${at}t:${hexId}`,
+    seqs: `${at}q:${hexId}`,
+    idempotency: `${at}k:${hexId}`,
+    catalog: catalogKey(ns, shard),
+    hexId,
+  };
+}
+
+/** A hash of values and the sorted set of their keys that orders them (see IndexedHash). */
+export interface IndexedHashKeys {
+  values: string;
+  index: string;
+}
+
+/** The values of one state scope. */
+export function stateKeys(ns: string, scope: string): IndexedHashKeys {
+  const at = `${shardPrefix(ns, shardOf(scope))}:`;
+  const hexScope = hex(scope);
+  return { values: `${at}v:${hexScope}`, index: `${at}x:${hexScope}` };
+}
+
+/**
+ * The entries of `redisKv`. They share one hash tag, so that a write and the index that
+ * `list` reads change in one script; the KV store lives on one cluster node.
+ */
+export function kvKeys(ns: string): IndexedHashKeys {
+  return { values: `${ns}:{${ns}:kv}:values`, index: `${ns}:{${ns}:kv}:keys` };
+}
+
+/** A `SCAN MATCH` pattern for every key of the namespace (namespaces are `[a-z0-9_]`). */
+export function namespacePattern(ns: string): string {
+  return `${ns}:*`;
+}

@@ -1,0 +1,293 @@
+/**
+ * The native Redis backend. Each mutation is one Lua script on the slot of its session; each
+ * read is one script or command. Fork is the exception on a cluster, where source and copy
+ * may live on different nodes: it reads the source in one script, then publishes the whole
+ * copy in one script on the new id's slot (see the README).
+ */
+import {
+  type AppendInput,
+  type AppendResult,
+  appendResultFromRow,
+  type CheckpointBackend,
+  type ForkInput,
+  type ForkResult,
+  forkResultFromRow,
+  type RollbackInput,
+  type RollbackResult,
+  rollbackResultFromRow,
+  type SessionPosition,
+  type StoredCheckpoint,
+  type StoredCheckpointInfo,
+  type StoredLineageEntry,
+  type StoredSession,
+} from '@ckpt/core';
+import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
+import { IndexedHash } from './indexed-hash.js';
+import { catalogKey, type SessionKeys, SHARDS, sessionKeys, stateKeys, unhex } from './keys.js';
+import type { RedisClient } from './script.js';
+import * as lua from './scripts.js';
+
+type Reply = (string | null)[];
+
+/** Milliseconds as the scripts store them: 15 digits, so that text order is time order. */
+const padTime = (ms: number) => String(ms).padStart(15, '0');
+const seqArg = (seq: number | null | undefined) =>
+  seq === null || seq === undefined ? '' : String(seq);
+
+/** A checkpoint's info text, `<parent> <createdAt> <metadata>`, taken apart. */
+function parseInfo(info: string): { parent: number | null; createdAt: number; metadata: string } {
+  const first = info.indexOf(' ');
+  const second = info.indexOf(' ', first + 1);
+  return {
+    parent: first === 0 ? null : Number(info.slice(0, first)),
+    createdAt: Number(info.slice(first + 1, second)),
+    metadata: info.slice(second + 1),
+  };
+}
+
+function checkpoint(seq: string, info: string, data: string): StoredCheckpoint {
+  return { seq: Number(seq), ...parseInfo(info), data };
+}
+
+/** The Redis backend (see `redis()`). */
+export class RedisBackend implements CheckpointBackend {
+  readonly name = 'redis';
+  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  readonly namespace: string;
+  /** The client commands run on. */
+  readonly client: RedisClient;
+  readonly #connection: Connection;
+
+  constructor(options: RedisOptions) {
+    this.#connection = connect(options);
+    this.client = this.#connection.client;
+    this.namespace = this.#connection.namespace;
+  }
+
+  #keys(sessionId: string): SessionKeys {
+    return sessionKeys(this.namespace, sessionId);
+  }
+
+  async append(input: AppendInput): Promise<AppendResult> {
+    const k = this.#keys(input.sessionId);
+    const [status, seq, third, data] = await lua.append.run<Reply>(
+      this.client,
+      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
+      [
+        input.data,
+        input.metadata,
+        input.transcript,
+        input.expectedHead === undefined ? '0' : '1',
+        seqArg(input.expectedHead),
+        input.idempotencyKey === undefined ? '0' : '1',
+        input.idempotencyKey ?? '',
+        padTime(input.now),
+        k.hexId,
+      ],
+    );
+    if (status === 'replayed') {
+      return {
+        status,
+        seq: Number(seq),
+        checkpoint: third ? checkpoint(seq!, third, data!) : null,
+      };
+    }
+    // written: seq, parent; conflict: head (in the second place)
+    return appendResultFromRow({
+      status: status as 'written' | 'conflict',
+      seq: seq ?? null,
+      parent: third ?? null,
+      head: seq ?? null,
+    });
+  }
+
+  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
+    const k = this.#keys(sessionId);
+    const found = await lua.load.run<Reply | null>(
+      this.client,
+      [k.session, k.info, k.data],
+      [seqArg(seq)],
+    );
+    return found ? checkpoint(found[0]!, found[1]!, found[2]!) : null;
+  }
+
+  async session(sessionId: string): Promise<StoredSession | null> {
+    const k = this.#keys(sessionId);
+    const found = await lua.describe.run<Reply | null>(this.client, [k.session, k.info], []);
+    if (!found) return null;
+    const [head, count, fid, fseq, created, updated, headInfo] = found;
+    return {
+      sessionId,
+      head: Number(head),
+      checkpoints: Number(count),
+      forkedFrom: fid == null ? null : { sessionId: fid, seq: Number(fseq) },
+      metadata: headInfo ? parseInfo(headInfo).metadata : '{}',
+      createdAt: Number(created),
+      updatedAt: Number(updated),
+    };
+  }
+
+  async listCheckpoints(
+    sessionId: string,
+    query: { beforeSeq: number | null; limit: number },
+  ): Promise<StoredCheckpointInfo[]> {
+    const k = this.#keys(sessionId);
+    const pairs = await lua.listCheckpoints.run<string[]>(
+      this.client,
+      [k.seqs, k.info],
+      [seqArg(query.beforeSeq), query.limit],
+    );
+    const out: StoredCheckpointInfo[] = [];
+    for (let n = 0; n < pairs.length; n += 2) {
+      out.push({ seq: Number(pairs[n]), ...parseInfo(pairs[n + 1]!) });
+    }
+    return out;
+  }
+
+  async lineage(
+    sessionId: string,
+    query: { fromSeq: number | null; limit: number; transcript: boolean },
+  ): Promise<StoredLineageEntry[]> {
+    const k = this.#keys(sessionId);
+    const flat = await lua.lineage.run<string[]>(
+      this.client,
+      [k.session, k.info, k.transcript],
+      [seqArg(query.fromSeq), query.limit, query.transcript ? '1' : '0'],
+    );
+    const width = query.transcript ? 4 : 3;
+    const out: StoredLineageEntry[] = [];
+    for (let n = 0; n < flat.length; n += width) {
+      const entry: StoredLineageEntry = {
+        seq: Number(flat[n]),
+        parent: flat[n + 1] === '' ? null : Number(flat[n + 1]),
+        createdAt: Number(flat[n + 2]),
+      };
+      if (query.transcript) entry.transcript = flat[n + 3]!;
+      out.push(entry);
+    }
+    return out;
+  }
+
+  async rollback(input: RollbackInput): Promise<RollbackResult> {
+    const k = this.#keys(input.sessionId);
+    const [status, head] = await lua.rollback.run<Reply>(
+      this.client,
+      [k.session, k.info, k.catalog],
+      [
+        String(input.seq),
+        input.expectedHead === undefined ? '0' : '1',
+        seqArg(input.expectedHead),
+        padTime(input.now),
+        k.hexId,
+      ],
+    );
+    return rollbackResultFromRow({ status: status!, head: head ?? null });
+  }
+
+  async fork(input: ForkInput): Promise<ForkResult> {
+    const from = this.#keys(input.sessionId);
+    const [status, at, ...chain] = await lua.forkRead.run<Reply>(
+      this.client,
+      [from.session, from.info, from.data, from.transcript],
+      [seqArg(input.atSeq)],
+    );
+    if (status !== 'found') return forkResultFromRow({ status: status!, seq: null });
+    const to = this.#keys(input.newId);
+    const published = await lua.forkWrite.run<string>(
+      this.client,
+      [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog],
+      [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
+    );
+    return forkResultFromRow({ status: published, seq: at! });
+  }
+
+  async prune(sessionId: string, keepLast: number): Promise<number> {
+    const k = this.#keys(sessionId);
+    return lua.prune.run<number>(
+      this.client,
+      [k.session, k.info, k.data, k.transcript, k.seqs],
+      [keepLast],
+    );
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    const k = this.#keys(sessionId);
+    const deleted = await lua.deleteSession.run<number>(
+      this.client,
+      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
+      [k.hexId],
+    );
+    return deleted === 1;
+  }
+
+  /**
+   * Each catalog slice is ordered like the listing, so the page is the top `limit` of the
+   * slices' own top `limit`s. The sessions are then described one by one; one deleted in
+   * between is left out.
+   */
+  async sessions(query: {
+    after: SessionPosition | null;
+    limit: number;
+  }): Promise<StoredSession[]> {
+    const { after, limit } = query;
+    const below =
+      after === null ? '+' : `(${padTime(after.updatedAt)}:${this.#keys(after.sessionId).hexId}`;
+    const slices = await Promise.all(
+      Array.from({ length: SHARDS }, (_, shard) =>
+        this.client.zrevrangebylex(
+          catalogKey(this.namespace, shard),
+          below,
+          '-',
+          'LIMIT',
+          0,
+          limit,
+        ),
+      ),
+    );
+    // Members are ASCII, so JavaScript's string order is their byte order.
+    const page = slices
+      .flat()
+      .sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))
+      .slice(0, limit);
+    const sessions = await Promise.all(
+      page.map((member) => this.session(unhex(member.slice(member.indexOf(':') + 1)))),
+    );
+    return sessions.filter((s): s is StoredSession => s !== null);
+  }
+
+  #state(scope: string): IndexedHash {
+    return new IndexedHash(this.client, stateKeys(this.namespace, scope));
+  }
+
+  stateGet(scope: string, key: string): Promise<string | undefined> {
+    return this.#state(scope).get(key);
+  }
+
+  stateSet(scope: string, key: string, value: string): Promise<void> {
+    return this.#state(scope).set(key, value);
+  }
+
+  stateDelete(scope: string, key: string): Promise<boolean> {
+    return this.#state(scope).delete(key);
+  }
+
+  stateCompareAndSet(
+    scope: string,
+    key: string,
+    expected: string | null,
+    value: string,
+  ): Promise<boolean> {
+    return this.#state(scope).compareAndSet(key, expected, value);
+  }
+
+  stateKeys(
+    scope: string,
+    query: { prefix: string; after: string | null; limit: number },
+  ): Promise<string[]> {
+    return this.#state(scope).keys(query.prefix, query.after, query.limit);
+  }
+
+  close(): Promise<void> {
+    return disconnect(this.#connection);
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Every Lua script, one per operation. Each runs atomically on the server, touching only the
+ * keys it is given (all in one slot: see keys.ts). Seqs travel as decimal strings; times as
+ * 15-digit zero-padded milliseconds, so that the catalog's members sort by time as text.
+ * A checkpoint's info is `<parent> <createdAt> <metadata>` (parent empty for the first).
+ */
+import { Script } from './script.js';
+
+// KEYS: session info data transcript seqs idempotency catalog
+// ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId
+export const append = new Script(`
+local session, info, data, transcript, seqs, idem, catalog =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+if ARGV[6] == '1' then
+  local seq = redis.call('HGET', idem, ARGV[7])
+  if seq then
+    return {'replayed', seq, redis.call('HGET', info, seq), redis.call('HGET', data, seq)}
+  end
+end
+local current = redis.call('HMGET', session, 'head', 'updated')
+local head, updated = current[1], current[2]
+if ARGV[4] == '1' and (head or '') ~= ARGV[5] then return {'conflict', head} end
+local seq = redis.call('HINCRBY', session, 'last', 1)
+if head then
+  redis.call('ZREM', catalog, updated .. ':' .. ARGV[9])
+  redis.call('HINCRBY', session, 'count', 1)
+  redis.call('HSET', session, 'head', seq, 'updated', ARGV[8])
+else
+  redis.call('HSET', session, 'head', seq, 'count', 1, 'created', ARGV[8], 'updated', ARGV[8])
+end
+redis.call('ZADD', catalog, 0, ARGV[8] .. ':' .. ARGV[9])
+redis.call('HSET', info, seq, (head or '') .. ' ' .. ARGV[8] .. ' ' .. ARGV[2])
+redis.call('HSET', data, seq, ARGV[1])
+if ARGV[3] ~= '[]' then redis.call('HSET', transcript, seq, ARGV[3]) end
+redis.call('ZADD', seqs, seq, seq)
+if ARGV[6] == '1' then redis.call('HSET', idem, ARGV[7], seq) end
+return {'written', seq, head}
+`);
+
+// KEYS: session info data. ARGV: seq ('' for the head)
+export const load = new Script(`
+local seq = ARGV[1]
+if seq == '' then
+  seq = redis.call('HGET', KEYS[1], 'head')
+  if not seq then return false end
+end
+local info = redis.call('HGET', KEYS[2], seq)
+if not info then return false end
+return {seq, info, redis.call('HGET', KEYS[3], seq)}
+`);
+
+// KEYS: session info. Returns head count fid fseq created updated headInfo, or nil.
+export const describe = new Script(`
+local fields = redis.call('HMGET', KEYS[1], 'head', 'count', 'fid', 'fseq', 'created', 'updated')
+if not fields[1] then return false end
+fields[7] = redis.call('HGET', KEYS[2], fields[1])
+return fields
+`);
+
+// KEYS: seqs info. ARGV: beforeSeq ('' for none) limit. Returns seq, info pairs, newest first.
+export const listCheckpoints = new Script(`
+local below = ARGV[1] == '' and '+inf' or ('(' .. ARGV[1])
+local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], below, '-inf', 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for n, seq in ipairs(found) do
+  out[2 * n - 1] = seq
+  out[2 * n] = redis.call('HGET', KEYS[2], seq)
+end
+return out
+`);
+
+// KEYS: session info transcript. ARGV: fromSeq ('' for the head) limit withTranscript.
+// Returns seq, parent, createdAt (and transcript) for each step, newest first.
+export const lineage = new Script(`
+local seq = ARGV[1]
+if seq == '' then seq = redis.call('HGET', KEYS[1], 'head') end
+local limit, withTranscript, out, steps = tonumber(ARGV[2]), ARGV[3] == '1', {}, 0
+while seq and steps < limit do
+  local info = redis.call('HGET', KEYS[2], seq)
+  if not info then break end
+  local first = string.find(info, ' ', 1, true)
+  local second = string.find(info, ' ', first + 1, true)
+  local parent = string.sub(info, 1, first - 1)
+  out[#out + 1] = seq
+  out[#out + 1] = parent
+  out[#out + 1] = string.sub(info, first + 1, second - 1)
+  if withTranscript then out[#out + 1] = redis.call('HGET', KEYS[3], seq) or '[]' end
+  steps = steps + 1
+  seq = parent ~= '' and parent or nil
+end
+return out
+`);
+
+// KEYS: session info catalog. ARGV: seq expectFlag expectedHead now hexId
+export const rollback = new Script(`
+local current = redis.call('HMGET', KEYS[1], 'head', 'updated')
+if not current[1] then return {'no_session'} end
+if ARGV[2] == '1' and current[1] ~= ARGV[3] then return {'conflict', current[1]} end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return {'no_seq'} end
+redis.call('ZREM', KEYS[3], current[2] .. ':' .. ARGV[5])
+redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4])
+redis.call('ZADD', KEYS[3], 0, ARGV[4] .. ':' .. ARGV[5])
+return {'done'}
+`);
+
+// KEYS: session info data transcript. ARGV: atSeq ('' for the head).
+// Returns 'found', atSeq, then seq, info, data, transcript (or nil) for atSeq and each ancestor.
+export const forkRead = new Script(`
+local head = redis.call('HGET', KEYS[1], 'head')
+if not head then return {'no_session'} end
+local seq = ARGV[1] == '' and head or ARGV[1]
+if redis.call('HEXISTS', KEYS[2], seq) == 0 then return {'no_seq'} end
+local out = {'found', seq}
+while seq do
+  local info = redis.call('HGET', KEYS[2], seq)
+  if not info then break end
+  out[#out + 1] = seq
+  out[#out + 1] = info
+  out[#out + 1] = redis.call('HGET', KEYS[3], seq)
+  out[#out + 1] = redis.call('HGET', KEYS[4], seq)
+  local parent = string.sub(info, 1, string.find(info, ' ', 1, true) - 1)
+  seq = parent ~= '' and parent or nil
+end
+return out
+`);
+
+// KEYS: session info data transcript seqs catalog.
+// ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) per checkpoint.
+// The whole copy appears at once, or not at all: the publishing step on the new id's slot.
+export const forkWrite = new Script(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+local copied = 0
+for k = 5, #ARGV, 4 do
+  local seq = ARGV[k]
+  redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
+  redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
+  if ARGV[k + 3] ~= '' then redis.call('HSET', KEYS[4], seq, ARGV[k + 3]) end
+  redis.call('ZADD', KEYS[5], seq, seq)
+  copied = copied + 1
+end
+redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
+  'created', ARGV[1], 'updated', ARGV[1], 'fid', ARGV[3], 'fseq', ARGV[4])
+redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
+return 'done'
+`);
+
+// KEYS: session info data transcript seqs. ARGV: keepLast
+export const prune = new Script(`
+local head = redis.call('HGET', KEYS[1], 'head')
+if not head then return 0 end
+local removed = 0
+for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], tonumber(ARGV[1]), -1)) do
+  if seq ~= head then
+    redis.call('HDEL', KEYS[2], seq)
+    redis.call('HDEL', KEYS[3], seq)
+    redis.call('HDEL', KEYS[4], seq)
+    redis.call('ZREM', KEYS[5], seq)
+    removed = removed + 1
+  end
+end
+if removed > 0 then redis.call('HINCRBY', KEYS[1], 'count', -removed) end
+return removed
+`);
+
+// KEYS: session info data transcript seqs idempotency catalog. ARGV: hexId
+export const deleteSession = new Script(`
+local updated = redis.call('HGET', KEYS[1], 'updated')
+if not updated then return 0 end
+redis.call('ZREM', KEYS[7], updated .. ':' .. ARGV[1])
+redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+return 1
+`);
+
+// An indexed hash (state scopes, the KV store): values in a hash, their keys in a sorted set
+// (all scores 0, so it orders them by bytes) for prefix listings. KEYS: values index.
+
+// ARGV: key value
+export const indexedSet = new Script(`
+if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
+return 1
+`);
+
+// ARGV: key. Returns 1 when it was there.
+export const indexedDelete = new Script(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+`);
+
+// ARGV: key expectFlag ('0': must be absent) expected value. Returns 1 when written.
+export const indexedCompareAndSet = new Script(`
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] == '0' then
+  if current then return 0 end
+elseif current ~= ARGV[3] then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+if not current then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
+return 1
+`);

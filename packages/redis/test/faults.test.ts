@@ -1,0 +1,89 @@
+/** Connections cut at random bytes: checkpoints resolved by idempotent retries, forks all or nothing. */
+
+import { type Direction, runFaultInjection, startFaultProxy } from '@ckpt/contract-tests';
+import { CheckpointStore } from '@ckpt/core';
+import { redis } from '@ckpt/redis';
+import { describe, expect, it } from 'vitest';
+import { admin, available, dropNamespace, freshNamespace, keysOf, url } from './support.js';
+
+async function throughProxy() {
+  const server = new URL(url);
+  const proxy = await startFaultProxy({ host: server.hostname, port: Number(server.port || 6379) });
+  const viaProxy = new URL(url);
+  viaProxy.port = String(proxy.port);
+  const backend = redis({ url: viaProxy.toString(), namespace: freshNamespace() });
+  return { proxy, backend, store: new CheckpointStore(backend) };
+}
+
+describe.skipIf(!available)('redis under connection faults', () => {
+  it('stores each of 200 cut checkpoint calls exactly once after retrying with its key', async () => {
+    const { proxy, backend, store } = await throughProxy();
+    try {
+      const report = await runFaultInjection({ store, proxy, runs: 200 });
+      console.info('redis fault runs:', JSON.stringify(report));
+      expect(report).toMatchObject({ runs: 200, lost: 0, duplicated: 0, consistent: true });
+      expect(report.cuts).toBeGreaterThan(150);
+      expect(report.failedFirst).toBeGreaterThan(50);
+      // Some cuts fell after the script ran but before its reply, and the retry found the checkpoint.
+      expect(report.committedBeforeCut).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await proxy.close();
+      await dropNamespace(admin(), backend.namespace);
+    }
+  }, 180_000);
+
+  it('leaves a fork cut at any byte either whole or absent, never half-made', async () => {
+    const { proxy, backend, store } = await throughProxy();
+    const direct = new CheckpointStore(redis({ url, namespace: backend.namespace }));
+    try {
+      for (let i = 1; i <= 30; i++) {
+        await direct.checkpoint('source', { i, padding: 'x'.repeat(500) }, { transcript: [i] });
+      }
+      const whole = await direct.history('source');
+      const items = (await direct.transcript('source', { limit: 100 })).items;
+      await store.fork('source', { newId: 'warm' }); // connected, and both scripts cached
+      proxy.resetCounts();
+      await store.fork('source', { newId: 'measure' });
+      const size = { ...proxy.counts };
+      // Cuts all along the request (the copy never arrives whole), and in the last bytes of
+      // the reply (the copy was published, only its answer is lost).
+      const cuts: [Direction, number][] = [
+        ...Array.from({ length: 40 }, (_, n): [Direction, number] => [
+          'toServer',
+          Math.floor((size.toServer * n) / 40),
+        ]),
+        ...Array.from({ length: 10 }, (_, n): [Direction, number] => [
+          'toClient',
+          size.toClient - 1 - n,
+        ]),
+      ];
+      let made = 0;
+      for (const [run, [direction, bytes]] of cuts.entries()) {
+        const newId = `copy-${run}`;
+        await backend.client.ping(); // reconnected after the last cut, handshake done
+        proxy.cutAfter(bytes, direction);
+        await store.fork('source', { newId }).catch(() => {});
+        expect(proxy.fired).toBe(true);
+        proxy.disarm();
+        const info = await direct.info(newId);
+        const hexId = Buffer.from(newId).toString('hex');
+        const keys = (await keysOf(admin(), backend.namespace)).filter((k) => k.endsWith(hexId));
+        if (info === null) {
+          expect(keys).toEqual([]);
+        } else {
+          made++;
+          expect(info).toMatchObject({ head: 30, checkpoints: 30 });
+          expect(await direct.history(newId)).toEqual(whole);
+          expect((await direct.transcript(newId, { limit: 100 })).items).toEqual(items);
+        }
+      }
+      expect(made).toBe(10);
+    } finally {
+      await store.close();
+      await direct.close();
+      await proxy.close();
+      await dropNamespace(admin(), backend.namespace);
+    }
+  }, 60_000);
+});

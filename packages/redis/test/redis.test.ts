@@ -1,0 +1,216 @@
+/** What is Redis's alone: scripts per call, NOSCRIPT, key encoding, clients, many writers, errors. */
+
+import { expectDistinctSeqsFromManyWriters, ODD_IDS } from '@ckpt/contract-tests';
+import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
+import { type RedisBackend, redis } from '@ckpt/redis';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SHARD_TAGS, SHARDS, shardOf } from '../src/keys.js';
+import * as lua from '../src/scripts.js';
+import {
+  admin,
+  available,
+  dropNamespace,
+  freshBackend,
+  freshNamespace,
+  keysOf,
+  url,
+} from './support.js';
+
+// Clients the tests open themselves; a backend never quits a client it was given.
+const opened: Redis[] = [];
+afterAll(async () => {
+  for (const client of opened) await client.quit();
+});
+function ownClient(): Redis {
+  const client = new Redis(url);
+  opened.push(client);
+  return client;
+}
+
+async function dropAndClose(backend: RedisBackend): Promise<void> {
+  await backend.close();
+  await dropNamespace(admin(), backend.namespace);
+}
+
+/** Record the name of every command `client` sends from now on. */
+function recordCommands(client: Redis): { names: string[] } {
+  const log = { names: [] as string[] };
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }, stream?: unknown) => {
+    log.names.push(command.name.toLowerCase());
+    return send(command as never, stream as never);
+  }) as typeof client.sendCommand;
+  return log;
+}
+
+describe.skipIf(!available)('redis', () => {
+  it('runs each mutation as one script call and each read as one command or script', async () => {
+    const client = ownClient();
+    const backend = redis({ client, namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    // Connected, and every script cached, so that only the operations' own commands count.
+    for (const script of Object.values(lua)) await client.script('LOAD', script.source);
+    const log = recordCommands(client);
+    const operations: [string, () => Promise<unknown>, string[]][] = [
+      [
+        'checkpoint (new session)',
+        () => store.checkpoint('s', 1, { transcript: ['a'] }),
+        ['evalsha'],
+      ],
+      ['checkpoint', () => store.checkpoint('s', 2, { metadata: { m: 1 } }), ['evalsha']],
+      [
+        'checkpoint with expectedHead and key',
+        () => store.checkpoint('s', 3, { expectedHead: 2, idempotencyKey: 'k' }),
+        ['evalsha'],
+      ],
+      ['idempotent retry', () => store.checkpoint('s', 3, { idempotencyKey: 'k' }), ['evalsha']],
+      ['load', () => store.load('s'), ['evalsha']],
+      ['load seq', () => store.load('s', 1), ['evalsha']],
+      ['info', () => store.info('s'), ['evalsha']],
+      ['history', () => store.history('s'), ['evalsha']],
+      ['list', () => store.list('s'), ['evalsha']],
+      ['transcript', () => store.transcript('s'), ['evalsha']],
+      ['rollback', () => store.rollback('s', 1), ['evalsha']],
+      // Read the source in one script, publish the copy in one script on the new id's slot.
+      ['fork', () => store.fork('s', { newId: 'f' }), ['evalsha', 'evalsha']],
+      ['prune', () => store.prune('s', { keepLast: 1 }), ['evalsha']],
+      ['delete', () => store.delete('f'), ['evalsha']],
+      ['state set', () => store.state('x').set('k', 1), ['evalsha']],
+      ['state get', () => store.state('x').get('k'), ['hget']],
+      ['state keys', () => store.state('x').keys(), ['zrangebylex']],
+      [
+        'state update',
+        () => store.state('x').update('k', (v) => Number(v) + 1),
+        ['hget', 'evalsha'],
+      ],
+      ['state delete', () => store.state('x').delete('k'), ['evalsha']],
+    ];
+    for (const [what, op, expected] of operations) {
+      log.names.length = 0;
+      await op();
+      expect(log.names, `commands sent by ${what}`).toEqual(expected);
+    }
+    // A sessions page reads one catalog slice per shard, then describes each session listed.
+    log.names.length = 0;
+    await store.sessions();
+    expect(log.names.filter((n) => n === 'zrevrangebylex')).toHaveLength(SHARDS);
+    expect(log.names.filter((n) => n === 'evalsha')).toHaveLength(1);
+    await dropAndClose(backend);
+  });
+
+  it('never sends KEYS, even for listings', async () => {
+    const client = ownClient();
+    const backend = redis({ client, namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    const log = recordCommands(client);
+    for (let i = 0; i < 30; i++) await store.checkpoint(`s${i}`, i);
+    await store.state('x').set('a', 1);
+    let cursor: string | null = null;
+    let listed = 0;
+    do {
+      const page = await store.sessions({ limit: 7, cursor });
+      listed += page.items.length;
+      cursor = page.cursor;
+    } while (cursor);
+    expect(listed).toBe(30);
+    await store.state('x').keys({ prefix: 'a' });
+    expect(log.names).not.toContain('keys');
+    await dropAndClose(backend);
+  });
+
+  it('sends a script whole once after the server forgot it (NOSCRIPT), then by its hash again', async () => {
+    const client = ownClient();
+    const backend = redis({ client, namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    await store.checkpoint('s', 1);
+    await client.script('FLUSH');
+    const log = recordCommands(client);
+    expect((await store.checkpoint('s', 2)).seq).toBe(2);
+    expect(log.names).toEqual(['evalsha', 'eval']);
+    log.names.length = 0;
+    expect((await store.checkpoint('s', 3)).seq).toBe(3);
+    expect(log.names).toEqual(['evalsha']);
+    await dropAndClose(backend);
+  });
+
+  it('writes every id in hex under its shard tag, so no character of an id reaches a key name', async () => {
+    const backend = freshBackend();
+    const store = new CheckpointStore(backend);
+    for (const id of ODD_IDS) {
+      await store.checkpoint(id, { id }, { transcript: ['t'], idempotencyKey: 'k' });
+      await store.state(id).set(id, 1);
+    }
+    const keys = await keysOf(admin(), backend.namespace);
+    const tags = SHARD_TAGS.join('|');
+    const layout = new RegExp(`^${backend.namespace}:\\{(${tags})\\}:(sessions|[a-z]:[0-9a-f]+)$`);
+    for (const key of keys) expect(key).toMatch(layout);
+    // One session's keys: six kinds, all under the shard tag of its id.
+    const id = 'a:{b}*?[c]\\';
+    await store.checkpoint(id, 1, { transcript: ['t'], idempotencyKey: 'k' });
+    const hexId = Buffer.from(id).toString('hex');
+    const own = (await keysOf(admin(), backend.namespace)).filter((k) => k.endsWith(`:${hexId}`));
+    expect(own).toHaveLength(6);
+    for (const key of own) expect(key).toContain(`{${SHARD_TAGS[shardOf(id)]}}`);
+    await dropAndClose(backend);
+  });
+
+  it('leaves a client it was given open, and quits one it opened', async () => {
+    const client = ownClient();
+    const given = redis({ client, namespace: freshNamespace() });
+    await new CheckpointStore(given).checkpoint('s', 1);
+    await given.close();
+    expect(await client.ping()).toBe('PONG');
+    await dropNamespace(admin(), given.namespace);
+
+    const owned = freshBackend();
+    await new CheckpointStore(owned).checkpoint('s', 1);
+    await owned.close();
+    expect(owned.client.status).toBe('end');
+    await dropNamespace(admin(), owned.namespace);
+  });
+
+  it('gives 16 connections x 100 checkpoints on one session 1,600 distinct seqs', async () => {
+    const first = freshBackend();
+    const others = Array.from({ length: 15 }, () => redis({ url, namespace: first.namespace }));
+    await expectDistinctSeqsFromManyWriters([first, ...others], 100);
+    for (const b of others) await b.close();
+    await dropAndClose(first);
+  }, 60_000);
+
+  it('opens from a URL with openStore, namespace included', async () => {
+    const namespace = freshNamespace();
+    const store = await openStore(`${url}?namespace=${namespace}`);
+    await store.checkpoint('s', { via: 'url' });
+    expect((await keysOf(admin(), namespace)).length).toBeGreaterThan(0);
+    await store.close();
+    await dropNamespace(admin(), namespace);
+  });
+
+  it('fails with BACKEND, not a hang, when the server cannot be reached, and hides the password', async () => {
+    const backend = redis({ url: 'redis://:hunter2@127.0.0.1:1', namespace: freshNamespace() });
+    const err = await new CheckpointStore(backend).load('s').catch((e: unknown) => e);
+    expect(isCkptError(err, 'BACKEND')).toBe(true);
+    expect((err as Error).message).not.toContain('hunter2');
+    await backend.close();
+  });
+
+  it('refuses options without a url or client with INVALID_ARGUMENT', () => {
+    for (const options of [undefined, {}, { url: '' }, { url: 42 }]) {
+      let err: unknown;
+      try {
+        redis(options as never);
+      } catch (e) {
+        err = e;
+      }
+      expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+    }
+    let err: unknown;
+    try {
+      redis({ url, namespace: 'Bad-Name' });
+    } catch (e) {
+      err = e;
+    }
+    expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+  });
+});

@@ -1,0 +1,91 @@
+/** Shared by the Redis tests: the single server and the cluster, fresh namespaces, cleanup. */
+import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+import { type RedisClient, type RedisOptions, redis } from '@ckpt/redis';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll } from 'vitest';
+import { CLIENT_OPTIONS } from '../src/connection.js';
+
+export const url = serviceUrl('redis');
+
+/** The cluster's seed nodes (scripts/start-redis-cluster.sh starts three masters on 7000-7002). */
+export const clusterUrl = process.env.CKPT_TEST_REDIS_CLUSTER_URL || 'redis://127.0.0.1:7000';
+
+/** Whether the single server answers. */
+export const available = await serviceAvailable(`Redis at ${url}`, async () => {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  await client.connect();
+  await client.quit();
+});
+
+/** Whether the cluster answers with every slot served. */
+export const clusterAvailable = await serviceAvailable(
+  `Redis Cluster at ${clusterUrl} (scripts/start-redis-cluster.sh)`,
+  async () => {
+    const client = new Redis(clusterUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    await client.connect();
+    const info = await client.cluster('INFO');
+    await client.quit();
+    if (!String(info).includes('cluster_state:ok')) throw new Error('cluster_state is not ok');
+  },
+);
+
+/** A new client on the cluster; the caller quits it. */
+export function clusterClient(): Cluster {
+  const seed = new URL(clusterUrl);
+  return new Cluster([{ host: seed.hostname, port: Number(seed.port || 7000) }], {
+    redisOptions: CLIENT_OPTIONS,
+  });
+}
+
+let made = 0;
+/** A namespace no other test or run uses. */
+export function freshNamespace(): string {
+  return `t${process.pid}_${made++}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** The masters that hold a client's keys: the client itself, or every master of a cluster. */
+export function masters(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+/** Every key of `namespace`, found with SCAN on every master. */
+export async function keysOf(client: RedisClient, namespace: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const node of masters(client)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${namespace}:*`, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return found;
+}
+
+/** Remove every key of `namespace`. */
+export async function dropNamespace(client: RedisClient, namespace: string): Promise<void> {
+  for (const key of await keysOf(client, namespace)) await client.unlink(key);
+}
+
+// Cleanup runs on clients of its own: a test may have closed the backend's.
+const admins = new Map<string, RedisClient>();
+afterAll(async () => {
+  for (const client of admins.values()) await client.quit();
+  admins.clear();
+});
+
+/** A client for cleanup on the single server (`cluster` false) or the cluster. */
+export function admin(cluster = false): RedisClient {
+  const key = cluster ? 'cluster' : 'single';
+  let client = admins.get(key);
+  if (!client) {
+    client = cluster ? clusterClient() : new Redis(url);
+    admins.set(key, client);
+  }
+  return client;
+}
+
+/** A backend on the single server in a fresh namespace. */
+export function freshBackend(options: Partial<RedisOptions> = {}) {
+  return redis({ url, namespace: freshNamespace(), ...options } as RedisOptions);
+}
