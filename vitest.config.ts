@@ -4,7 +4,11 @@ import { workspaceAliases } from './vitest.aliases.js';
 export default defineConfig({
   resolve: { alias: workspaceAliases },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'contract-tests/test/**/*.test.ts'],
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'contract-tests/test/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The JSON report is what CI counts from (.ci/summary.mjs).

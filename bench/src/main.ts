@@ -2,9 +2,10 @@
  * `pnpm bench`: every backend against its raw driver, its scaling, and its peers, side by side
  * in one run. Prints tables and writes bench/results/latest.json.
  *   CKPT_BENCH_QUICK=1          a short run (smaller plans and databases)
- *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres,mysql)
+ *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres,mysql,redis)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
+ *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { Plan } from './measure.js';
 import { benchMysql, mysqlSettings } from './mysql.js';
 import { benchPostgres, postgresSettings } from './postgres.js';
+import { benchRedis, redisSettings } from './redis.js';
 import { printTable, type Row, writeJson } from './report.js';
 import type { Sizes } from './scenarios.js';
 import { benchSqlite, sqliteSettings } from './sqlite.js';
@@ -24,9 +26,10 @@ const plan: Plan = quick
 const large: Sizes = quick
   ? { sessions: 10_000, checkpoints: 2_000 }
   : { sessions: 100_000, checkpoints: 10_000 };
-const backends = (process.env.CKPT_BENCH_BACKENDS ?? 'sqlite,postgres,mysql').split(',');
+const backends = (process.env.CKPT_BENCH_BACKENDS ?? 'sqlite,postgres,mysql,redis').split(',');
 const postgresUrl = process.env.CKPT_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const mysqlUrl = process.env.CKPT_TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306/test';
+const redisUrl = process.env.CKPT_TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ckpt-bench-'));
@@ -45,6 +48,10 @@ async function main() {
     if (backends.includes('mysql')) {
       settings.mysql = await mysqlSettings(mysqlUrl);
       rows.push(...(await benchMysql(mysqlUrl, plan, large)));
+    }
+    if (backends.includes('redis')) {
+      settings.redis = await redisSettings(redisUrl);
+      rows.push(...(await benchRedis(redisUrl, plan, large)));
     }
     console.log('durability settings:', JSON.stringify(settings));
     printTable(

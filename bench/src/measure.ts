@@ -6,7 +6,8 @@
 /** One way of doing the operation being measured. */
 export interface Variant {
   name: string;
-  op: () => unknown;
+  /** One operation, by caller number `caller` (0 when there is one caller). */
+  op: (caller: number) => unknown;
 }
 
 /** What one variant measured. */
@@ -23,33 +24,50 @@ export interface Plan {
   rounds: number;
   perRound: number;
   warmup: number;
+  /** Callers running the operations at once (default 1); each makes `perRound` per round. */
+  callers?: number;
 }
 
 /** Measure `variants` side by side; returns the stats of each by name. */
 export async function interleaved(variants: Variant[], plan: Plan): Promise<Map<string, Stats>> {
   const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-  for (const v of variants) for (let i = 0; i < plan.warmup; i++) await v.op();
+  const wall = new Map<string, number>(variants.map((v) => [v.name, 0]));
+  const callers = Array.from({ length: plan.callers ?? 1 }, (_, caller) => caller);
+  for (const v of variants) {
+    await Promise.all(
+      callers.map(async (c) => {
+        for (let i = 0; i < plan.warmup; i++) await v.op(c);
+      }),
+    );
+  }
   for (let round = 0; round < plan.rounds; round++) {
     for (let k = 0; k < variants.length; k++) {
       const v = variants[(round + k) % variants.length]!;
       const out = samples.get(v.name)!;
-      for (let i = 0; i < plan.perRound; i++) {
-        const start = process.hrtime.bigint();
-        await v.op();
-        out.push(Number(process.hrtime.bigint() - start) / 1000);
-      }
+      const began = process.hrtime.bigint();
+      await Promise.all(
+        callers.map(async (caller) => {
+          for (let i = 0; i < plan.perRound; i++) {
+            const start = process.hrtime.bigint();
+            await v.op(caller);
+            out.push(Number(process.hrtime.bigint() - start) / 1000);
+          }
+        }),
+      );
+      wall.set(v.name, wall.get(v.name)! + Number(process.hrtime.bigint() - began) / 1000);
     }
   }
-  return new Map([...samples].map(([name, s]) => [name, summarise(s)]));
+  return new Map([...samples].map(([name, s]) => [name, summarise(s, wall.get(name)!)]));
 }
 
-function summarise(samples: number[]): Stats {
+/** Throughput from the wall time (callers overlap); latencies from each operation's own. */
+function summarise(samples: number[], wallUs: number): Stats {
   const sorted = samples.slice().sort((a, b) => a - b);
   const total = samples.reduce((a, b) => a + b, 0);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
   return {
     ops: samples.length,
-    opsPerSec: (samples.length / total) * 1e6,
+    opsPerSec: (samples.length / wallUs) * 1e6,
     meanUs: total / samples.length,
     p50Us: at(0.5),
     p99Us: at(0.99),

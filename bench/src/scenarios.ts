@@ -12,6 +12,8 @@ export interface RawDriver {
   insert(encoded: string): Promise<unknown> | unknown;
   /** Read the bytes stored under `key`. */
   select(key: unknown): Promise<string> | string;
+  /** What the two are called in the table (default: raw INSERT, raw SELECT). */
+  names?: { insert: string; select: string };
 }
 
 function row(
@@ -23,41 +25,58 @@ function row(
   base: Stats | null,
   ratioTo: string | null,
   target: string | null,
+  by: 'median' | 'throughput' = 'median',
 ): Row {
-  // Medians: a per-operation time that one slow fsync or GC pause does not swing.
-  const ratio = base ? stats.p50Us / base.p50Us : null;
+  // Medians: a per-operation time that one slow fsync or GC pause does not swing. With many
+  // callers at once, latency is mostly queueing, so the time per operation is 1 / throughput.
+  const ratio = !base
+    ? null
+    : by === 'median'
+      ? stats.p50Us / base.p50Us
+      : base.opsPerSec / stats.opsPerSec;
   return { group, operation, backend, variant, stats, ratio, ratioTo, target };
 }
 
-/** checkpoint and load of 1 KiB and 64 KiB against the raw INSERT and SELECT of the same bytes. */
+/**
+ * checkpoint and load of 1 KiB and 64 KiB against the raw INSERT and SELECT of the same bytes;
+ * with `callers` > 1, that many callers at once, each on a session of its own.
+ */
 export async function versusRaw(
   backend: string,
   store: CheckpointStore,
   raw: RawDriver,
   plan: Plan,
   targets: { checkpoint: string; load: string },
+  callers = 1,
 ): Promise<Row[]> {
   const rows: Row[] = [];
+  const by = callers > 1 ? 'throughput' : 'median';
+  const { insert: rawWrite, select: rawRead } = raw.names ?? {
+    insert: 'raw INSERT',
+    select: 'raw SELECT',
+  };
+  const at = { ...plan, callers };
   for (const size of [1 * KIB, 64 * KIB]) {
     const data = agentState(size);
     const encoded = JSON.stringify(data);
-    const label = `${size / KIB} KiB`;
-    const session = `vs-raw-${size}-${Date.now()}`;
+    const label = `${size / KIB} KiB${callers > 1 ? `, ${callers} callers` : ''}`;
+    const session = (caller: number) => `vs-raw-${size}-${caller}-${Date.now()}`;
+    const sessions = Array.from({ length: callers }, (_, caller) => session(caller));
     const write = await interleaved(
       [
-        { name: 'ckpt', op: () => store.checkpoint(session, data) },
+        { name: 'ckpt', op: (caller) => store.checkpoint(sessions[caller]!, data) },
         { name: 'raw', op: () => raw.insert(encoded) },
       ],
-      plan,
+      at,
     );
     const key = await raw.insert(encoded);
     const read = await interleaved(
       [
-        { name: 'ckpt', op: () => store.load(session) },
+        { name: 'ckpt', op: (caller) => store.load(sessions[caller]!) },
         { name: 'raw', op: () => raw.select(key) },
         { name: 'raw+parse', op: async () => JSON.parse(await raw.select(key)) },
       ],
-      plan,
+      at,
     );
     const [w, r] = [write, read].map((m) => (name: string) => m.get(name)!);
     rows.push(
@@ -68,19 +87,11 @@ export async function versusRaw(
         'ckpt',
         w!('ckpt'),
         w!('raw'),
-        'raw INSERT',
+        rawWrite,
         targets.checkpoint,
+        by,
       ),
-      row(
-        'vs raw driver',
-        backend,
-        `checkpoint ${label}`,
-        'raw INSERT',
-        w!('raw'),
-        null,
-        null,
-        null,
-      ),
+      row('vs raw driver', backend, `checkpoint ${label}`, rawWrite, w!('raw'), null, null, null),
       row(
         'vs raw driver',
         backend,
@@ -88,19 +99,21 @@ export async function versusRaw(
         'ckpt',
         r!('ckpt'),
         r!('raw'),
-        'raw SELECT',
+        rawRead,
         targets.load,
+        by,
       ),
-      row('vs raw driver', backend, `load ${label}`, 'raw SELECT', r!('raw'), null, null, null),
+      row('vs raw driver', backend, `load ${label}`, rawRead, r!('raw'), null, null, null),
       row(
         'vs raw driver',
         backend,
         `load ${label}`,
-        'raw SELECT + JSON.parse',
+        `${rawRead} + JSON.parse`,
         r!('raw+parse'),
         r!('raw'),
-        'raw SELECT',
+        rawRead,
         null,
+        by,
       ),
     );
   }

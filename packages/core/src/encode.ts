@@ -27,41 +27,66 @@ function kindOf(value: object): string {
   return name ? `an instance of ${name}` : 'an object with a custom prototype';
 }
 
-function check(value: unknown, path: string, ancestors: object[]): void {
+/**
+ * Where the walk is: the keys from the root down. The path text is only built for an error,
+ * so that checking a large value costs no string building per element.
+ */
+interface Walk {
+  root: string;
+  keys: (string | number)[];
+  ancestors: object[];
+}
+
+function pathOf(walk: Walk): string {
+  let path = walk.root;
+  for (const key of walk.keys)
+    path = typeof key === 'number' ? `${path}[${key}]` : childPath(path, key);
+  return path;
+}
+
+function check(value: unknown, walk: Walk): void {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) throw refuse(path, String(value));
+      if (!Number.isFinite(value)) throw refuse(pathOf(walk), String(value));
       return;
     case 'undefined':
-      throw refuse(path, 'undefined');
+      throw refuse(pathOf(walk), 'undefined');
     case 'bigint':
-      throw refuse(path, 'a bigint (store it as a string)');
+      throw refuse(pathOf(walk), 'a bigint (store it as a string)');
     case 'symbol':
-      throw refuse(path, 'a symbol');
+      throw refuse(pathOf(walk), 'a symbol');
     case 'function':
-      throw refuse(path, 'a function');
+      throw refuse(pathOf(walk), 'a function');
   }
   if (value === null) return;
   const obj = value as object;
-  if (ancestors.includes(obj)) throw refuse(path, 'a circular reference');
+  const { keys, ancestors } = walk;
+  if (ancestors.includes(obj)) throw refuse(pathOf(walk), 'a circular reference');
   ancestors.push(obj);
   if (Array.isArray(obj)) {
     for (let i = 0; i < obj.length; i++) {
-      const itemPath = `${path}[${i}]`;
-      if (!(i in obj)) throw refuse(itemPath, 'a hole in an array (undefined)');
-      check(obj[i], itemPath, ancestors);
+      keys.push(i);
+      if (!(i in obj)) throw refuse(pathOf(walk), 'a hole in an array (undefined)');
+      check(obj[i], walk);
+      keys.pop();
     }
   } else {
     const proto = Object.getPrototypeOf(obj);
-    if (proto !== Object.prototype && proto !== null) throw refuse(path, kindOf(obj));
-    if (Object.getOwnPropertySymbols(obj).length > 0) throw refuse(path, 'keyed by a symbol');
+    if (proto !== Object.prototype && proto !== null) throw refuse(pathOf(walk), kindOf(obj));
+    if (Object.getOwnPropertySymbols(obj).length > 0) {
+      throw refuse(pathOf(walk), 'keyed by a symbol');
+    }
     for (const key of Object.keys(obj)) {
       const item = (obj as Record<string, unknown>)[key];
       // Dropped on encoding, as JSON.stringify does.
-      if (item !== undefined) check(item, childPath(path, key), ancestors);
+      if (item !== undefined) {
+        keys.push(key);
+        check(item, walk);
+        keys.pop();
+      }
     }
   }
   ancestors.pop();
@@ -70,7 +95,7 @@ function check(value: unknown, path: string, ancestors: object[]): void {
 /** Check a value against the JSON rules and encode it; `path` names it in errors. */
 export function encodeJson(value: unknown, path: string): string {
   try {
-    check(value, path, []);
+    check(value, { root: path, keys: [], ancestors: [] });
   } catch (err) {
     if (err instanceof RangeError) {
       throw invalidArgument(path, `${path} is nested too deeply to encode.`);

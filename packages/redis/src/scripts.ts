@@ -17,16 +17,17 @@ if ARGV[6] == '1' then
     return {'replayed', seq, redis.call('HGET', info, seq), redis.call('HGET', data, seq)}
   end
 end
-local current = redis.call('HMGET', session, 'head', 'updated')
-local head, updated = current[1], current[2]
+local current = redis.call('HMGET', session, 'head', 'last', 'count', 'updated')
+local head = current[1]
 if ARGV[4] == '1' and (head or '') ~= ARGV[5] then return {'conflict', head} end
-local seq = redis.call('HINCRBY', session, 'last', 1)
+local seq = (tonumber(current[2]) or 0) + 1
 if head then
-  redis.call('ZREM', catalog, updated .. ':' .. ARGV[9])
-  redis.call('HINCRBY', session, 'count', 1)
-  redis.call('HSET', session, 'head', seq, 'updated', ARGV[8])
+  redis.call('ZREM', catalog, current[4] .. ':' .. ARGV[9])
+  redis.call('HSET', session, 'head', seq, 'last', seq, 'count', tonumber(current[3]) + 1,
+    'updated', ARGV[8])
 else
-  redis.call('HSET', session, 'head', seq, 'count', 1, 'created', ARGV[8], 'updated', ARGV[8])
+  redis.call('HSET', session, 'head', seq, 'last', seq, 'count', 1,
+    'created', ARGV[8], 'updated', ARGV[8])
 end
 redis.call('ZADD', catalog, 0, ARGV[8] .. ':' .. ARGV[9])
 redis.call('HSET', info, seq, (head or '') .. ' ' .. ARGV[8] .. ' ' .. ARGV[2])

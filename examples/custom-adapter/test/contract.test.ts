@@ -1,0 +1,28 @@
+// The contract suite against the JSON file store, exactly as @ckpt/contract-tests' README
+// tells an adapter's author to run it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runContractTests } from '@ckpt/contract-tests';
+import { kvBackend } from '@ckpt/core';
+import { afterAll } from 'vitest';
+import { jsonFileKv } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-json-file-kv-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const files = new WeakMap<object, string>();
+const open = (file: string) => {
+  const backend = kvBackend(jsonFileKv({ file, latencyMs: 1 }));
+  files.set(backend, file);
+  return backend;
+};
+
+runContractTests({
+  name: 'json-file-kv',
+  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true },
+  create: () => open(join(dir, `${crypto.randomUUID()}.json`)),
+  // Another "connection": a second store on the same file.
+  connect: (backend) => open(files.get(backend)!),
+  modelRuns: 50,
+});
