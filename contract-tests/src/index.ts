@@ -1,6 +1,10 @@
 /**
  * The contract suite every ckpt backend must pass. Call `runContractTests(harness)` inside a
- * vitest test file; it registers one `describe` block with every case.
+ * vitest test file; it registers one `describe` block with every case. Also the helpers of
+ * server backends' tests: the fault proxy, fault runs, round-trip counting.
+ *
+ * @packageDocumentation
+ * @module @ckpt/contract-tests
  */
 import { describe } from 'vitest';
 import { checkpointCases } from './cases/checkpoints.js';

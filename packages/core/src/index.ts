@@ -1,3 +1,9 @@
+/**
+ * The `CheckpointStore` API, its errors, the KV contract with `kvBackend`, `openStore(url)` and the native backend interface.
+ *
+ * @packageDocumentation
+ * @module @ckpt/core
+ */
 export type {
   AppendInput,
   AppendResult,

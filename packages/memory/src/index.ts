@@ -1,3 +1,9 @@
+/**
+ * The in-memory backend and KV store: the reference implementation, for tests and demos.
+ *
+ * @packageDocumentation
+ * @module @ckpt/memory
+ */
 import { MemoryBackend, type MemoryOptions } from './memory-backend.js';
 
 export { MemoryBackend, type MemoryOptions } from './memory-backend.js';

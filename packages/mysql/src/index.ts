@@ -1,3 +1,9 @@
+/**
+ * The MySQL 8 / MariaDB 10.11+ backend and KV store on mysql2.
+ *
+ * @packageDocumentation
+ * @module @ckpt/mysql
+ */
 import type { MysqlOptions } from './connection.js';
 import { MysqlBackend } from './mysql-backend.js';
 

@@ -1,3 +1,9 @@
+/**
+ * The PostgreSQL backend and KV store on pg: one round trip per mutation, pooler-safe.
+ *
+ * @packageDocumentation
+ * @module @ckpt/postgres
+ */
 import type { PostgresOptions } from './connection.js';
 import { PostgresBackend } from './postgres-backend.js';
 

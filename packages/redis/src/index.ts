@@ -1,3 +1,9 @@
+/**
+ * The Redis backend and KV store on ioredis: one Lua script per mutation, Redis Cluster ready.
+ *
+ * @packageDocumentation
+ * @module @ckpt/redis
+ */
 import type { RedisOptions } from './connection.js';
 import { RedisBackend } from './redis-backend.js';
 

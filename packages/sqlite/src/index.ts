@@ -1,3 +1,9 @@
+/**
+ * The SQLite backend and KV store on better-sqlite3: one file, WAL, crash-safe.
+ *
+ * @packageDocumentation
+ * @module @ckpt/sqlite
+ */
 import type { SqliteOptions } from './open-database.js';
 import { SqliteBackend } from './sqlite-backend.js';
 

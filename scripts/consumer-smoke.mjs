@@ -1,0 +1,172 @@
+#!/usr/bin/env node
+// `pnpm test:consumer`: what a user gets from npm. Packs every published package, installs
+// the tarballs with npm into fresh projects outside the workspace, then
+//   1. imports each package from ESM and requires it from CJS, with a checkpoint round trip
+//      on every backend (the servers' URLs as in the tests: CKPT_TEST_*_URL or the defaults);
+//   2. runs examples/custom-adapter's contract tests against the installed @ckpt/core and
+//      @ckpt/contract-tests, as an outside author would.
+// Prints each tarball's files and size. Exits non-zero on the first failure.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'ckpt-consumer-'));
+const run = (cmd, args, cwd) =>
+  execFileSync(cmd, args, { cwd, stdio: 'inherit', env: process.env });
+const read = (cmd, args, cwd) =>
+  execFileSync(cmd, args, { cwd, encoding: 'utf8', env: process.env });
+
+const PUBLISHED = ['core', 'memory', 'sqlite', 'postgres', 'mysql', 'redis'].map(
+  (p) => `packages/${p}`,
+);
+PUBLISHED.push('contract-tests');
+// Each driver at the lowest version its peer range allows: the workspace's own tests run the
+// newest (the lockfile's), so both ends of every declared range are exercised.
+const DRIVERS = PUBLISHED.flatMap((dir) =>
+  Object.entries(JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).peerDependencies)
+    .filter(([name]) => !name.startsWith('@ckpt/') && name !== 'vitest')
+    .map(([name, range]) => `${name}@${range.replace(/^\^/, '')}`),
+);
+const TEST_TOOLS = ['vitest@4.1.12', 'vite@8.3.8'];
+
+async function main() {
+  try {
+    console.log('=== build and pack');
+    run('pnpm', ['build', '--output-logs=errors-only'], root);
+    const tarballs = {};
+    for (const dir of PUBLISHED) {
+      const out = join(work, 'tarballs');
+      mkdirSync(out, { recursive: true });
+      // pnpm pack turns workspace: ranges into the real versions, as publishing does.
+      const packed = JSON.parse(
+        read('pnpm', ['pack', '--json', '--pack-destination', out], join(root, dir)),
+      );
+      const name = packed.name;
+      tarballs[name] = packed.filename;
+      const listing = JSON.parse(
+        read('npm', ['pack', '--dry-run', '--json', packed.filename], out),
+      )[0];
+      console.log(
+        `${name}: ${(listing.size / 1024).toFixed(1)} kB packed, ${(listing.unpackedSize / 1024).toFixed(1)} kB unpacked: ${listing.files.map((f) => f.path).join(', ')}`,
+      );
+    }
+
+    console.log('\n=== 1. ESM and CJS consumers');
+    const app = join(work, 'app');
+    mkdirSync(app);
+    // npm runs no dependency's install script unless allowed: better-sqlite3 builds its binding.
+    const manifest = { name: 'app', private: true, allowScripts: { 'better-sqlite3': true } };
+    writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
+    const pkgs = Object.entries(tarballs).filter(([name]) => name !== '@ckpt/contract-tests');
+    const install = ['install', '--no-audit', '--no-fund'];
+    console.log(`drivers: ${DRIVERS.join(' ')}`);
+    run('npm', [...install, ...pkgs.map(([, file]) => file), ...DRIVERS], app);
+    writeFileSync(join(app, 'roundtrip.cjs'), ROUND_TRIP);
+    writeFileSync(join(app, 'esm.mjs'), ESM);
+    writeFileSync(join(app, 'cjs.cjs'), CJS);
+    run('node', ['esm.mjs'], app);
+    run('node', ['cjs.cjs'], app);
+
+    console.log('\n=== 2. examples/custom-adapter against the installed contract suite');
+    const adapter = join(work, 'custom-adapter');
+    for (const part of ['src', 'test', 'vitest.config.ts', 'README.md']) {
+      cpSync(join(root, 'examples/custom-adapter', part), join(adapter, part), { recursive: true });
+    }
+    writeFileSync(
+      join(adapter, 'package.json'),
+      JSON.stringify({ name: 'ckpt-json-file-kv', private: true, type: 'module' }, null, 2),
+    );
+    run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        tarballs['@ckpt/core'],
+        tarballs['@ckpt/contract-tests'],
+        ...TEST_TOOLS,
+      ],
+      adapter,
+    );
+    run('npx', ['vitest', 'run'], adapter);
+    console.log('\nconsumer smoke test: passed');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// A checkpoint round trip on every backend, shared by the ESM and the CJS consumer. It is
+// CommonJS itself, and gets the packages from its caller, so that each consumer tests the
+// copy (ESM or CJS) it loaded.
+const ROUND_TRIP = `
+const { mkdtempSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+const env = (name, url) => process.env[name] || url;
+module.exports = async function roundTrip(kind, { core, memory, sqlite, postgres, mysql, redis }) {
+  // One namespace per kind, the same every run: nothing piles up in the test databases.
+  const ns = 'consumer_smoke_' + kind;
+  const file = join(mkdtempSync(join(tmpdir(), 'ckpt-consumer-')), 'agent.db');
+  const backends = {
+    memory: () => memory.memory(),
+    sqlite: () => sqlite.sqlite({ path: file }),
+    postgres: () => postgres.postgres({ url: env('CKPT_TEST_POSTGRES_URL', 'postgres://postgres@127.0.0.1:5432/test'), namespace: ns }),
+    mysql: () => mysql.mysql({ url: env('CKPT_TEST_MYSQL_URL', 'mysql://root@127.0.0.1:3306/test'), namespace: ns }),
+    redis: () => redis.redis({ url: env('CKPT_TEST_REDIS_URL', 'redis://127.0.0.1:6379'), namespace: ns }),
+  };
+  for (const [name, open] of Object.entries(backends)) {
+    const store = new core.CheckpointStore(open());
+    const id = 'smoke-' + Date.now();
+    await store.checkpoint(id, { kind, name, steps: [1, 2, 3] }, { transcript: [{ role: 'user', text: 'hi' }] });
+    const cp = await store.load(id);
+    if (JSON.stringify(cp.data) !== JSON.stringify({ kind, name, steps: [1, 2, 3] })) {
+      throw new Error(kind + ' ' + name + ': loaded ' + JSON.stringify(cp.data));
+    }
+    await store.delete(id);
+    await store.close();
+    console.log(kind + ': ' + name + ' round trip ok');
+  }
+  const viaUrl = await core.openStore('sqlite:' + file);
+  await viaUrl.checkpoint('via-url', 1);
+  await viaUrl.close();
+  console.log(kind + ': openStore("sqlite:…") ok');
+};
+`;
+
+const ESM = `
+import { createRequire } from 'node:module';
+import * as core from '@ckpt/core';
+import * as memory from '@ckpt/memory';
+import * as sqlite from '@ckpt/sqlite';
+import * as postgres from '@ckpt/postgres';
+import * as mysql from '@ckpt/mysql';
+import * as redis from '@ckpt/redis';
+const require = createRequire(import.meta.url);
+await require('./roundtrip.cjs')('esm', { core, memory, sqlite, postgres, mysql, redis });
+// An error from the CJS copy of core is recognised by the ESM copy, and the other way round.
+const cjsCore = require('@ckpt/core');
+const fromCjs = new cjsCore.CkptError('CONFLICT', 'from the CJS copy');
+if (!core.isCkptError(fromCjs, 'CONFLICT') || !cjsCore.isCkptError(new core.CkptError('CLOSED', 'x'), 'CLOSED')) {
+  throw new Error('isCkptError does not work across the ESM and CJS copies');
+}
+console.log('esm: isCkptError across ESM and CJS copies ok');
+`;
+
+const CJS = `
+const core = require('@ckpt/core');
+require('./roundtrip.cjs')('cjs', {
+  core,
+  memory: require('@ckpt/memory'),
+  sqlite: require('@ckpt/sqlite'),
+  postgres: require('@ckpt/postgres'),
+  mysql: require('@ckpt/mysql'),
+  redis: require('@ckpt/redis'),
+}).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
+`;
+
+await main();
