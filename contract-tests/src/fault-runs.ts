@@ -3,6 +3,7 @@
  * retrying with the same idempotency key. Afterwards every run must be stored exactly once.
  */
 import type { CheckpointStore } from '@ckpt/core';
+import { expect } from 'vitest';
 import type { Direction, FaultProxy } from './fault-proxy.js';
 import { allPages } from './util.js';
 
@@ -103,4 +104,16 @@ export async function runFaultInjection(options: {
     new Set(infos.map((i) => i.seq)).size === infos.length &&
     info.checkpoints === infos.length;
   return { runs, failedFirst, cuts, committedBeforeCut, lost, duplicated, consistent };
+}
+
+/**
+ * Expect fault runs to have done their job: most calls were cut, some after the server had
+ * committed (so the retry had to replay), and yet every run is stored exactly once.
+ */
+export function expectEveryRunStoredOnce(report: FaultReport): void {
+  expect(report).toMatchObject({ lost: 0, duplicated: 0, consistent: true });
+  expect(report.cuts).toBeGreaterThan(report.runs * 0.75);
+  expect(report.failedFirst).toBeGreaterThan(report.runs / 4);
+  // Some cuts fell between the commit and its reply, and the retry found the checkpoint.
+  expect(report.committedBeforeCut).toBeGreaterThan(0);
 }

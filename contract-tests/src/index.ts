@@ -20,7 +20,7 @@ import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
 export { type Direction, type FaultProxy, startFaultProxy } from './fault-proxy.js';
-export { type FaultReport, runFaultInjection } from './fault-runs.js';
+export { expectEveryRunStoredOnce, type FaultReport, runFaultInjection } from './fault-runs.js';
 export type { ContractContext, ContractHarness } from './harness.js';
 export { expectDistinctSeqsFromManyWriters } from './many-writers.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';

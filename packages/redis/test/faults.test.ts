@@ -1,6 +1,11 @@
 /** Connections cut at random bytes: checkpoints resolved by idempotent retries, forks all or nothing. */
 
-import { type Direction, runFaultInjection, startFaultProxy } from '@ckpt/contract-tests';
+import {
+  type Direction,
+  expectEveryRunStoredOnce,
+  runFaultInjection,
+  startFaultProxy,
+} from '@ckpt/contract-tests';
 import { CheckpointStore } from '@ckpt/core';
 import { redis } from '@ckpt/redis';
 import { describe, expect, it } from 'vitest';
@@ -21,11 +26,8 @@ describe.skipIf(!available)('redis under connection faults', () => {
     try {
       const report = await runFaultInjection({ store, proxy, runs: 200 });
       console.info('redis fault runs:', JSON.stringify(report));
-      expect(report).toMatchObject({ runs: 200, lost: 0, duplicated: 0, consistent: true });
-      expect(report.cuts).toBeGreaterThan(150);
-      expect(report.failedFirst).toBeGreaterThan(50);
-      // Some cuts fell after the script ran but before its reply, and the retry found the checkpoint.
-      expect(report.committedBeforeCut).toBeGreaterThan(0);
+      expect(report.runs).toBe(200);
+      expectEveryRunStoredOnce(report);
     } finally {
       await store.close();
       await proxy.close();
