@@ -4,7 +4,7 @@
  * both this. Writes change both keys in one script; prefix listings are one ZRANGEBYLEX.
  */
 import type { IndexedHashKeys } from './keys.js';
-import type { RedisClient } from './script.js';
+import { explained, type RedisClient } from './script.js';
 import { indexedCompareAndSet, indexedDelete, indexedSet } from './scripts.js';
 
 // No valid UTF-8 text holds the byte 0xff, so `prefix` + 0xff is above every key that starts
@@ -22,7 +22,7 @@ export class IndexedHash {
   }
 
   async get(key: string): Promise<string | undefined> {
-    return (await this.client.hget(this.#keys[0], key)) ?? undefined;
+    return (await explained(this.client, this.client.hget(this.#keys[0], key))) ?? undefined;
   }
 
   async set(key: string, value: string): Promise<void> {
@@ -47,6 +47,9 @@ export class IndexedHash {
         ? Buffer.concat([Buffer.from('('), past])
         : Buffer.concat([Buffer.from('['), from]);
     const max = prefix === '' ? '+' : Buffer.concat([Buffer.from('('), from, ABOVE_ALL_TEXT]);
-    return this.client.zrangebylex(this.#keys[1], min, max, 'LIMIT', 0, limit);
+    return explained(
+      this.client,
+      this.client.zrangebylex(this.#keys[1], min, max, 'LIMIT', 0, limit),
+    );
   }
 }

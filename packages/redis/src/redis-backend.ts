@@ -24,7 +24,7 @@ import {
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
 import { IndexedHash } from './indexed-hash.js';
 import { catalogKey, type SessionKeys, SHARDS, sessionKeys, stateKeys, unhex } from './keys.js';
-import type { RedisClient } from './script.js';
+import { explained, type RedisClient } from './script.js';
 import * as lua from './scripts.js';
 
 type Reply = (string | null)[];
@@ -234,13 +234,16 @@ export class RedisBackend implements CheckpointBackend {
       after === null ? '+' : `(${padTime(after.updatedAt)}:${this.#keys(after.sessionId).hexId}`;
     const slices = await Promise.all(
       Array.from({ length: SHARDS }, (_, shard) =>
-        this.client.zrevrangebylex(
-          catalogKey(this.namespace, shard),
-          below,
-          '-',
-          'LIMIT',
-          0,
-          limit,
+        explained(
+          this.client,
+          this.client.zrevrangebylex(
+            catalogKey(this.namespace, shard),
+            below,
+            '-',
+            'LIMIT',
+            0,
+            limit,
+          ),
         ),
       ),
     );

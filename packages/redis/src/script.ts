@@ -23,8 +23,38 @@ export class Script {
     try {
       return (await client.evalsha(this.sha, keys.length, ...keys, ...args)) as T;
     } catch (err) {
-      if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
-      return (await client.eval(this.source, keys.length, ...keys, ...args)) as T;
+      if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw explain(err, client);
+      return explained(
+        client,
+        client.eval(this.source, keys.length, ...keys, ...args) as Promise<T>,
+      );
     }
   }
+}
+
+/** Await a command's reply; a broken or missing connection becomes an error that says what to do. */
+export async function explained<T>(client: RedisClient, reply: Promise<T>): Promise<T> {
+  try {
+    return await reply;
+  } catch (err) {
+    throw explain(err, client);
+  }
+}
+
+// ioredis reports a connection it could not open or keep as "Reached the max retries per
+// request limit" or "Connection is closed", which names neither the server nor a remedy.
+function explain(err: unknown, client: RedisClient): unknown {
+  const message = String((err as Error)?.message);
+  if (
+    (err as Error)?.name !== 'MaxRetriesPerRequestError' &&
+    !message.includes('Connection is closed')
+  ) {
+    return err;
+  }
+  const { host, port } = client.options as { host?: string; port?: number };
+  const where = host ? ` at ${host}:${port}` : '';
+  return new Error(
+    `lost or could not open the connection to Redis${where}, so the call may or may not have run; check that the server is up, then retry (a checkpoint with the same idempotencyKey)`,
+    { cause: err },
+  );
 }

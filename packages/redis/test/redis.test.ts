@@ -191,6 +191,7 @@ describe.skipIf(!available)('redis', () => {
     const backend = redis({ url: 'redis://:hunter2@127.0.0.1:1', namespace: freshNamespace() });
     const err = await new CheckpointStore(backend).load('s').catch((e: unknown) => e);
     expect(isCkptError(err, 'BACKEND')).toBe(true);
+    expect((err as Error).message).toMatch(/connection to Redis at 127\.0\.0\.1:1.*server is up/);
     expect((err as Error).message).not.toContain('hunter2');
     await backend.close();
   });
