@@ -27,7 +27,8 @@ PUBLISHED.push('contract-tests');
 const DRIVERS = PUBLISHED.flatMap((dir) =>
   Object.entries(JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).peerDependencies)
     .filter(([name]) => !name.startsWith('@ckpt/') && name !== 'vitest')
-    .map(([name, range]) => `${name}@${range.replace(/^\^/, '')}`),
+    // The first alternative of the range, without its caret: `^5.3.0 || ^6.0.0` gives 5.3.0.
+    .map(([name, range]) => `${name}@${range.split('||')[0].trim().replace(/^\^/, '')}`),
 );
 const TEST_TOOLS = ['vitest@4.1.12', 'vite@8.3.8'];
 
