@@ -21,6 +21,7 @@ import {
   type StoredLineageEntry,
   type StoredSession,
 } from '@ckpt/core';
+import { catalogPage } from './catalog.js';
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
 import { IndexedHash } from './indexed-hash.js';
 import { catalogKey, type SessionKeys, SHARDS, sessionKeys, stateKeys, unhex } from './keys.js';
@@ -220,38 +221,27 @@ export class RedisBackend implements CheckpointBackend {
     return deleted === 1;
   }
 
-  /**
-   * Each catalog slice is ordered like the listing, so the page is the top `limit` of the
-   * slices' own top `limit`s. The sessions are then described one by one; one deleted in
-   * between is left out.
-   */
+  /** A page of the catalog (see catalog.ts), then each session described; one deleted in between is left out. */
   async sessions(query: {
     after: SessionPosition | null;
     limit: number;
   }): Promise<StoredSession[]> {
     const { after, limit } = query;
-    const below =
+    const start =
       after === null ? '+' : `(${padTime(after.updatedAt)}:${this.#keys(after.sessionId).hexId}`;
-    const slices = await Promise.all(
-      Array.from({ length: SHARDS }, (_, shard) =>
-        explained(
-          this.client,
-          this.client.zrevrangebylex(
-            catalogKey(this.namespace, shard),
-            below,
-            '-',
-            'LIMIT',
-            0,
-            limit,
-          ),
+    const page = await catalogPage(SHARDS, start, limit, (shard, below, count) =>
+      explained(
+        this.client,
+        this.client.zrevrangebylex(
+          catalogKey(this.namespace, shard),
+          below,
+          '-',
+          'LIMIT',
+          0,
+          count,
         ),
       ),
     );
-    // Members are ASCII, so JavaScript's string order is their byte order.
-    const page = slices
-      .flat()
-      .sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))
-      .slice(0, limit);
     const sessions = await Promise.all(
       page.map((member) => this.session(unhex(member.slice(member.indexOf(':') + 1)))),
     );

@@ -119,6 +119,41 @@ describe.skipIf(!available)('redis', () => {
     await dropAndClose(backend);
   });
 
+  it('pages the catalog exactly when the sessions crowd into one shard', async () => {
+    const backend = freshBackend();
+    const store = new CheckpointStore(backend);
+    // 120 ids of shard 0 and 30 of other shards, written in an order unrelated to either.
+    const crowded: string[] = [];
+    const spread: string[] = [];
+    for (let i = 0; crowded.length < 120 || spread.length < 30; i++) {
+      const id = `s-${i}`;
+      if (shardOf(id) === 0) {
+        if (crowded.length < 120) crowded.push(id);
+      } else if (spread.length < 30) spread.push(id);
+    }
+    const ids = [...crowded, ...spread].sort(() => Math.random() - 0.5);
+    for (const id of ids) await store.checkpoint(id, 1);
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await store.sessions({ limit: 50, cursor });
+      listed.push(...page.items.map((s) => s.sessionId));
+      cursor = page.cursor;
+    } while (cursor);
+    // Newest first: the reverse of the order they were written in (ties broken by id).
+    const infos = await Promise.all(ids.map((id) => store.info(id)));
+    const expected = infos
+      .map((info) => info!)
+      .sort(
+        (a, b) =>
+          b.updatedAt.getTime() - a.updatedAt.getTime() ||
+          Buffer.compare(Buffer.from(b.sessionId), Buffer.from(a.sessionId)),
+      )
+      .map((info) => info.sessionId);
+    expect(listed).toEqual(expected);
+    await dropAndClose(backend);
+  });
+
   it('sends a script whole once after the server forgot it (NOSCRIPT), then by its hash again', async () => {
     const client = ownClient();
     const backend = redis({ client, namespace: freshNamespace() });
