@@ -52,9 +52,12 @@ export {
   forkResultFromRow,
   type LineageRow,
   lineageFromRow,
+  procedureArgs,
   rollbackResultFromRow,
   type SessionRow,
+  SQL_TABLES,
   sessionFromRow,
+  sqlTables,
 } from './sql-rows.js';
 export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store.js';
 export type {

@@ -4,22 +4,14 @@
  * sort by UTF-8 bytes. Each mutation is one stored procedure, so it costs one round trip.
  * Everything here runs on MySQL 8.0 and MariaDB 10.11 alike.
  */
+import { sqlTables } from '@ckpt/core';
 
 /** The schema version this package writes and reads. */
 export const SCHEMA_VERSION = 1;
 
-/** Table names of namespace `ns` (validated: `[a-z][a-z0-9_]*`). */
+/** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
-  return {
-    meta: `${ns}_meta`,
-    sessions: `${ns}_sessions`,
-    checkpoints: `${ns}_checkpoints`,
-    bodies: `${ns}_bodies`,
-    transcripts: `${ns}_transcripts`,
-    idempotency: `${ns}_idempotency`,
-    state: `${ns}_state`,
-    kv: `${ns}_kv`,
-  };
+  return sqlTables(`${ns}_`);
 }
 
 const ID = 'VARBINARY(1020)'; // 255 code points of up to 4 bytes

@@ -18,6 +18,7 @@ import {
   type LineageRow,
   lineageFromRow,
   prefixUpperBound,
+  procedureArgs,
   type RollbackInput,
   type RollbackResult,
   rollbackResultFromRow,
@@ -100,16 +101,7 @@ export class PostgresBackend implements CheckpointBackend {
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
-    const [row] = await this.#rows<AppendRow>(this.#sql.append, [
-      input.sessionId,
-      input.data,
-      input.metadata,
-      input.transcript,
-      input.expectedHead !== undefined,
-      input.expectedHead ?? null,
-      input.idempotencyKey ?? null,
-      input.now,
-    ]);
+    const [row] = await this.#rows<AppendRow>(this.#sql.append, procedureArgs.append(input));
     return appendResultFromRow(row!);
   }
 
@@ -149,23 +141,18 @@ export class PostgresBackend implements CheckpointBackend {
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
-    const [row] = await this.#rows<{ status: string; head: number | null }>(this.#sql.rollback, [
-      input.sessionId,
-      input.seq,
-      input.expectedHead !== undefined,
-      input.expectedHead ?? null,
-      input.now,
-    ]);
+    const [row] = await this.#rows<{ status: string; head: number | null }>(
+      this.#sql.rollback,
+      procedureArgs.rollback(input),
+    );
     return rollbackResultFromRow(row!);
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    const [row] = await this.#rows<{ status: string; seq: number | null }>(this.#sql.fork, [
-      input.sessionId,
-      input.atSeq,
-      input.newId,
-      input.now,
-    ]);
+    const [row] = await this.#rows<{ status: string; seq: number | null }>(
+      this.#sql.fork,
+      procedureArgs.fork(input),
+    );
     return forkResultFromRow(row!);
   }
 

@@ -3,21 +3,13 @@
  * is one function, so that it costs one round trip and holds no session state between
  * statements (it works through a pool and through PgBouncer in transaction mode).
  */
+import { SQL_TABLES } from '@ckpt/core';
 
 /** The schema version this package writes and reads. */
 export const SCHEMA_VERSION = 1;
 
-/** The tables this package creates in schema `ns` (validated: `[a-z][a-z0-9_]*`). */
-export const TABLES = [
-  'meta',
-  'sessions',
-  'checkpoints',
-  'bodies',
-  'transcripts',
-  'idempotency',
-  'state',
-  'kv',
-];
+/** The tables this package creates in schema `ns`. */
+export const TABLES = SQL_TABLES;
 
 /** Migrations; entry i brings the schema from version i to i + 1. */
 export function migrations(ns: string): string[] {

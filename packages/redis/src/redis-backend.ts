@@ -24,7 +24,15 @@ import {
 import { catalogPage } from './catalog.js';
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
 import { IndexedHash } from './indexed-hash.js';
-import { catalogKey, type SessionKeys, SHARDS, sessionKeys, stateKeys, unhex } from './keys.js';
+import {
+  catalogKey,
+  hex,
+  type SessionKeys,
+  SHARDS,
+  sessionKeys,
+  stateKeys,
+  unhex,
+} from './keys.js';
 import { explained, type RedisClient } from './script.js';
 import * as lua from './scripts.js';
 
@@ -227,8 +235,7 @@ export class RedisBackend implements CheckpointBackend {
     limit: number;
   }): Promise<StoredSession[]> {
     const { after, limit } = query;
-    const start =
-      after === null ? '+' : `(${padTime(after.updatedAt)}:${this.#keys(after.sessionId).hexId}`;
+    const start = after === null ? '+' : `(${padTime(after.updatedAt)}:${hex(after.sessionId)}`;
     const page = await catalogPage(SHARDS, start, limit, (shard, below, count) =>
       explained(
         this.client,

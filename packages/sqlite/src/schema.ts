@@ -3,22 +3,14 @@
  * namespaces share one file). Checkpoint payloads and transcript items live in tables of their
  * own, so that listing checkpoints or sessions never reads them.
  */
+import { sqlTables } from '@ckpt/core';
 
 /** The schema version this package writes and reads. */
 export const SCHEMA_VERSION = 1;
 
-/** The tables of the native backend for namespace `ns` (validated: `[a-z][a-z0-9_]*`). */
+/** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
-  return {
-    meta: `${ns}_meta`,
-    sessions: `${ns}_sessions`,
-    checkpoints: `${ns}_checkpoints`,
-    bodies: `${ns}_bodies`,
-    transcripts: `${ns}_transcripts`,
-    idempotency: `${ns}_idempotency`,
-    state: `${ns}_state`,
-    kv: `${ns}_kv`,
-  };
+  return sqlTables(`${ns}_`);
 }
 
 /** Migrations of the native backend; entry i brings the schema from version i to i + 1. */
