@@ -49,6 +49,18 @@ export function checkpointCases(t: ContractContext): void {
       expect(Object.keys(written.data as object)).toEqual(['a']);
     });
 
+    it('returns from checkpoint() data of its own, as load() would read it back', async () => {
+      const data = { list: [1, { n: -0 }], inner: { x: 1 } };
+      const metadata = { tags: ['a'] };
+      const written = await t.store.checkpoint('s', data, { metadata });
+      data.inner.x = 2;
+      data.list.push(3);
+      metadata.tags.push('b');
+      expect(written.data).toStrictEqual({ list: [1, { n: 0 }], inner: { x: 1 } });
+      expect(written.metadata).toStrictEqual({ tags: ['a'] });
+      expect(await t.store.load('s')).toStrictEqual(written);
+    });
+
     it('loads the head when no seq is given', async () => {
       await t.store.checkpoint('s', 'one');
       await t.store.checkpoint('s', 'two');

@@ -44,14 +44,20 @@ function pathOf(walk: Walk): string {
   return path;
 }
 
-function check(value: unknown, walk: Walk): void {
+/**
+ * Check `value` and return a plain copy of it as JSON reads it back: undefined properties
+ * dropped, -0 as 0, every object and array new (strings are shared; they cannot change). The
+ * copy is what gets encoded, so its text and the value `checkpoint()` returns agree even when a
+ * getter would answer differently twice, and returning it spares a JSON.parse of the text.
+ */
+function copy(value: unknown, walk: Walk): JsonValue {
   switch (typeof value) {
     case 'string':
     case 'boolean':
-      return;
+      return value;
     case 'number':
       if (!Number.isFinite(value)) throw refuse(pathOf(walk), String(value));
-      return;
+      return value === 0 ? 0 : value;
     case 'undefined':
       throw refuse(pathOf(walk), 'undefined');
     case 'bigint':
@@ -61,66 +67,89 @@ function check(value: unknown, walk: Walk): void {
     case 'function':
       throw refuse(pathOf(walk), 'a function');
   }
-  if (value === null) return;
+  if (value === null) return null;
   const obj = value as object;
   const { keys, ancestors } = walk;
   if (ancestors.includes(obj)) throw refuse(pathOf(walk), 'a circular reference');
   ancestors.push(obj);
+  let out: JsonValue;
   if (Array.isArray(obj)) {
+    const items: JsonValue[] = new Array(obj.length);
     for (let i = 0; i < obj.length; i++) {
       keys.push(i);
       if (!(i in obj)) throw refuse(pathOf(walk), 'a hole in an array (undefined)');
-      check(obj[i], walk);
+      items[i] = copy(obj[i], walk);
       keys.pop();
     }
+    out = items;
   } else {
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null) throw refuse(pathOf(walk), kindOf(obj));
     if (Object.getOwnPropertySymbols(obj).length > 0) {
       throw refuse(pathOf(walk), 'keyed by a symbol');
     }
+    const fields: { [key: string]: JsonValue } = {};
     for (const key of Object.keys(obj)) {
       const item = (obj as Record<string, unknown>)[key];
       // Dropped on encoding, as JSON.stringify does.
-      if (item !== undefined) {
-        keys.push(key);
-        check(item, walk);
-        keys.pop();
+      if (item === undefined) continue;
+      keys.push(key);
+      const field = copy(item, walk);
+      keys.pop();
+      // Assigning "__proto__" would set the copy's prototype; define it as data, as JSON.parse does.
+      if (key === '__proto__') {
+        Object.defineProperty(fields, key, {
+          value: field,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        fields[key] = field;
       }
     }
+    out = fields;
   }
   ancestors.pop();
+  return out;
+}
+
+/** A checked value: its plain copy and that copy's JSON text. */
+export interface Encoded<T extends JsonValue = JsonValue> {
+  value: T;
+  text: string;
 }
 
 /** Check a value against the JSON rules and encode it; `path` names it in errors. */
-export function encodeJson(value: unknown, path: string): string {
+export function encodeJson(value: unknown, path: string): Encoded {
+  let checked: JsonValue;
   try {
-    check(value, { root: path, keys: [], ancestors: [] });
+    checked = copy(value, { root: path, keys: [], ancestors: [] });
   } catch (err) {
     if (err instanceof RangeError) {
       throw invalidArgument(path, `${path} is nested too deeply to encode.`);
     }
     throw err;
   }
-  return JSON.stringify(value);
+  return { value: checked, text: JSON.stringify(checked) };
 }
 
 /** Check and encode a metadata object (a plain object, not an array). */
-export function encodeMetadata(value: unknown, path: string): string {
-  if (value === undefined) return '{}';
+export function encodeMetadata(value: unknown, path: string): Encoded<Metadata> {
+  if (value === undefined) return { value: {}, text: '{}' };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidArgument(path, `${path} must be a plain object of JSON values.`);
   }
-  return encodeJson(value, path);
+  return encodeJson(value, path) as Encoded<Metadata>;
 }
 
-/** Check and encode transcript items; returns the JSON text of the array and each item's size. */
-export function encodeTranscript(value: unknown, path: string): string {
-  if (value === undefined) return '[]';
+/** Check and encode transcript items, as one JSON array. */
+export function encodeTranscript(value: unknown, path: string): Encoded<JsonValue[]> {
+  if (value === undefined) return { value: [], text: '[]' };
   if (!Array.isArray(value)) {
     throw invalidArgument(path, `${path} must be an array of JSON values.`);
   }
-  return encodeJson(value, path);
+  return encodeJson(value, path) as Encoded<JsonValue[]>;
 }
 
 /** Decode JSON text written by `encodeJson`. */

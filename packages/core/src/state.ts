@@ -29,7 +29,7 @@ export function createStateScope(
     set: (key, value) =>
       run(async () => {
         checkName(key, 'key');
-        await backend.stateSet(scope, key, encodeJson(value, 'value'));
+        await backend.stateSet(scope, key, encodeJson(value, 'value').text);
       }),
 
     delete: (key) =>
@@ -66,7 +66,7 @@ export function createStateScope(
         for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
           const before = (await backend.stateGet(scope, key)) ?? null;
           const next = encodeJson(fn(before === null ? undefined : decodeJson(before)), 'value');
-          if (await backend.stateCompareAndSet(scope, key, before, next)) return decodeJson(next);
+          if (await backend.stateCompareAndSet(scope, key, before, next.text)) return next.value;
         }
         throw new CkptError(
           'CONFLICT',

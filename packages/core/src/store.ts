@@ -88,30 +88,36 @@ export class CheckpointStore {
         opts.idempotencyKey === undefined
           ? undefined
           : checkName(opts.idempotencyKey, 'idempotencyKey');
-      const dataText = encodeJson(data, 'data');
-      const metadataText = encodeMetadata(opts.metadata, 'metadata');
-      const transcriptText = encodeTranscript(opts.transcript, 'transcript');
-      this.#checkSize(dataText, opts.metadata === undefined ? '' : metadataText, transcriptText);
+      const encoded = encodeJson(data, 'data');
+      const metadata = encodeMetadata(opts.metadata, 'metadata');
+      const transcript = encodeTranscript(opts.transcript, 'transcript');
+      this.#checkSize(
+        encoded.text,
+        opts.metadata === undefined ? '' : metadata.text,
+        transcript.text,
+      );
 
       const now = Date.now();
       const result = await this.#backend.append({
         sessionId,
-        data: dataText,
-        metadata: metadataText,
-        transcript: transcriptText,
+        data: encoded.text,
+        metadata: metadata.text,
+        transcript: transcript.text,
         expectedHead,
         idempotencyKey,
         now,
       });
       switch (result.status) {
         case 'written':
-          return toCheckpoint(sessionId, {
+          // The checked copies are what was stored; decoding the text again would give the same.
+          return {
+            sessionId,
             seq: result.seq,
             parent: result.parent,
-            data: dataText,
-            metadata: metadataText,
-            createdAt: now,
-          });
+            data: encoded.value,
+            metadata: metadata.value,
+            createdAt: new Date(now),
+          };
         case 'replayed':
           if (result.checkpoint === null) {
             throw new CkptError(
@@ -359,6 +365,10 @@ export class CheckpointStore {
   }
 
   #checkSize(data: string, metadata: string, transcript: string): void {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: text that short cannot be over the limit, and
+    // counting the bytes of a large payload is not free.
+    const units = data.length + metadata.length + transcript.length;
+    if (units * 3 <= this.#maxPayloadBytes) return;
     // Transcript items count without the brackets and commas of their array.
     const items = transcript === '[]' ? 0 : encodedSize(transcript) - 2;
     const size = encodedSize(data) + encodedSize(metadata) + items;

@@ -15,7 +15,37 @@ function refusal(fn: () => unknown): string {
 describe('encodeJson', () => {
   it('encodes like JSON.stringify for valid values', () => {
     const value = { b: [1, 'x', null, { c: true }], a: -0.5 };
-    expect(encodeJson(value, 'data')).toBe(JSON.stringify(value));
+    expect(encodeJson(value, 'data').text).toBe(JSON.stringify(value));
+  });
+
+  it('returns a copy equal to what decoding the text gives, sharing no object with the input', () => {
+    const inner = { z: 1, a: [2, { b: undefined, c: -0 }] };
+    const value = { inner, list: [inner], proto: JSON.parse('{"__proto__": {"p": 1}}') };
+    const { value: copy, text } = encodeJson(value, 'data');
+    expect(copy).toStrictEqual(JSON.parse(text));
+    expect(JSON.stringify(copy)).toBe(text);
+    const out = copy as { inner: unknown; list: unknown[]; proto: object };
+    expect(out.inner).not.toBe(inner);
+    expect(out.list[0]).not.toBe(out.inner);
+    expect(Object.is((out.inner as { a: [number, { c: number }] }).a[1].c, 0)).toBe(true);
+    expect(Object.getPrototypeOf(out.proto)).toBe(Object.prototype);
+    expect(Object.hasOwn(out.proto, '__proto__')).toBe(true);
+    inner.z = 99;
+    expect((out.inner as { z: number }).z).toBe(1);
+  });
+
+  it('reads a getter once, so the copy and the text cannot disagree', () => {
+    let reads = 0;
+    const value = {
+      get n() {
+        reads++;
+        return reads;
+      },
+    };
+    const { value: copy, text } = encodeJson(value, 'data');
+    expect(reads).toBe(1);
+    expect(text).toBe('{"n":1}');
+    expect(copy).toEqual({ n: 1 });
   });
 
   it('names paths with dots for identifiers and brackets for other keys', () => {
@@ -32,7 +62,7 @@ describe('encodeJson', () => {
 
   it('accepts the same object twice when it is not a cycle', () => {
     const shared = { x: 1 };
-    expect(encodeJson({ a: shared, b: shared }, 'data')).toBe('{"a":{"x":1},"b":{"x":1}}');
+    expect(encodeJson({ a: shared, b: shared }, 'data').text).toBe('{"a":{"x":1},"b":{"x":1}}');
   });
 
   it('says what to store instead of a Date', () => {
@@ -42,8 +72,8 @@ describe('encodeJson', () => {
 
 describe('encodeMetadata and encodeTranscript', () => {
   it('default to {} and []', () => {
-    expect(encodeMetadata(undefined, 'metadata')).toBe('{}');
-    expect(encodeTranscript(undefined, 'transcript')).toBe('[]');
+    expect(encodeMetadata(undefined, 'metadata')).toEqual({ value: {}, text: '{}' });
+    expect(encodeTranscript(undefined, 'transcript')).toEqual({ value: [], text: '[]' });
   });
 
   it('refuse the wrong container', () => {
