@@ -14,6 +14,8 @@ export interface RawDriver {
   select(key: unknown): Promise<string> | string;
   /** What the two are called in the table (default: raw INSERT, raw SELECT). */
   names?: { insert: string; select: string };
+  /** Another way to store the same bytes, measured beside the raw write for reference. */
+  reference?: { name: string; insert(encoded: string): Promise<unknown> | unknown };
 }
 
 function row(
@@ -62,10 +64,12 @@ export async function versusRaw(
     const label = `${size / KIB} KiB${callers > 1 ? `, ${callers} callers` : ''}`;
     const session = (caller: number) => `vs-raw-${size}-${caller}-${Date.now()}`;
     const sessions = Array.from({ length: callers }, (_, caller) => session(caller));
+    const reference = raw.reference;
     const write = await interleaved(
       [
         { name: 'ckpt', op: (caller) => store.checkpoint(sessions[caller]!, data) },
         { name: 'raw', op: () => raw.insert(encoded) },
+        ...(reference ? [{ name: 'reference', op: () => reference.insert(encoded) }] : []),
       ],
       at,
     );
@@ -92,6 +96,21 @@ export async function versusRaw(
         by,
       ),
       row('vs raw driver', backend, `checkpoint ${label}`, rawWrite, w!('raw'), null, null, null),
+      ...(reference
+        ? [
+            row(
+              'vs raw driver',
+              backend,
+              `checkpoint ${label}`,
+              reference.name,
+              w!('reference'),
+              w!('raw'),
+              rawWrite,
+              null,
+              by,
+            ),
+          ]
+        : []),
       row(
         'vs raw driver',
         backend,

@@ -6,9 +6,10 @@ import {
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
-import { postgres } from '@ckpt/postgres';
+import { postgres, SCHEMA_VERSION } from '@ckpt/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrations } from '../src/schema.js';
 import { available, dropAndClose, freshBackend, freshNamespace, url } from './support.js';
 
 // Pools the tests open themselves; a backend never ends a pool it was given.
@@ -40,9 +41,49 @@ describe.skipIf(!available)('postgres', () => {
     const backends = Array.from({ length: 8 }, () => postgres({ url, namespace }));
     await Promise.all(backends.map((b) => b.ready()));
     const { rows } = await backends[0]!.pool.query(`SELECT value FROM ${namespace}.meta`);
-    expect(rows).toEqual([{ value: '1' }]);
+    expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
     for (const b of backends.slice(1)) await b.close();
     await dropAndClose(backends[0]!);
+  });
+
+  it('upgrades a version 1 schema in place, keeping its sessions', async () => {
+    expect(migrations('x')).toHaveLength(SCHEMA_VERSION);
+    const namespace = freshNamespace();
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(admin);
+    await admin.query(`CREATE SCHEMA ${namespace}`);
+    await admin.query(`CREATE TABLE ${namespace}.meta (key text PRIMARY KEY, value text NOT NULL)`);
+    await admin.query(migrations(namespace)[0]!);
+    await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', '1')`);
+    const big = 'agent state '.repeat(2000);
+    await admin.query(
+      `SELECT * FROM ${namespace}.append('old', $1, '{}', '[]', false, NULL, NULL, 1)`,
+      [JSON.stringify(big)],
+    );
+
+    const backend = postgres({ url, namespace });
+    const store = new CheckpointStore(backend);
+    expect((await store.load('old'))?.data).toBe(big);
+    await store.checkpoint('old', big);
+    const { rows } = await admin.query(`SELECT value FROM ${namespace}.meta`);
+    expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
+
+    // Where the server has lz4, payloads written from now on use it; the old row stays pglz.
+    const lz4 = await admin
+      .query('CREATE TEMP TABLE lz4_probe (x text COMPRESSION lz4)')
+      .then(() => true)
+      .catch((err: { code?: string }) => {
+        if (err.code === '0A000' || err.code === '42601') return false;
+        throw err;
+      });
+    const stored = await admin.query(
+      `SELECT seq, pg_column_compression(data) AS method FROM ${namespace}.bodies ORDER BY seq`,
+    );
+    expect(stored.rows).toEqual([
+      { seq: '1', method: 'pglz' },
+      { seq: '2', method: lz4 ? 'lz4' : 'pglz' },
+    ]);
+    await dropAndClose(backend);
   });
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
