@@ -168,12 +168,16 @@ export async function scaling(
   plan: Plan,
 ): Promise<Row[]> {
   const data = agentState(KIB);
+  // Pages hold as many items on both sides: a session page as many as the small session has
+  // checkpoints, a catalog page 50. Reads run first: the checkpoints that the write measurement
+  // adds would otherwise grow the small session a hundredfold before its reads are measured.
+  const perPage = sizes.small.checkpoints;
   const ops: [string, (s: CheckpointStore) => Promise<unknown>][] = [
-    ['checkpoint', (s) => s.checkpoint('big', data, { transcript: ['user', 'agent'] })],
     ['load', (s) => s.load('big')],
-    ['transcript page (50)', (s) => s.transcript('big', { limit: 50 })],
-    ['list page (50)', (s) => s.list('big', { limit: 50 })],
+    [`transcript page (${perPage})`, (s) => s.transcript('big', { limit: perPage })],
+    [`list page (${perPage})`, (s) => s.list('big', { limit: perPage })],
     ['sessions page (50)', (s) => s.sessions({ limit: 50 })],
+    ['checkpoint', (s) => s.checkpoint('big', data, { transcript: ['user', 'agent'] })],
   ];
   const label = (s: Sizes) => `at ${s.checkpoints}/${s.sessions} checkpoints/sessions`;
   const rows: Row[] = [];
