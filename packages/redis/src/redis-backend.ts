@@ -121,19 +121,49 @@ export class RedisBackend implements CheckpointBackend {
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
-    const k = this.#keys(sessionId);
-    const found = await lua.describe.run<Reply | null>(this.client, [k.session, k.info], []);
-    if (!found) return null;
-    const [head, count, fid, fseq, created, updated, headInfo] = found;
-    return {
-      sessionId,
-      head: Number(head),
-      checkpoints: Number(count),
-      forkedFrom: fid == null ? null : { sessionId: fid, seq: Number(fseq) },
-      metadata: headInfo ? parseInfo(headInfo).metadata : '{}',
-      createdAt: Number(created),
-      updatedAt: Number(updated),
-    };
+    const [described] = await this.#describe([sessionId]);
+    return described ?? null;
+  }
+
+  /**
+   * Describe sessions with one script call per shard: the sessions of a shard share its slot,
+   * so a page of 50 sessions costs at most SHARDS calls, not 50. Null for a missing session.
+   */
+  async #describe(sessionIds: readonly string[]): Promise<(StoredSession | null)[]> {
+    const byShard = new Map<string, { at: number; keys: SessionKeys }[]>();
+    sessionIds.forEach((sessionId, at) => {
+      const keys = this.#keys(sessionId);
+      const shard = byShard.get(keys.catalog) ?? [];
+      shard.push({ at, keys });
+      byShard.set(keys.catalog, shard);
+    });
+    const described: (StoredSession | null)[] = sessionIds.map(() => null);
+    await Promise.all(
+      [...byShard.values()].map(async (shard) => {
+        const found = await lua.describe.run<Reply>(
+          this.client,
+          shard.flatMap(({ keys }) => [keys.session, keys.info]),
+          [],
+        );
+        shard.forEach(({ at }, n) => {
+          const [head, count, fid, fseq, created, updated, headInfo] = found.slice(
+            7 * n,
+            7 * n + 7,
+          );
+          if (head == null) return;
+          described[at] = {
+            sessionId: sessionIds[at]!,
+            head: Number(head),
+            checkpoints: Number(count),
+            forkedFrom: fid == null ? null : { sessionId: fid, seq: Number(fseq) },
+            metadata: headInfo ? parseInfo(headInfo).metadata : '{}',
+            createdAt: Number(created),
+            updatedAt: Number(updated),
+          };
+        });
+      }),
+    );
+    return described;
   }
 
   async listCheckpoints(
@@ -229,7 +259,7 @@ export class RedisBackend implements CheckpointBackend {
     return deleted === 1;
   }
 
-  /** A page of the catalog (see catalog.ts), then each session described; one deleted in between is left out. */
+  /** A page of the catalog (see catalog.ts), then its sessions described; one deleted in between is left out. */
   async sessions(query: {
     after: SessionPosition | null;
     limit: number;
@@ -249,10 +279,10 @@ export class RedisBackend implements CheckpointBackend {
         ),
       ),
     );
-    const sessions = await Promise.all(
-      page.map((member) => this.session(unhex(member.slice(member.indexOf(':') + 1)))),
+    const described = await this.#describe(
+      page.map((member) => unhex(member.slice(member.indexOf(':') + 1))),
     );
-    return sessions.filter((s): s is StoredSession => s !== null);
+    return described.filter((s): s is StoredSession => s !== null);
   }
 
   #state(scope: string): IndexedHash {

@@ -50,12 +50,16 @@ if not info then return false end
 return {seq, info, redis.call('HGET', KEYS[3], seq)}
 `);
 
-// KEYS: session info. Returns head count fid fseq created updated headInfo, or nil.
+// KEYS: session, info of each session described (all of one shard, so of one slot). Returns
+// head count fid fseq created updated headInfo for each; head is nil for a missing session.
 export const describe = new Script(`
-local fields = redis.call('HMGET', KEYS[1], 'head', 'count', 'fid', 'fseq', 'created', 'updated')
-if not fields[1] then return false end
-fields[7] = redis.call('HGET', KEYS[2], fields[1])
-return fields
+local out = {}
+for n = 1, #KEYS, 2 do
+  local fields = redis.call('HMGET', KEYS[n], 'head', 'count', 'fid', 'fseq', 'created', 'updated')
+  fields[7] = fields[1] and redis.call('HGET', KEYS[n + 1], fields[1])
+  for i = 1, 7 do out[#out + 1] = fields[i] end
+end
+return out
 `);
 
 // KEYS: seqs info. ARGV: beforeSeq ('' for none) limit. Returns seq, info pairs, newest first.

@@ -91,11 +91,35 @@ describe.skipIf(!available)('redis', () => {
       await op();
       expect(log.names, `commands sent by ${what}`).toEqual(expected);
     }
-    // A sessions page reads one catalog slice per shard, then describes each session listed.
+    // A sessions page reads one catalog slice per shard, then describes the sessions listed
+    // with one script call per shard among them.
     log.names.length = 0;
     await store.sessions();
     expect(log.names.filter((n) => n === 'zrevrangebylex')).toHaveLength(SHARDS);
     expect(log.names.filter((n) => n === 'evalsha')).toHaveLength(1);
+    await dropAndClose(backend);
+  });
+
+  it('describes a page of sessions with one script call per shard, not per session', async () => {
+    const client = ownClient();
+    const backend = redis({ client, namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    const ids = Array.from({ length: 60 }, (_, i) => `session ${i}`);
+    for (const id of ids) await store.checkpoint(id, id, { metadata: { id } });
+    await store.fork('session 0', { newId: 'forked' });
+    const log = recordCommands(client);
+    const page = await store.sessions({ limit: 61 });
+    const shards = new Set([...ids, 'forked'].map(shardOf));
+    expect(log.names.filter((n) => n === 'evalsha')).toHaveLength(shards.size);
+    expect(shards.size).toBeLessThan(page.items.length);
+    // Each description is its own session's, whatever shard call it came from.
+    expect(page.items).toHaveLength(61);
+    for (const info of page.items) {
+      expect(info).toEqual(await store.info(info.sessionId));
+      if (info.sessionId === 'forked') {
+        expect(info.forkedFrom).toEqual({ sessionId: 'session 0', seq: 1 });
+      } else expect(info.metadata).toEqual({ id: info.sessionId });
+    }
     await dropAndClose(backend);
   });
 
