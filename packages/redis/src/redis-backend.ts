@@ -58,6 +58,21 @@ function checkpoint(seq: string, info: string, data: string): StoredCheckpoint {
   return { seq: Number(seq), ...parseInfo(info), data };
 }
 
+/** One session of the describe script's reply (7 fields), or null when it does not exist. */
+function describedSession(sessionId: string, fields: Reply): StoredSession | null {
+  const [head, count, fid, fseq, created, updated, headInfo] = fields;
+  if (head == null) return null;
+  return {
+    sessionId,
+    head: Number(head),
+    checkpoints: Number(count),
+    forkedFrom: fid == null ? null : { sessionId: fid, seq: Number(fseq) },
+    metadata: headInfo ? parseInfo(headInfo).metadata : '{}',
+    createdAt: Number(created),
+    updatedAt: Number(updated),
+  };
+}
+
 /** The Redis backend (see `redis()`). */
 export class RedisBackend implements CheckpointBackend {
   readonly name = 'redis';
@@ -146,20 +161,7 @@ export class RedisBackend implements CheckpointBackend {
           [],
         );
         shard.forEach(({ at }, n) => {
-          const [head, count, fid, fseq, created, updated, headInfo] = found.slice(
-            7 * n,
-            7 * n + 7,
-          );
-          if (head == null) return;
-          described[at] = {
-            sessionId: sessionIds[at]!,
-            head: Number(head),
-            checkpoints: Number(count),
-            forkedFrom: fid == null ? null : { sessionId: fid, seq: Number(fseq) },
-            metadata: headInfo ? parseInfo(headInfo).metadata : '{}',
-            createdAt: Number(created),
-            updatedAt: Number(updated),
-          };
+          described[at] = describedSession(sessionIds[at]!, found.slice(7 * n, 7 * n + 7));
         });
       }),
     );
