@@ -19,6 +19,10 @@ import { surfaceCases } from './cases/surface.js';
 import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
+export {
+  type ConnectionOptionsShape,
+  expectBadConnectionOptionsRefused,
+} from './connection-options.js';
 export { type Direction, type FaultProxy, startFaultProxy } from './fault-proxy.js';
 export { expectEveryRunStoredOnce, type FaultReport, runFaultInjection } from './fault-runs.js';
 export type { ContractContext, ContractHarness } from './harness.js';

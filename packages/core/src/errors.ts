@@ -75,5 +75,6 @@ export function unsupported(backendName: string, call: string, capability: strin
 
 /** Replace the password of any URL in `text` with `***`, so that no message leaks it. */
 export function redactPasswords(text: string): string {
-  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*:)[^@/\s]*@/gi, '$1***@');
+  // Up to the last @ of the URL: a password typed without percent-encoding may hold @ or /.
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*:)\S*@/gi, '$1***@');
 }

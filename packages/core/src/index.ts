@@ -20,6 +20,11 @@ export type {
   StoredSession,
 } from './backend.js';
 export {
+  type ConnectionSpec,
+  type OpenedConnection,
+  openConnection,
+} from './connection-options.js';
+export {
   CkptError,
   type CkptErrorCode,
   type CkptErrorDetails,

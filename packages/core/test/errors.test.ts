@@ -30,6 +30,13 @@ describe('redactPasswords', () => {
     expect(out).toContain('postgres://me:***@db:5432/x');
   });
 
+  it('hides a password typed with @ or / in it, up to the last @', () => {
+    for (const password of ['p@ss', 'p/ss', 'p@s/s@']) {
+      const out = redactPasswords(`cannot reach mysql://me:${password}@db:3306/x now`);
+      expect(out).toBe('cannot reach mysql://me:***@db:3306/x now');
+    }
+  });
+
   it('leaves URLs without a password alone', () => {
     expect(redactPasswords('mysql://root@127.0.0.1:3306/test')).toBe(
       'mysql://root@127.0.0.1:3306/test',

@@ -1,11 +1,5 @@
 /** The pool a store runs on, and the schema migration that runs once when a store opens. */
-import {
-  CkptError,
-  checkNamespace,
-  DEFAULT_MAX_PAYLOAD_BYTES,
-  invalidArgument,
-  migrationStart,
-} from '@ckpt/core';
+import { CkptError, DEFAULT_MAX_PAYLOAD_BYTES, migrationStart, openConnection } from '@ckpt/core';
 import mysql, { type Pool } from 'mysql2/promise';
 import { migrations, tables } from './schema.js';
 
@@ -27,21 +21,20 @@ const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: MysqlOptions): Connection {
-  if (typeof options !== 'object' || options === null) {
-    throw invalidArgument('options', 'mysql() needs { url } or { pool }.');
-  }
-  const namespace = checkNamespace(options.namespace);
-  if ('pool' in options && options.pool) {
-    const given = options.pool as Pool & { promise?: () => Pool };
+  const { handle, owned, namespace } = openConnection<Pool>(options, {
+    factory: 'mysql',
+    handle: 'pool',
+    handleKind: "a mysql2 pool (from 'mysql2/promise' or 'mysql2')",
+    methods: ['query', 'getConnection'],
+    example: 'mysql://user@host:3306/db',
     // A callback-style pool (from 'mysql2') is used through its promise wrapper.
-    const pool = typeof given.promise === 'function' ? given.promise() : given;
-    return { pool, owned: false, namespace };
-  }
-  if (!('url' in options) || typeof options.url !== 'string' || options.url === '') {
-    throw invalidArgument('url', "mysql() needs { url: 'mysql://user@host:3306/db' } or { pool }.");
-  }
-  const pool = mysql.createPool({ uri: options.url, charset: 'utf8mb4', connectionLimit: 10 });
-  return { pool, owned: true, namespace };
+    adopt: (given) => {
+      const promise = (given as { promise?: unknown }).promise;
+      return typeof promise === 'function' ? promise.call(given) : given;
+    },
+    open: (url) => mysql.createPool({ uri: url, charset: 'utf8mb4', connectionLimit: 10 }),
+  });
+  return { pool: handle, owned, namespace };
 }
 
 /**

@@ -2,11 +2,12 @@
 
 import {
   countCalls,
+  expectBadConnectionOptionsRefused,
   expectDistinctSeqsFromManyWriters,
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
-import { mysql } from '@ckpt/mysql';
+import { mysql, mysqlKv } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -124,4 +125,14 @@ describe.skipIf(!available)('mysql', () => {
     await store.close();
     await dropNamespace(namespace);
   });
+});
+
+// No server needed: every one of these is refused before a connection is made.
+describe('mysql options', () => {
+  it.each([
+    ['mysql', mysql],
+    ['mysqlKv', mysqlKv],
+  ])('%s() refuses bad options with INVALID_ARGUMENT, never showing a password', (_, factory) =>
+    expectBadConnectionOptionsRefused(factory, { scheme: 'mysql', handle: 'pool' }),
+  );
 });

@@ -2,7 +2,7 @@
  * The pool a store runs on, the per-query type parsing it needs, and the schema migration
  * that runs once when a store opens.
  */
-import { checkNamespace, invalidArgument, migrationStart } from '@ckpt/core';
+import { migrationStart, openConnection } from '@ckpt/core';
 import pg from 'pg';
 import { migrations, TABLES } from './schema.js';
 
@@ -31,22 +31,24 @@ export interface Connection {
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: PostgresOptions): Connection {
-  if (typeof options !== 'object' || options === null) {
-    throw invalidArgument('options', 'postgres() needs { url } or { pool }.');
-  }
-  const namespace = checkNamespace(options.namespace);
-  if ('pool' in options && options.pool) return { pool: options.pool, owned: false, namespace };
-  if (!('url' in options) || typeof options.url !== 'string' || options.url === '') {
-    throw invalidArgument(
-      'url',
-      "postgres() needs { url: 'postgres://user@host:5432/db' } or { pool }.",
-    );
-  }
-  const pool = new pg.Pool({ connectionString: options.url, max: 10 });
-  // A connection that breaks while idle is dropped from the pool; the next call gets a
-  // fresh one. Without a listener, the pool would crash the process.
-  pool.on('error', () => {});
-  return { pool, owned: true, namespace };
+  const { handle, owned, namespace } = openConnection<pg.Pool>(options, {
+    factory: 'postgres',
+    handle: 'pool',
+    handleKind: 'a pg.Pool',
+    methods: ['query', 'connect'],
+    example: 'postgres://user@host:5432/db',
+    open(url) {
+      // A pool reads its URL only when it first connects; a client reads it at once, so a
+      // URL the driver cannot read is refused here rather than at the first call.
+      new pg.Client({ connectionString: url });
+      const pool = new pg.Pool({ connectionString: url, max: 10 });
+      // A connection that breaks while idle is dropped from the pool; the next call gets a
+      // fresh one. Without a listener, the pool would crash the process.
+      pool.on('error', () => {});
+      return pool;
+    },
+  });
+  return { pool: handle, owned, namespace };
 }
 
 /**

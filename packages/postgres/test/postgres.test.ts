@@ -2,11 +2,12 @@
 
 import {
   countCalls,
+  expectBadConnectionOptionsRefused,
   expectDistinctSeqsFromManyWriters,
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
-import { postgres, SCHEMA_VERSION } from '@ckpt/postgres';
+import { postgres, postgresKv, SCHEMA_VERSION } from '@ckpt/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/schema.js';
@@ -147,4 +148,14 @@ describe.skipIf(!available)('postgres', () => {
     expect((await store.load('s'))?.data).toBe('hello');
     await dropAndClose(store.backend as never);
   });
+});
+
+// No server needed: every one of these is refused before a connection is made.
+describe('postgres options', () => {
+  it.each([
+    ['postgres', postgres],
+    ['postgresKv', postgresKv],
+  ])('%s() refuses bad options with INVALID_ARGUMENT, never showing a password', (_, factory) =>
+    expectBadConnectionOptionsRefused(factory, { scheme: 'postgres', handle: 'pool' }),
+  );
 });

@@ -1,6 +1,6 @@
 /** The client a store runs on: one it opens from a URL (and closes), or the caller's own. */
 import { once } from 'node:events';
-import { checkNamespace, invalidArgument } from '@ckpt/core';
+import { openConnection } from '@ckpt/core';
 import { Redis } from 'ioredis';
 import type { RedisClient } from './script.js';
 
@@ -31,23 +31,20 @@ export interface Connection {
 
 /** Open (or adopt) the client named by `options`. */
 export function connect(options: RedisOptions): Connection {
-  if (typeof options !== 'object' || options === null) {
-    throw invalidArgument('options', 'redis() needs { url } or { client }.');
-  }
-  const namespace = checkNamespace(options.namespace);
-  if ('client' in options && options.client) {
-    return { client: options.client, owned: false, namespace };
-  }
-  if (!('url' in options) || typeof options.url !== 'string' || options.url === '') {
-    throw invalidArgument(
-      'url',
-      "redis() needs { url: 'redis://127.0.0.1:6379' } or { client } (an ioredis Redis or Cluster).",
-    );
-  }
-  const client = new Redis(options.url, CLIENT_OPTIONS);
-  // Errors reach the calls that hit them; without a listener ioredis would log each one.
-  client.on('error', () => {});
-  return { client, owned: true, namespace };
+  const { handle, owned, namespace } = openConnection<RedisClient>(options, {
+    factory: 'redis',
+    handle: 'client',
+    handleKind: 'an ioredis Redis or Cluster',
+    methods: ['evalsha', 'eval'],
+    example: 'redis://127.0.0.1:6379',
+    open(url) {
+      const client = new Redis(url, CLIENT_OPTIONS);
+      // Errors reach the calls that hit them; without a listener ioredis would log each one.
+      client.on('error', () => {});
+      return client;
+    },
+  });
+  return { client: handle, owned, namespace };
 }
 
 /** Close a client the store opened; leave the caller's alone. */

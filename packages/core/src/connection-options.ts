@@ -1,0 +1,71 @@
+/**
+ * The options every server adapter takes: `{ url }` or an existing driver handle (a pool or a
+ * client), and `namespace`. Checked here once, so that each adapter refuses a bad one the same
+ * way: with INVALID_ARGUMENT, a message that shows a good one, and never the URL's password.
+ */
+import { invalidArgument, redactPasswords } from './errors.js';
+import { checkNamespace } from './namespace.js';
+import { describe } from './validate.js';
+
+/** How one adapter opens and recognises its driver handle. */
+export interface ConnectionSpec<H> {
+  /** The factory's name, for messages: `postgres`. */
+  factory: string;
+  /** The option that holds an existing handle: `pool` or `client`. */
+  handle: string;
+  /** What that handle must be, for messages: `a pg.Pool`. */
+  handleKind: string;
+  /** The methods the adapter calls on a handle, which it must have. */
+  methods: readonly string[];
+  /** A URL to show in messages: `postgres://user@host:5432/db`. */
+  example: string;
+  /** Open a handle on `url`; it may throw when the driver cannot read the URL. */
+  open(url: string): H;
+  /** Turn a given handle into the one the adapter uses (default: as given). */
+  adopt?(given: unknown): unknown;
+}
+
+/** A handle, whether the adapter opened it (and so must close it), and the namespace. */
+export interface OpenedConnection<H> {
+  handle: H;
+  owned: boolean;
+  namespace: string;
+}
+
+/** Check `options` and open (or adopt) the handle it names. */
+export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): OpenedConnection<H> {
+  const usage = `${spec.factory}() needs { url: '${spec.example}' } or { ${spec.handle} } (${spec.handleKind})`;
+  if (typeof options !== 'object' || options === null) {
+    throw invalidArgument('options', `${usage}.`);
+  }
+  const given = options as Record<string, unknown>;
+  const namespace = checkNamespace(given.namespace);
+  if (given[spec.handle] !== undefined && given[spec.handle] !== null) {
+    const handle = spec.adopt ? spec.adopt(given[spec.handle]) : given[spec.handle];
+    const missing = spec.methods.filter(
+      (method) => typeof (handle as Record<string, unknown>)?.[method] !== 'function',
+    );
+    if (missing.length > 0) {
+      throw invalidArgument(
+        spec.handle,
+        `${spec.factory}() needs { ${spec.handle} } to be ${spec.handleKind}; got ${describe(handle)}, which lacks ${missing.map((m) => `${m}()`).join(' and ')}.`,
+      );
+    }
+    return { handle: handle as H, owned: false, namespace };
+  }
+  const url = given.url;
+  if (typeof url !== 'string' || url === '') {
+    throw invalidArgument('url', `${usage}.`);
+  }
+  try {
+    return { handle: spec.open(url), owned: true, namespace };
+  } catch (err) {
+    // Neither the URL nor the driver's error goes into this one: both can hold the password
+    // (Node's ERR_INVALID_URL keeps the whole URL as `input`).
+    const reason = redactPasswords(err instanceof Error ? err.message : String(err));
+    throw invalidArgument(
+      'url',
+      `${spec.factory}() cannot read its url (${reason}); pass one such as '${spec.example}', with any special character of the user name or password percent-encoded.`,
+    );
+  }
+}
