@@ -3,7 +3,13 @@
  * the chosen `synchronous` level, a busy timeout, and its schema migrated under a write lock.
  */
 import { closeSync, constants, openSync } from 'node:fs';
-import { checkNamespace, invalidArgument, migrationStart } from '@ckpt/core';
+import {
+  CkptError,
+  checkNamespace,
+  invalidArgument,
+  isCkptError,
+  migrationStart,
+} from '@ckpt/core';
 import Database from 'better-sqlite3';
 import { tables } from './schema.js';
 
@@ -52,25 +58,53 @@ export function openDatabase(
     );
   }
   const namespace = checkNamespace(options.namespace);
-  const synchronous = (options.synchronous ?? 'full').toLowerCase() as Synchronous;
-  if (!LEVELS.includes(synchronous)) {
-    throw invalidArgument('synchronous', `synchronous must be one of ${LEVELS.join(', ')}.`);
-  }
+  const synchronous = checkSynchronous(options.synchronous);
   const inMemory = options.path === ':memory:';
-  // Create the file ourselves so that it starts private; SQLite gives its -wal and -shm
-  // files the database file's permissions.
-  if (!inMemory) closeSync(openSync(options.path, constants.O_CREAT | constants.O_RDWR, 0o600));
-  const db = new Database(options.path, { timeout: BUSY_TIMEOUT_MS });
+  let db: Database.Database | undefined;
   try {
-    if (!inMemory) whileBusy(() => db.pragma('journal_mode = WAL'));
-    db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
-    db.pragma(`cache_size = -${CACHE_KIB}`);
-    whileBusy(() => migrate(db, namespace, versionKey, migrations(namespace)));
+    // Create the file ourselves so that it starts private; SQLite gives its -wal and -shm
+    // files the database file's permissions.
+    if (!inMemory) closeSync(openSync(options.path, constants.O_CREAT | constants.O_RDWR, 0o600));
+    const opened = new Database(options.path, { timeout: BUSY_TIMEOUT_MS });
+    db = opened;
+    if (!inMemory) whileBusy(() => opened.pragma('journal_mode = WAL'));
+    opened.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+    opened.pragma(`cache_size = -${CACHE_KIB}`);
+    whileBusy(() => migrate(opened, namespace, versionKey, migrations(namespace)));
+    return { db: opened, namespace, synchronous };
   } catch (err) {
-    db.close();
-    throw err;
+    db?.close();
+    throw openError(err, options.path);
   }
-  return { db, namespace, synchronous };
+}
+
+function checkSynchronous(value: unknown = 'full'): Synchronous {
+  const level = typeof value === 'string' ? value.toLowerCase() : '';
+  if (!LEVELS.includes(level as Synchronous)) {
+    throw invalidArgument(
+      'synchronous',
+      `synchronous must be one of ${LEVELS.map((l) => `'${l}'`).join(', ')}; got ${JSON.stringify(value) ?? String(value)}.`,
+    );
+  }
+  return level as Synchronous;
+}
+
+// A path that cannot name a database file is the caller's to fix (INVALID_ARGUMENT); any
+// other failure to open one is the system's (BACKEND, with the cause).
+const WRONG_PATH: Record<string, string> = {
+  ENOENT: 'its directory does not exist; create the directory first',
+  ENOTDIR: 'a part of it is not a directory',
+  EISDIR: 'it is a directory; name a file in it',
+  SQLITE_NOTADB: 'the file is not a SQLite database; name a new file or a ckpt database',
+};
+
+function openError(err: unknown, path: string): unknown {
+  if (isCkptError(err)) return err;
+  const code = String((err as { code?: unknown } | null)?.code);
+  const where = `sqlite() cannot open ${JSON.stringify(path)}`;
+  if (WRONG_PATH[code]) return invalidArgument('path', `${where}: ${WRONG_PATH[code]}.`);
+  const reason = err instanceof Error ? err.message : String(err);
+  return new CkptError('BACKEND', `${where}: ${reason}`, { cause: err });
 }
 
 /**

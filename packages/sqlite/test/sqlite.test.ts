@@ -1,5 +1,15 @@
 /** What is SQLite's alone: files, modes, schema versions, options and openStore. */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
@@ -12,12 +22,14 @@ let n = 0;
 const fresh = () => join(dir, `t${n++}.db`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function refusal(fn: () => unknown): Error & { code: string } {
+type Refusal = Error & { code: string; details: Record<string, unknown> };
+
+function refusal(fn: () => unknown): Refusal {
   try {
     fn();
   } catch (err) {
     expect(isCkptError(err)).toBe(true);
-    return err as Error & { code: string };
+    return err as Refusal;
   }
   throw new Error('expected a CkptError');
 }
@@ -60,6 +72,48 @@ describe('files', () => {
     expect(refusal(() => sqlite({ path: fresh(), namespace: 'Bad' })).code).toBe(
       'INVALID_ARGUMENT',
     );
+    for (const synchronous of [2, true, null]) {
+      const err = refusal(() => sqliteKv({ path: fresh(), synchronous: synchronous as never }));
+      expect(err.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/synchronous must be one of 'full'/);
+    }
+  });
+
+  it('refuses a path that cannot name a database file with INVALID_ARGUMENT saying why', () => {
+    const notADatabase = fresh();
+    writeFileSync(notADatabase, 'notes, not a database\n'.repeat(100));
+    const cases = [
+      [join(dir, 'missing', 'agent.db'), /directory does not exist; create the directory first/],
+      [dir, /is a directory; name a file in it/],
+      [join(notADatabase, 'agent.db'), /not a directory/],
+      [notADatabase, /not a SQLite database/],
+    ] as const;
+    for (const [path, why] of cases) {
+      for (const open of [sqlite, sqliteKv]) {
+        const err = refusal(() => open({ path }));
+        expect(err.code, path).toBe('INVALID_ARGUMENT');
+        expect(err.details.argument).toBe('path');
+        expect(err.message).toContain(JSON.stringify(path));
+        expect(err.message).toMatch(why);
+      }
+    }
+    expect(existsSync(join(dir, 'missing'))).toBe(false);
+    expect(readFileSync(notADatabase, 'utf8')).toMatch(/^notes, not a database/);
+  });
+
+  it('reports any other failure to open the file as BACKEND with the cause', () => {
+    const path = fresh();
+    const db = new Database(path);
+    db.exec('CREATE TABLE notes (text TEXT)');
+    db.close();
+    // Garbage over the schema page, past the 100-byte header that says "SQLite format 3".
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(3000, 0xab), 0, 3000, 100);
+    closeSync(fd);
+    const err = refusal(() => sqlite({ path }));
+    expect(err.code).toBe('BACKEND');
+    expect(err.message).toMatch(/cannot open .*malformed/);
+    expect((err.cause as { code?: string }).code).toBe('SQLITE_CORRUPT');
   });
 
   it('keeps what was written across close and reopen', async () => {
