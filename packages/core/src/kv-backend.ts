@@ -164,6 +164,35 @@ export function kvBackend(kv: KvStore, options: KvBackendOptions = {}): Checkpoi
     return body === undefined ? null : parseBody(body);
   };
 
+  /**
+   * Read bodies the session's record names, all as of one record. A prune or delete that
+   * runs meanwhile changes the record first and then removes bodies, so a named body can
+   * vanish under the read; the read then starts again from the record as it is now, rather
+   * than answering with a mix of two states (such as a head without its checkpoint).
+   */
+  const readAsOfOneRecord = async <T>(
+    id: string,
+    absent: T,
+    readBodies: (
+      rec: SessionRecord,
+      body: (seq: number) => Promise<ReturnType<typeof parseBody> | null>,
+    ) => Promise<T>,
+  ): Promise<T> => {
+    for (let race = 0; race < MAX_RACES; race++) {
+      const snap = await read(id);
+      if (snap === null) return absent;
+      let vanished = false;
+      const result = await readBodies(snap.rec, async (seq) => {
+        const body = await readBody(id, snap.rec, seq);
+        if (body === null) vanished = true;
+        return body;
+      });
+      // An unchanged record means nothing vanished under this read: the answer stands.
+      if (!vanished || (await kv.get(sessionKey(id))) === snap.raw) return result;
+    }
+    throw tooManyRaces(id);
+  };
+
   const toStored = (id: string, rec: SessionRecord): StoredSession => ({
     sessionId: id,
     head: rec.head,
@@ -246,11 +275,10 @@ export function kvBackend(kv: KvStore, options: KvBackendOptions = {}): Checkpoi
     },
 
     async load(sessionId, seq): Promise<StoredCheckpoint | null> {
-      const snap = await read(sessionId);
-      if (snap === null) return null;
-      const target = seq ?? snap.rec.head;
-      if (!rangesHas(snap.rec.seqs, target)) return null;
-      return readBody(sessionId, snap.rec, target);
+      return readAsOfOneRecord(sessionId, null, async (rec, body) => {
+        const target = seq ?? rec.head;
+        return rangesHas(rec.seqs, target) ? body(target) : null;
+      });
     },
 
     async session(sessionId) {
@@ -259,40 +287,40 @@ export function kvBackend(kv: KvStore, options: KvBackendOptions = {}): Checkpoi
     },
 
     async listCheckpoints(sessionId, { beforeSeq, limit }) {
-      const snap = await read(sessionId);
-      if (snap === null) return [];
-      const out = [];
-      for (const seq of rangesDescending(snap.rec.seqs, beforeSeq, limit)) {
-        const body = await readBody(sessionId, snap.rec, seq);
-        if (body !== null) {
-          out.push({
-            seq,
-            parent: body.parent,
-            metadata: body.metadata,
-            createdAt: body.createdAt,
-          });
+      return readAsOfOneRecord(sessionId, [], async (rec, body) => {
+        const out = [];
+        for (const seq of rangesDescending(rec.seqs, beforeSeq, limit)) {
+          const found = await body(seq);
+          if (found !== null) {
+            out.push({
+              seq,
+              parent: found.parent,
+              metadata: found.metadata,
+              createdAt: found.createdAt,
+            });
+          }
         }
-      }
-      return out;
+        return out;
+      });
     },
 
     async lineage(sessionId, { fromSeq, limit, transcript }) {
-      const snap = await read(sessionId);
-      if (snap === null) return [];
-      const out: StoredLineageEntry[] = [];
-      let seq: number | null = fromSeq ?? snap.rec.head;
-      while (seq !== null && out.length < limit && rangesHas(snap.rec.seqs, seq)) {
-        const body = await readBody(sessionId, snap.rec, seq);
-        if (body === null) break;
-        out.push({
-          seq,
-          parent: body.parent,
-          createdAt: body.createdAt,
-          ...(transcript ? { transcript: body.transcript } : {}),
-        });
-        seq = body.parent;
-      }
-      return out;
+      return readAsOfOneRecord(sessionId, [], async (rec, body) => {
+        const out: StoredLineageEntry[] = [];
+        let seq: number | null = fromSeq ?? rec.head;
+        while (seq !== null && out.length < limit && rangesHas(rec.seqs, seq)) {
+          const found = await body(seq);
+          if (found === null) break;
+          out.push({
+            seq,
+            parent: found.parent,
+            createdAt: found.createdAt,
+            ...(transcript ? { transcript: found.transcript } : {}),
+          });
+          seq = found.parent;
+        }
+        return out;
+      });
     },
 
     async rollback(input: RollbackInput): Promise<RollbackResult> {

@@ -1,0 +1,89 @@
+/** kvBackend's reads under a prune that runs between their reads of the KV store. */
+import { describe, expect, it } from 'vitest';
+import { CheckpointStore, type KvStore, kvBackend } from '../src/index.js';
+
+/** A Map as a KvStore, whose next get of a body key waits until `release()`. */
+function pausingKv() {
+  const map = new Map<string, string>();
+  let paused: { reached: () => void; until: Promise<void> } | null = null;
+  let release = () => {};
+  const kv: KvStore = {
+    async get(key) {
+      const gate = paused;
+      if (gate && key.startsWith('ckpt:c:')) {
+        paused = null;
+        gate.reached();
+        await gate.until;
+      }
+      return map.get(key);
+    },
+    async set(key, value) {
+      map.set(key, value);
+    },
+    async delete(key) {
+      return map.delete(key);
+    },
+    async compareAndSet(key, expected, value) {
+      if ((map.get(key) ?? null) !== expected) return false;
+      map.set(key, value);
+      return true;
+    },
+  };
+  /** Pause the next body read; resolves once a read is waiting there. */
+  const pauseNextBodyRead = () =>
+    new Promise<void>((reached) => {
+      paused = { reached, until: new Promise<void>((go) => (release = go)) };
+    });
+  return { kv, pauseNextBodyRead, release: () => release() };
+}
+
+describe('kvBackend reads while a prune removes what they read', () => {
+  async function setUp() {
+    const { kv, pauseNextBodyRead, release } = pausingKv();
+    const store = new CheckpointStore(kvBackend(kv));
+    for (let i = 1; i <= 3; i++) await store.checkpoint('s', { step: i }, { transcript: [i] });
+    return { store, pauseNextBodyRead, release };
+  }
+
+  // The read has the record (head 3); before it reads checkpoint 3, a new checkpoint moves the
+  // head on and a prune removes 1 to 3. It must answer as of the new record, not with nothing.
+  async function movedOnAndPruned(store: CheckpointStore) {
+    await store.checkpoint('s', { step: 4 }, { transcript: [4] });
+    expect(await store.prune('s', { keepLast: 1 })).toBe(3);
+  }
+
+  it('load() of the head returns the new head, not null', async () => {
+    const { store, pauseNextBodyRead, release } = await setUp();
+    const reached = pauseNextBodyRead();
+    const loading = store.load('s');
+    await reached;
+    await movedOnAndPruned(store);
+    release();
+    expect((await loading)?.data).toEqual({ step: 4 });
+  });
+
+  it('history() and transcript() follow the new head, not a cut-off old one', async () => {
+    for (const read of [
+      (store: CheckpointStore) => store.history('s'),
+      async (store: CheckpointStore) => (await store.transcript('s')).items.map((e) => e.seq),
+    ]) {
+      const { store, pauseNextBodyRead, release } = await setUp();
+      const reached = pauseNextBodyRead();
+      const reading = read(store);
+      await reached;
+      await movedOnAndPruned(store);
+      release();
+      expect(await reading).toEqual([4]);
+    }
+  });
+
+  it('list() lists what the new record names', async () => {
+    const { store, pauseNextBodyRead, release } = await setUp();
+    const reached = pauseNextBodyRead();
+    const listing = store.list('s');
+    await reached;
+    await movedOnAndPruned(store);
+    release();
+    expect((await listing).items.map((c) => c.seq)).toEqual([4]);
+  });
+});
