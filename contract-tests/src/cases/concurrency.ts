@@ -155,5 +155,36 @@ export function concurrencyCases(
       const info = await t.store.info('s');
       expect(await t.store.load('s', info!.head)).not.toBeNull();
     });
+
+    // A read that looks up the head and then its checkpoint in two steps, each seeing a
+    // different moment, finds nothing when a checkpoint and a prune land in between. The
+    // window is short, so the race runs many rounds; each round prunes the previous head.
+    it('reads the head whole while checkpoints and prunes race: load() never null, history() never empty', async () => {
+      const [writer, ...readers] = await openStores();
+      await writer!.checkpoint('s', 0);
+      let writing = true;
+      const write = async () => {
+        try {
+          for (let i = 1; i <= 300; i++) {
+            await writer!.checkpoint('s', i);
+            await writer!.prune('s', { keepLast: 1 });
+          }
+        } finally {
+          writing = false;
+        }
+      };
+      let reads = 0;
+      const read = async (store: CheckpointStore) => {
+        while (writing) {
+          const [loaded, history] = await Promise.all([store.load('s'), store.history('s')]);
+          expect(loaded, 'load() of a session that exists').not.toBeNull();
+          expect(history.length, 'history() of a session that exists').toBeGreaterThan(0);
+          reads++;
+        }
+      };
+      await allSettledOrThrow([write(), ...readers.map(read)]);
+      expect(reads).toBeGreaterThan(0);
+      expect((await t.store.load('s'))?.data).toBe(300);
+    });
   });
 }
