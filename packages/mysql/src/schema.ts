@@ -7,7 +7,7 @@
 import { sqlTables } from '@ckpt/core';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -223,6 +223,18 @@ export function migrations(ns: string): string[][] {
          COMMIT;
          SELECT v_found AS deleted;
        END`,
+    ],
+    [
+      // Version 1 read the head and then its checkpoint in two statements, each with its own
+      // snapshot: a rollback or checkpoint and a prune in between could leave nothing to read.
+      // One statement reads both from one snapshot.
+      `DROP PROCEDURE IF EXISTS ${ns}_load`,
+      `CREATE PROCEDURE ${ns}_load(IN p_id ${ID}, IN p_seq BIGINT)
+         SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+           FROM ${t.sessions} s
+           JOIN ${t.checkpoints} c ON c.session_id = s.id AND c.seq = COALESCE(p_seq, s.head)
+           JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+          WHERE s.id = p_id`,
     ],
   ];
 }

@@ -7,9 +7,10 @@ import {
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
-import { mysql, mysqlKv } from '@ckpt/mysql';
+import { mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrations } from '../src/schema.js';
 import {
   available,
   dropAndClose,
@@ -66,9 +67,43 @@ describe.skipIf(!available)('mysql', () => {
     const backends = Array.from({ length: 6 }, () => mysql({ url, namespace }));
     await Promise.all(backends.map((b) => b.ready()));
     const [rows] = await backends[0]!.pool.query(`SELECT value FROM ${namespace}_meta`);
-    expect(rows).toEqual([{ value: '1' }]);
+    expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
     for (const b of backends) await b.close();
     await dropNamespace(namespace);
+  });
+
+  it('upgrades a version 1 schema in place, keeping its sessions, to a load of one snapshot', async () => {
+    expect(migrations('x')).toHaveLength(SCHEMA_VERSION);
+    const namespace = freshNamespace();
+    const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
+    opened.push(admin);
+    await admin.query(
+      `CREATE TABLE ${namespace}_meta (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL)`,
+    );
+    for (const statement of migrations(namespace)[0]!) await admin.query(statement);
+    await admin.query(`INSERT INTO ${namespace}_meta VALUES ('schema_version', '1')`);
+    await admin.query(`CALL ${namespace}_append('old', '"kept"', '{}', '[]', 0, NULL, NULL, 1)`);
+    const loadText = async () => {
+      const [[routine]] = (await admin.query(
+        `SELECT routine_definition AS text FROM information_schema.routines
+          WHERE routine_schema = DATABASE() AND routine_name = ?`,
+        [`${namespace}_load`],
+      )) as unknown as [[{ text: string }]];
+      return routine.text;
+    };
+    // Version 1 read the head, then its checkpoint, in two statements.
+    expect(await loadText()).toMatch(/SELECT head INTO p_seq/);
+
+    const backend = mysql({ url, namespace });
+    const store = new CheckpointStore(backend);
+    expect((await store.load('old'))?.data).toBe('kept');
+    const [rows] = await admin.query(`SELECT value FROM ${namespace}_meta`);
+    expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
+    expect(await loadText()).not.toMatch(/SELECT head INTO/);
+    await store.checkpoint('old', 'next');
+    expect((await store.load('old'))?.data).toBe('next');
+    expect((await store.load('old', 1))?.data).toBe('kept');
+    await dropAndClose(backend);
   });
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
