@@ -12,54 +12,85 @@ interface Scheme {
   pkg: string;
   driver: string | null;
   factory: string;
+  /**
+   * The query parameters ckpt reads besides `namespace`, or null for a server URL, whose
+   * other parameters stay in the URL for the driver (such as `sslmode`).
+   */
+  params: readonly string[] | null;
   /** The adapter's options for this URL (namespace added by the caller). */
-  options(url: string, rest: string): Record<string, unknown>;
+  options(url: string, rest: string, params: Record<string, string>): Record<string, unknown>;
 }
 
+const server = (pkg: string, driver: string, factory: string): Scheme => ({
+  pkg,
+  driver,
+  factory,
+  params: null,
+  options: (url) => ({ url }),
+});
+
 const SCHEMES: Record<string, Scheme> = {
-  'memory:': { pkg: '@ckpt/memory', driver: null, factory: 'memory', options: () => ({}) },
+  'memory:': {
+    pkg: '@ckpt/memory',
+    driver: null,
+    factory: 'memory',
+    params: [],
+    options: () => ({}),
+  },
   'sqlite:': {
     pkg: '@ckpt/sqlite',
     driver: 'better-sqlite3',
     factory: 'sqlite',
-    options: (_url, rest) => ({ path: rest }),
+    params: ['synchronous'],
+    options: (_url, rest, params) => ({ path: sqlitePath(rest), ...params }),
   },
-  'redis:': {
-    pkg: '@ckpt/redis',
-    driver: 'ioredis',
-    factory: 'redis',
-    options: (url) => ({ url }),
-  },
-  'rediss:': {
-    pkg: '@ckpt/redis',
-    driver: 'ioredis',
-    factory: 'redis',
-    options: (url) => ({ url }),
-  },
-  'postgres:': {
-    pkg: '@ckpt/postgres',
-    driver: 'pg',
-    factory: 'postgres',
-    options: (url) => ({ url }),
-  },
-  'postgresql:': {
-    pkg: '@ckpt/postgres',
-    driver: 'pg',
-    factory: 'postgres',
-    options: (url) => ({ url }),
-  },
-  'mysql:': { pkg: '@ckpt/mysql', driver: 'mysql2', factory: 'mysql', options: (url) => ({ url }) },
+  'redis:': server('@ckpt/redis', 'ioredis', 'redis'),
+  'rediss:': server('@ckpt/redis', 'ioredis', 'redis'),
+  'postgres:': server('@ckpt/postgres', 'pg', 'postgres'),
+  'postgresql:': server('@ckpt/postgres', 'pg', 'postgres'),
+  'mysql:': server('@ckpt/mysql', 'mysql2', 'mysql'),
 };
 
-/** Split off a `?namespace=` parameter, leaving the rest of the URL for the driver. */
-function takeNamespace(url: string): { url: string; namespace: string | undefined } {
+/**
+ * Split off `namespace` and, for a scheme that lists its parameters, those (any other is
+ * refused); a server URL keeps its other parameters for the driver.
+ */
+function takeParams(
+  url: string,
+  scheme: Scheme,
+): { url: string; namespace: string | undefined; params: Record<string, string> } {
   const q = url.indexOf('?');
-  if (q === -1) return { url, namespace: undefined };
-  const params = new URLSearchParams(url.slice(q + 1));
-  const namespace = params.get('namespace') ?? undefined;
-  params.delete('namespace');
-  const rest = params.toString();
-  return { url: url.slice(0, q) + (rest ? `?${rest}` : ''), namespace };
+  if (q === -1) return { url, namespace: undefined, params: {} };
+  const query = new URLSearchParams(url.slice(q + 1));
+  const namespace = query.get('namespace') ?? undefined;
+  query.delete('namespace');
+  if (scheme.params === null) {
+    const rest = query.toString();
+    return { url: url.slice(0, q) + (rest ? `?${rest}` : ''), namespace, params: {} };
+  }
+  const params: Record<string, string> = {};
+  for (const [name, value] of query) {
+    if (!scheme.params.includes(name)) {
+      throw invalidArgument(
+        'url',
+        `openStore: ${scheme.factory} URLs take no parameter ${JSON.stringify(name)}; they take ${['namespace', ...scheme.params].join(', ')}.`,
+      );
+    }
+    params[name] = value;
+  }
+  return { url: url.slice(0, q), namespace, params };
+}
+
+/** The file of a `sqlite:` URL: what follows the scheme, as written. */
+function sqlitePath(rest: string): string {
+  // 'sqlite://x' reads as a host x to some and as the path //x (the root) to others.
+  if (rest.startsWith('//')) {
+    throw invalidArgument(
+      'url',
+      "openStore: write a SQLite file as 'sqlite:./agent.db' (relative to the working directory) or 'sqlite:/var/lib/agent.db' (absolute), without '//'.",
+    );
+  }
+  return rest;
 }
 
 /**
@@ -81,9 +112,9 @@ export async function openStore(url: string, options?: StoreOptions): Promise<Ch
       `openStore: unknown URL scheme in ${JSON.stringify(redactPasswords(url))}; use one of ${Object.keys(SCHEMES).join(', ')}.`,
     );
   }
-  const { url: plain, namespace } = takeNamespace(url);
+  const { url: plain, namespace, params } = takeParams(url, scheme);
   const factoryOptions = {
-    ...scheme.options(plain, plain.slice(colon + 1)),
+    ...scheme.options(plain, plain.slice(colon + 1), params),
     namespace: checkNamespace(namespace),
   };
   const mod = await loadAdapter(scheme);

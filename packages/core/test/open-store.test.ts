@@ -31,6 +31,24 @@ describe('openStore', () => {
     expect(err.message).toMatch(/namespace/);
   });
 
+  it('refuses a parameter the memory or sqlite backend does not take, naming those it does', async () => {
+    const memory = await refusal(openStore('memory:?namespace=a&size=10'));
+    expect(memory.code).toBe('INVALID_ARGUMENT');
+    expect(memory.message).toBe(
+      'openStore: memory URLs take no parameter "size"; they take namespace.',
+    );
+    const sqlite = await refusal(openStore('sqlite:./agent.db?mode=ro'));
+    expect(sqlite.message).toMatch(/no parameter "mode"; they take namespace, synchronous/);
+  });
+
+  it("refuses 'sqlite://…', which names a host to some readers and the root to others", async () => {
+    for (const url of ['sqlite://./agent.db', 'sqlite:///var/lib/agent.db']) {
+      const err = await refusal(openStore(url));
+      expect(err.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/'sqlite:\.\/agent\.db'.*'sqlite:\/var\/lib\/agent\.db'/);
+    }
+  });
+
   it('refuses an unknown scheme, listing the known ones, without echoing a password', async () => {
     const err = await refusal(openStore('mongodb://user:topsecret@host/db'));
     expect(err.code).toBe('INVALID_ARGUMENT');

@@ -4,6 +4,7 @@ import {
   existsSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -224,5 +225,23 @@ describe('openStore', () => {
     await memory.checkpoint('s', 1);
     expect(await memory.head('s')).toBe(1);
     await memory.close();
+  });
+
+  it("takes 'synchronous' from the URL, and refuses any other parameter without creating a file", async () => {
+    const path = fresh();
+    const store = await openStore(`sqlite:${path}?synchronous=normal&namespace=agents`);
+    expect((store.backend as ReturnType<typeof sqlite>).synchronous).toBe('normal');
+    expect(
+      (store.backend as ReturnType<typeof sqlite>).db.pragma('synchronous', { simple: true }),
+    ).toBe(1);
+    await store.close();
+
+    const other = fresh();
+    for (const url of [`sqlite:${other}?mode=ro`, `sqlite:${other}?synchronous=sometimes`]) {
+      const err = await openStore(url).catch((e: unknown) => e);
+      expect(isCkptError(err, 'INVALID_ARGUMENT'), url).toBe(true);
+    }
+    expect(existsSync(other)).toBe(false);
+    expect(readdirSync(dir).some((name) => name.includes('?'))).toBe(false);
   });
 });
