@@ -151,5 +151,13 @@ export function idempotencyCases(t: ContractContext): void {
       expect(err.message).toContain('data.at');
       expect(await t.store.info('s')).toBeNull();
     });
+
+    it('passes an error fn throws to the caller as it is, writing nothing', async () => {
+      await t.store.checkpoint('s', 'before');
+      const mine = new RangeError('the agent gave up');
+      const err = await t.store.update('s', () => Promise.reject(mine)).catch((e: unknown) => e);
+      expect(err).toBe(mine);
+      expect(await t.store.history('s')).toEqual([1]);
+    });
   });
 }

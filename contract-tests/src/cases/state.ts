@@ -44,6 +44,19 @@ export function stateCases(t: ContractContext, caps: BackendCapabilities): void 
       expect(await state.get('n')).toBe(2);
     });
 
+    it('passes an error update() fn throws to the caller as it is, writing nothing', async () => {
+      const state = t.store.state('s');
+      await state.set('k', 'before');
+      const mine = new RangeError('no such counter');
+      const err = await state
+        .update('k', () => {
+          throw mine;
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBe(mine);
+      expect(await state.get('k')).toBe('before');
+    });
+
     it('refuses a value JSON cannot carry, naming the path and writing nothing', async () => {
       const state = t.store.state('s');
       await state.set('k', 'before');

@@ -59,20 +59,25 @@ export function createStateScope(
         return toPage(keys, limit, owner, (last) => last);
       }),
 
-    update: (key, fn) =>
-      run(async () => {
+    // `fn` runs outside `run`, so that an error it throws reaches the caller as it is, not
+    // as a BACKEND failure.
+    update: async (key, fn) => {
+      await run(async () => {
         checkName(key, 'key');
         if (typeof fn !== 'function') throw invalidArgument('fn', 'update() needs a function.');
-        for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
-          const before = (await backend.stateGet(scope, key)) ?? null;
-          const next = encodeJson(fn(before === null ? undefined : decodeJson(before)), 'value');
-          if (await backend.stateCompareAndSet(scope, key, before, next.text)) return next.value;
+      });
+      for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
+        const before = await run(async () => (await backend.stateGet(scope, key)) ?? null);
+        const next = encodeJson(fn(before === null ? undefined : decodeJson(before)), 'value');
+        if (await run(() => backend.stateCompareAndSet(scope, key, before, next.text))) {
+          return next.value;
         }
-        throw new CkptError(
-          'CONFLICT',
-          `state update of ${JSON.stringify(key)} lost ${MAX_UPDATE_ATTEMPTS} races in a row; retry later.`,
-          { details: { argument: 'key' } },
-        );
-      }),
+      }
+      throw new CkptError(
+        'CONFLICT',
+        `state update of ${JSON.stringify(key)} lost ${MAX_UPDATE_ATTEMPTS} races in a row; retry later.`,
+        { details: { argument: 'key' } },
+      );
+    },
   };
 }
