@@ -5,7 +5,7 @@
  */
 import { invalidArgument, redactPasswords } from './errors.js';
 import { checkNamespace } from './namespace.js';
-import { describe } from './validate.js';
+import { describe, methodList, missingMethods } from './validate.js';
 
 /** How one adapter opens and recognises its driver handle. */
 export interface ConnectionSpec<H> {
@@ -42,13 +42,11 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
   const namespace = checkNamespace(given.namespace);
   if (given[spec.handle] !== undefined && given[spec.handle] !== null) {
     const handle = spec.adopt ? spec.adopt(given[spec.handle]) : given[spec.handle];
-    const missing = spec.methods.filter(
-      (method) => typeof (handle as Record<string, unknown>)?.[method] !== 'function',
-    );
+    const missing = missingMethods(handle, spec.methods);
     if (missing.length > 0) {
       throw invalidArgument(
         spec.handle,
-        `${spec.factory}() needs { ${spec.handle} } to be ${spec.handleKind}; got ${describe(handle)}, which lacks ${missing.map((m) => `${m}()`).join(' and ')}.`,
+        `${spec.factory}() needs { ${spec.handle} } to be ${spec.handleKind}; got ${describe(handle)}, which lacks ${methodList(missing)}.`,
       );
     }
     return { handle: handle as H, owned: false, namespace };

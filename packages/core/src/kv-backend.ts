@@ -32,7 +32,7 @@ import type {
   StoredLineageEntry,
   StoredSession,
 } from './backend.js';
-import { CkptError } from './errors.js';
+import { CkptError, invalidArgument } from './errors.js';
 import type { KvStore } from './kv.js';
 import { compareSessionsNewestFirst } from './order.js';
 import {
@@ -44,6 +44,7 @@ import {
   rangesPrune,
   type SeqRanges,
 } from './seq-ranges.js';
+import { checkOptions, describe, methodList, missingMethods } from './validate.js';
 
 /** Options of `kvBackend`. */
 export interface KvBackendOptions {
@@ -104,12 +105,38 @@ function unescapeName(text: string): string {
   return text.replace(/%3A/g, ':').replace(/%25/g, '%');
 }
 
+const REQUIRED = ['get', 'set', 'delete'] as const;
+const OPTIONAL = ['compareAndSet', 'list', 'close'] as const;
+
+function checkKvStore(kv: unknown): void {
+  const missing = missingMethods(kv, REQUIRED);
+  const broken = OPTIONAL.filter(
+    (m) =>
+      (kv as Record<string, unknown> | null)?.[m] !== undefined &&
+      missingMethods(kv, [m]).length > 0,
+  );
+  if (missing.length > 0 || broken.length > 0) {
+    throw invalidArgument(
+      'kv',
+      `kvBackend(kv) needs a KvStore: get(), set() and delete(), and optionally compareAndSet(), list() and close(); got ${describe(kv)}, which lacks ${methodList([...missing, ...broken])}.`,
+    );
+  }
+}
+
+function checkPrefix(prefix: unknown = 'ckpt:'): string {
+  if (typeof prefix !== 'string') {
+    throw invalidArgument('prefix', `prefix must be a string, got ${describe(prefix)}.`);
+  }
+  return prefix;
+}
+
 // Bounds a compare-and-set loop; each lost race means another caller made progress.
 const MAX_RACES = 10_000;
 
 /** A CheckpointBackend on any `KvStore`. */
-export function kvBackend(kv: KvStore, options: KvBackendOptions = {}): CheckpointBackend {
-  const p = options.prefix ?? 'ckpt:';
+export function kvBackend(kv: KvStore, options?: KvBackendOptions): CheckpointBackend {
+  checkKvStore(kv);
+  const p = checkPrefix(checkOptions(options, 'options').prefix);
   const sessionKey = (id: string) => `${p}s:${escapeName(id)}`;
   const bodyKey = (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`;
   const stagedKey = (id: string, nonce: string) => `${p}t:${escapeName(id)}:${nonce}`;

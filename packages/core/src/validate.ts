@@ -64,6 +64,19 @@ export function checkOptions<T extends object>(value: T | undefined, argument: s
   return value;
 }
 
+/** The names among `methods` that `value` does not have as functions. */
+export function missingMethods(value: unknown, methods: readonly string[]): string[] {
+  return methods.filter(
+    (method) => typeof (value as Record<string, unknown> | null)?.[method] !== 'function',
+  );
+}
+
+/** `a()`, `a() and b()`, `a(), b() and c()`: method names for a message. */
+export function methodList(methods: readonly string[]): string {
+  const named = methods.map((m) => `${m}()`);
+  return named.length < 2 ? named.join('') : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+}
+
 /** A short description of a value for error messages. */
 export function describe(value: unknown): string {
   if (value === null) return 'null';

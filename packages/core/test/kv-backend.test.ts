@@ -1,6 +1,6 @@
 /** kvBackend's reads under a prune that runs between their reads of the KV store. */
 import { describe, expect, it } from 'vitest';
-import { CheckpointStore, type KvStore, kvBackend } from '../src/index.js';
+import { CheckpointStore, isCkptError, type KvStore, kvBackend } from '../src/index.js';
 
 /** A Map as a KvStore, whose next get of a body key waits until `release()`. */
 function pausingKv() {
@@ -85,5 +85,49 @@ describe('kvBackend reads while a prune removes what they read', () => {
     await movedOnAndPruned(store);
     release();
     expect((await listing).items.map((c) => c.seq)).toEqual([4]);
+  });
+});
+
+describe('kvBackend(kv, options)', () => {
+  const minimal = () => ({
+    get: async () => undefined,
+    set: async () => {},
+    delete: async () => false,
+  });
+
+  function refusal(open: () => unknown) {
+    try {
+      open();
+    } catch (err) {
+      expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+      return err as Error & { details: { argument: string } };
+    }
+    throw new Error('expected INVALID_ARGUMENT');
+  }
+
+  it('takes a KvStore of get, set and delete alone', () => {
+    expect(typeof kvBackend(minimal()).append).toBe('function');
+  });
+
+  it('refuses at once what is not a KvStore, naming what it lacks', () => {
+    const cases: [unknown, string][] = [
+      [null, 'get(), set() and delete()'],
+      [{}, 'get(), set() and delete()'],
+      [{ get: async () => undefined }, 'set() and delete()'],
+      [{ ...minimal(), list: true }, 'list()'],
+      [{ ...minimal(), compareAndSet: 'yes', close: 1 }, 'compareAndSet() and close()'],
+    ];
+    for (const [kv, lacks] of cases) {
+      const err = refusal(() => kvBackend(kv as KvStore));
+      expect(err.details.argument).toBe('kv');
+      expect(err.message).toMatch(new RegExp(`which lacks ${lacks.replace(/[()]/g, '\\$&')}\\.$`));
+    }
+  });
+
+  it('refuses a prefix that is not a string, or options that are not an object', () => {
+    expect(refusal(() => kvBackend(minimal(), { prefix: 5 as never })).details.argument).toBe(
+      'prefix',
+    );
+    expect(refusal(() => kvBackend(minimal(), 'ckpt:' as never)).details.argument).toBe('options');
   });
 });
