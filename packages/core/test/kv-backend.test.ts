@@ -38,53 +38,35 @@ function pausingKv() {
 }
 
 describe('kvBackend reads while a prune removes what they read', () => {
-  async function setUp() {
+  // `read` gets the record (head 3); before it reads checkpoint 3, a new checkpoint moves the
+  // head on and a prune removes 1 to 3. It must answer as of the new record, not with nothing.
+  async function readWhileMovedOnAndPruned<T>(read: (store: CheckpointStore) => Promise<T>) {
     const { kv, pauseNextBodyRead, release } = pausingKv();
     const store = new CheckpointStore(kvBackend(kv));
     for (let i = 1; i <= 3; i++) await store.checkpoint('s', { step: i }, { transcript: [i] });
-    return { store, pauseNextBodyRead, release };
-  }
-
-  // The read has the record (head 3); before it reads checkpoint 3, a new checkpoint moves the
-  // head on and a prune removes 1 to 3. It must answer as of the new record, not with nothing.
-  async function movedOnAndPruned(store: CheckpointStore) {
+    const reached = pauseNextBodyRead();
+    const reading = read(store);
+    await reached;
     await store.checkpoint('s', { step: 4 }, { transcript: [4] });
     expect(await store.prune('s', { keepLast: 1 })).toBe(3);
+    release();
+    return reading;
   }
 
   it('load() of the head returns the new head, not null', async () => {
-    const { store, pauseNextBodyRead, release } = await setUp();
-    const reached = pauseNextBodyRead();
-    const loading = store.load('s');
-    await reached;
-    await movedOnAndPruned(store);
-    release();
-    expect((await loading)?.data).toEqual({ step: 4 });
+    const loaded = await readWhileMovedOnAndPruned((store) => store.load('s'));
+    expect(loaded?.data).toEqual({ step: 4 });
   });
 
   it('history() and transcript() follow the new head, not a cut-off old one', async () => {
-    for (const read of [
-      (store: CheckpointStore) => store.history('s'),
-      async (store: CheckpointStore) => (await store.transcript('s')).items.map((e) => e.seq),
-    ]) {
-      const { store, pauseNextBodyRead, release } = await setUp();
-      const reached = pauseNextBodyRead();
-      const reading = read(store);
-      await reached;
-      await movedOnAndPruned(store);
-      release();
-      expect(await reading).toEqual([4]);
-    }
+    expect(await readWhileMovedOnAndPruned((store) => store.history('s'))).toEqual([4]);
+    const page = await readWhileMovedOnAndPruned((store) => store.transcript('s'));
+    expect(page.items.map((e) => e.seq)).toEqual([4]);
   });
 
   it('list() lists what the new record names', async () => {
-    const { store, pauseNextBodyRead, release } = await setUp();
-    const reached = pauseNextBodyRead();
-    const listing = store.list('s');
-    await reached;
-    await movedOnAndPruned(store);
-    release();
-    expect((await listing).items.map((c) => c.seq)).toEqual([4]);
+    const page = await readWhileMovedOnAndPruned((store) => store.list('s'));
+    expect(page.items.map((c) => c.seq)).toEqual([4]);
   });
 });
 
