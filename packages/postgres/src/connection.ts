@@ -4,7 +4,7 @@
  */
 import { migrationStart, openConnection } from '@ckpt/core';
 import pg from 'pg';
-import { migrations, TABLES } from './schema.js';
+import { migrations, schemaIdentifier, TABLES } from './schema.js';
 
 /** Options of `postgres()` and `postgresKv()`: a connection string or an existing pool. */
 export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
@@ -56,6 +56,7 @@ export function connect(options: PostgresOptions): Connection {
  * processes starting at once against an empty database migrate it once.
  */
 export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
+  const schema = schemaIdentifier(ns);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -67,7 +68,7 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
     const names = new Set(found.rows.map((r) => r.tablename));
     const recorded = names.has('meta')
       ? await client.query<{ value: string }>(
-          `SELECT value FROM ${ns}.meta WHERE key = 'schema_version'`,
+          `SELECT value FROM ${schema}.meta WHERE key = 'schema_version'`,
         )
       : undefined;
     const steps = migrations(ns);
@@ -82,12 +83,12 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
       '@ckpt/postgres',
     );
     if (current === 0) {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${ns}`);
-      await client.query(`CREATE TABLE ${ns}.meta (key text PRIMARY KEY, value text NOT NULL)`);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(`CREATE TABLE ${schema}.meta (key text PRIMARY KEY, value text NOT NULL)`);
     }
     for (let v = current; v < steps.length; v++) await client.query(steps[v]!);
     await client.query(
-      `INSERT INTO ${ns}.meta (key, value) VALUES ('schema_version', $1)
+      `INSERT INTO ${schema}.meta (key, value) VALUES ('schema_version', $1)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
       [String(steps.length)],
     );

@@ -32,9 +32,11 @@ import {
 } from '@ckpt/core';
 import type pg from 'pg';
 import { type Connection, connect, migrate, type PostgresOptions, TYPES } from './connection.js';
+import { schemaIdentifier } from './schema.js';
 
 // Every statement, in one place and readable on its own. `$n` are parameters.
-function statements(ns: string) {
+function statements(namespace: string) {
+  const ns = schemaIdentifier(namespace);
   const sessionColumns =
     'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
   return {

@@ -1,11 +1,13 @@
 /** A `KvStore` on one PostgreSQL table, with compareAndSet and list. */
 import { type KvStore, prefixUpperBound } from '@ckpt/core';
 import { connect, migrate, type PostgresOptions } from './connection.js';
+import { schemaIdentifier } from './schema.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
 export function postgresKv(options: PostgresOptions): KvStore {
-  const { pool, owned, namespace: ns } = connect(options);
-  const ready = migrate(pool, ns);
+  const { pool, owned, namespace } = connect(options);
+  const ready = migrate(pool, namespace);
+  const ns = schemaIdentifier(namespace);
   ready.catch(() => {});
   const query = async (text: string, values: unknown[]) => {
     await ready;

@@ -11,8 +11,18 @@ export const SCHEMA_VERSION = 2;
 /** The tables this package creates in schema `ns`. */
 export const TABLES = SQL_TABLES;
 
+/**
+ * Schema `namespace` as an SQL identifier. Quoted, so that a namespace PostgreSQL reserves as
+ * a keyword (`user`, `order`, `select`, …) names a schema like any other; a namespace is
+ * lowercase, so quoting names the same schema as writing it bare.
+ */
+export function schemaIdentifier(namespace: string): string {
+  return `"${namespace}"`;
+}
+
 /** Migrations; entry i brings the schema from version i to i + 1. */
-export function migrations(ns: string): string[] {
+export function migrations(namespace: string): string[] {
+  const ns = schemaIdentifier(namespace);
   return [
     `
     CREATE TABLE ${ns}.sessions (

@@ -47,6 +47,34 @@ describe.skipIf(!available)('postgres', () => {
     await dropAndClose(backends[0]!);
   });
 
+  it('works in a schema whose name PostgreSQL reserves, such as user or order', async () => {
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(admin);
+    for (const namespace of ['user', 'order']) {
+      await admin.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
+      const store = new CheckpointStore(postgres({ url, namespace }));
+      await store.checkpoint('s', { step: 1 }, { transcript: ['hi'] });
+      await store.checkpoint('s', { step: 2 });
+      await store.rollback('s', 1);
+      const fork = await store.fork('s');
+      expect(await store.history(fork)).toEqual([1]);
+      expect((await store.transcript('s')).items.map((e) => e.item)).toEqual(['hi']);
+      expect((await store.list('s')).items.map((c) => c.seq)).toEqual([2, 1]);
+      expect((await store.sessions()).items).toHaveLength(2);
+      expect(await store.prune('s', { keepLast: 1 })).toBe(0);
+      await store.state('scope').set('k', 'v');
+      expect(await store.state('scope').keys()).toEqual({ items: ['k'], cursor: null });
+      expect(await store.delete(fork)).toBe(true);
+      expect((await store.load('s'))?.data).toEqual({ step: 1 });
+      await store.close();
+      const kv = postgresKv({ url, namespace });
+      await kv.set('key', 'value');
+      expect(await kv.get('key')).toBe('value');
+      await kv.close?.();
+      await admin.query(`DROP SCHEMA "${namespace}" CASCADE`);
+    }
+  });
+
   it('upgrades a version 1 schema in place, keeping its sessions', async () => {
     expect(migrations('x')).toHaveLength(SCHEMA_VERSION);
     const namespace = freshNamespace();
