@@ -1,6 +1,6 @@
 /** list, transcript and sessions, and the paging rules they share. */
 import { type BackendCapabilities, compareCodePoints, type SessionInfo } from '@ckpt/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { itIf, itWith } from '../gate.js';
 import type { ContractContext } from '../harness.js';
 import { allPages, allSettledOrThrow, expectCkptError, sleep } from '../util.js';
@@ -125,6 +125,28 @@ export function listingCases(t: ContractContext, caps: BackendCapabilities): voi
       expect(isCatalogOrder(list)).toBe(true);
       expect(list.slice(3).map((s) => s.sessionId)).toEqual(['c', 'a', 'b']);
     });
+
+    withList(
+      'breaks a tie of updatedAt by sessionId descending, by code point, on every page',
+      async () => {
+        // One frozen clock gives every session the same updatedAt. By code point, U+1F99C comes
+        // after U+FFFF; by UTF-16 code unit (JavaScript's own string order) it comes before.
+        const ids = ['a', 'B', '\u00e9', '\uffff', '\u{1F99C}', 'a ', 'ab'];
+        vi.useFakeTimers({ toFake: ['Date'] });
+        try {
+          vi.setSystemTime(new Date('2030-01-02T03:04:05.678Z'));
+          for (const id of ids) await t.store.checkpoint(id, id);
+        } finally {
+          vi.useRealTimers();
+        }
+        const expected = ['\u{1F99C}', '\uffff', '\u00e9', 'ab', 'a ', 'a', 'B'];
+        for (const limit of [1, 3, 50]) {
+          const all = await allPages((p) => t.store.sessions(p), limit);
+          expect(all.map((s) => s.sessionId)).toEqual(expected);
+          expect(new Set(all.map((s) => s.updatedAt.getTime())).size).toBe(1);
+        }
+      },
+    );
 
     withList('moves a session to the front when it gets a checkpoint or a rollback', async () => {
       for (const id of ['a', 'b', 'c']) {
