@@ -57,11 +57,33 @@ export function invalidArgument(argument: string, message: string): CkptError {
   return new CkptError('INVALID_ARGUMENT', message, { details: { argument } });
 }
 
+// What to do about Node's own errors for a connection that could not be made or was lost;
+// the drivers pass them through with these codes.
+const CONNECTION_HINTS: Record<string, string> = {
+  ECONNREFUSED:
+    'nothing accepts connections there: check that the server is running and that the URL names its host and port',
+  ENOTFOUND: 'the host name does not resolve: check the host in the URL',
+  EAI_AGAIN: 'the host name could not be resolved now: check the host in the URL and the DNS',
+  ETIMEDOUT: 'the server did not answer in time: check the host, the port and the network',
+  EHOSTUNREACH: 'the host cannot be reached: check the host in the URL and the network',
+  ECONNRESET:
+    'the connection broke, so the call may or may not have run: retry it (a checkpoint with the same idempotencyKey)',
+  EPIPE:
+    'the connection broke, so the call may or may not have run: retry it (a checkpoint with the same idempotencyKey)',
+};
+
 /** Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. */
 export function toCkptError(err: unknown, backendName: string): CkptError {
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
-  return new CkptError('BACKEND', `${backendName} backend failed: ${reason}`, { cause: err });
+  const hint = CONNECTION_HINTS[String((err as { code?: unknown } | null)?.code)];
+  return new CkptError(
+    'BACKEND',
+    `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,
+    {
+      cause: err,
+    },
+  );
 }
 
 /** The error for a capability the backend does not declare. */

@@ -53,6 +53,18 @@ describe('toCkptError', () => {
     expect(err.message).not.toContain('pw123');
   });
 
+  it('says what to do about a connection that could not be made or was lost', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    });
+    expect(toCkptError(refused, 'postgres').message).toBe(
+      'postgres backend failed: connect ECONNREFUSED 127.0.0.1:5432; nothing accepts connections there: check that the server is running and that the URL names its host and port.',
+    );
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    expect(toCkptError(reset, 'mysql').message).toMatch(/may or may not have run: retry it/);
+    expect(toCkptError(new Error('boom'), 'mysql').message).toBe('mysql backend failed: boom');
+  });
+
   it('passes a CkptError through unchanged', () => {
     const err = new CkptError('CONFLICT', 'x');
     expect(toCkptError(err, 'memory')).toBe(err);

@@ -145,6 +145,7 @@ describe.skipIf(!available)('mysql', () => {
     );
     const err = await store.load('s').catch((e: unknown) => e);
     expect(isCkptError(err, 'BACKEND')).toBe(true);
+    expect((err as Error).message).toMatch(/ECONNREFUSED.*check that the server is running/);
     expect((err as Error).cause).toBeInstanceOf(Error);
     const everything =
       JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as Error).stack);
