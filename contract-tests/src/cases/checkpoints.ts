@@ -1,7 +1,7 @@
 /** checkpoint, load, head, info: appending and reading back. */
 import { describe, expect, it } from 'vitest';
 import type { ContractContext } from '../harness.js';
-import { expectCkptError, sleep } from '../util.js';
+import { allPages, expectCkptError, sleep } from '../util.js';
 
 /** Appending checkpoints and reading them back. */
 export function checkpointCases(t: ContractContext): void {
@@ -176,6 +176,19 @@ export function checkpointCases(t: ContractContext): void {
       expect(await t.store.history('s')).toEqual([1, 2, 4, 5]);
       await t.store.rollback('s', 3);
       expect(await t.store.history('s')).toEqual([1, 2, 3]);
+    });
+
+    // Servers cap recursive queries at 1,000 steps by default (MariaDB by cutting the result
+    // short, without an error): a long timeline must come back whole all the same.
+    it('follows a timeline longer than 1,000 checkpoints in history(), transcript() and fork()', async () => {
+      const steps = 1100;
+      for (let i = 1; i <= steps; i++) await t.store.checkpoint('s', i, { transcript: [i] });
+      const all = Array.from({ length: steps }, (_, i) => i + 1);
+      expect(await t.store.history('s')).toEqual(all);
+      const items = await allPages((p) => t.store.transcript('s', p), 1000);
+      expect(items.map((e) => e.item)).toEqual(all.toReversed());
+      const fork = await t.store.fork('s');
+      expect(await t.store.history(fork)).toEqual(all);
     });
 
     it('returns an empty history for an unknown session', async () => {

@@ -71,7 +71,11 @@ function statements(ns: string) {
     listCheckpoints: `
       SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
        WHERE session_id = ? AND (? IS NULL OR seq < ?) ORDER BY seq DESC LIMIT ?`,
-    lineage: `
+    // Both servers stop a recursive query after 1,000 steps by default (MariaDB silently, with
+    // a partial result), far fewer than a long session's history: each raises it for this
+    // statement alone, MariaDB through its executable comment, MySQL 8 through a hint, and
+    // each ignores the other's.
+    lineage: `/*M! SET STATEMENT max_recursive_iterations = 4294967295 FOR */
       WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
         SELECT c.seq, c.parent, c.created_at, 1 FROM ${t.checkpoints} c
          WHERE c.session_id = ? AND c.seq = COALESCE(?, (SELECT head FROM ${t.sessions} WHERE id = ?))
@@ -80,7 +84,7 @@ function statements(ns: string) {
           FROM chain JOIN ${t.checkpoints} c ON c.session_id = ? AND c.seq = chain.parent
          WHERE chain.depth < ?
       )
-      SELECT chain.seq, chain.parent, chain.created_at,
+      SELECT /*+ SET_VAR(cte_max_recursion_depth = 4294967295) */ chain.seq, chain.parent, chain.created_at,
              CASE WHEN ? THEN COALESCE((SELECT x.items FROM ${t.transcripts} x
                                          WHERE x.session_id = ? AND x.seq = chain.seq), '[]') END AS transcript
         FROM chain ORDER BY chain.depth`,
