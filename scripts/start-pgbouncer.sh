@@ -23,6 +23,11 @@ pool_mode = transaction
 max_client_conn = 1000
 default_pool_size = 40
 ignore_startup_parameters = extra_float_digits,options
+; Server connections are short-lived: the tests create and drop thousands of schemas, and a
+; server connection kept for the whole run grows its caches with each of them, until every
+; CREATE and DROP on the server waits for it to catch up.
+server_lifetime = 30
+server_idle_timeout = 5
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 INI
