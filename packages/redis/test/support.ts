@@ -1,4 +1,5 @@
 /** Shared by the Redis tests: the single server and the cluster, fresh namespaces, cleanup. */
+import { once } from 'node:events';
 import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
 import { type RedisClient, type RedisOptions, redis } from '@ckpt/redis';
 import { Cluster, Redis } from 'ioredis';
@@ -43,15 +44,20 @@ export function freshNamespace(): string {
   return `t${process.pid}_${made++}_${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** The masters that hold a client's keys: the client itself, or every master of a cluster. */
-export function masters(client: RedisClient): Redis[] {
-  return client instanceof Cluster ? client.nodes('master') : [client];
+/**
+ * The masters that hold a client's keys: the client itself, or every master of a cluster,
+ * once the client knows them (a new cluster client lists none until it is ready).
+ */
+async function masters(client: RedisClient): Promise<Redis[]> {
+  if (!(client instanceof Cluster)) return [client];
+  if (client.status !== 'ready') await once(client, 'ready');
+  return client.nodes('master');
 }
 
 /** Every key of `namespace`, found with SCAN on every master. */
 export async function keysOf(client: RedisClient, namespace: string): Promise<string[]> {
   const found: string[] = [];
-  for (const node of masters(client)) {
+  for (const node of await masters(client)) {
     let cursor = '0';
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', `${namespace}:*`, 'COUNT', 1000);
