@@ -4,7 +4,7 @@
  */
 import { migrationStart, openConnection } from '@ckpt/core';
 import pg from 'pg';
-import { migrations, schemaIdentifier, TABLES } from './schema.js';
+import { checkOwnSchema, migrations, schemaIdentifier, TABLES } from './schema.js';
 
 /** Options of `postgres()` and `postgresKv()`: a connection string or an existing pool. */
 export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
@@ -31,6 +31,7 @@ export interface Connection {
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: PostgresOptions): Connection {
+  checkOwnSchema((options as { namespace?: unknown } | null)?.namespace);
   const { handle, owned, namespace } = openConnection<pg.Pool>(options, {
     factory: 'postgres',
     handle: 'pool',

@@ -3,7 +3,7 @@
  * is one function, so that it costs one round trip and holds no session state between
  * statements (it works through a pool and through PgBouncer in transaction mode).
  */
-import { SQL_TABLES } from '@ckpt/core';
+import { invalidArgument, SQL_TABLES } from '@ckpt/core';
 
 /** The schema version this package writes and reads. */
 export const SCHEMA_VERSION = 2;
@@ -18,6 +18,22 @@ export const TABLES = SQL_TABLES;
  */
 export function schemaIdentifier(namespace: string): string {
   return `"${namespace}"`;
+}
+
+/**
+ * Refuse a namespace that names one of the server's own schemas: PostgreSQL will not create
+ * a `pg_…` schema, and tables put in `information_schema` would mix with its views.
+ */
+export function checkOwnSchema(namespace: unknown): void {
+  if (
+    typeof namespace === 'string' &&
+    (namespace.startsWith('pg_') || namespace === 'information_schema')
+  ) {
+    throw invalidArgument(
+      'namespace',
+      `namespace ${JSON.stringify(namespace)} names a schema PostgreSQL keeps for itself (pg_… and information_schema); pick another, such as the default 'ckpt'.`,
+    );
+  }
 }
 
 /** Migrations; entry i brings the schema from version i to i + 1. */

@@ -181,6 +181,22 @@ describe.skipIf(!available)('postgres', () => {
 
 // No server needed: every one of these is refused before a connection is made.
 describe('postgres options', () => {
+  it.each(['pg_agents', 'pg_catalog', 'information_schema'])(
+    'refuses namespace %s, a schema PostgreSQL keeps for itself',
+    (namespace) => {
+      for (const open of [postgres, postgresKv]) {
+        let err: unknown;
+        try {
+          open({ url: 'postgres://127.0.0.1:1/x', namespace });
+        } catch (e) {
+          err = e;
+        }
+        expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+        expect((err as Error).message).toMatch(/keeps for itself.*pick another/);
+      }
+    },
+  );
+
   it.each([
     ['postgres', postgres],
     ['postgresKv', postgresKv],
