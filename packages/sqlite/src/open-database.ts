@@ -57,7 +57,7 @@ export function openDatabase(
       "sqlite() needs { path }: a file such as './agent.db', or ':memory:'.",
     );
   }
-  const namespace = checkNamespace(options.namespace);
+  const namespace = checkTablePrefix(checkNamespace(options.namespace));
   const synchronous = checkSynchronous(options.synchronous);
   const inMemory = options.path === ':memory:';
   let db: Database.Database | undefined;
@@ -76,6 +76,18 @@ export function openDatabase(
     db?.close();
     throw openError(err, options.path);
   }
+}
+
+// Tables are named `<namespace>_<table>`, and SQLite keeps every name that starts with
+// `sqlite_` for itself.
+function checkTablePrefix(namespace: string): string {
+  if (`${namespace}_`.startsWith('sqlite_')) {
+    throw invalidArgument(
+      'namespace',
+      `namespace ${JSON.stringify(namespace)} would name tables sqlite_…, which SQLite keeps for itself; pick another, such as the default 'ckpt'.`,
+    );
+  }
+  return namespace;
 }
 
 function checkSynchronous(value: unknown = 'full'): Synchronous {

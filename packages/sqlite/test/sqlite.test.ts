@@ -73,6 +73,14 @@ describe('files', () => {
     expect(refusal(() => sqlite({ path: fresh(), namespace: 'Bad' })).code).toBe(
       'INVALID_ARGUMENT',
     );
+    for (const namespace of ['sqlite', 'sqlite_agents']) {
+      const err = refusal(() => sqlite({ path: ':memory:', namespace }));
+      expect(err.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/SQLite keeps for itself/);
+    }
+    const allowed = sqlite({ path: ':memory:', namespace: 'sqlitex' });
+    expect(allowed.namespace).toBe('sqlitex');
+    allowed.db.close();
     for (const synchronous of [2, true, null]) {
       const err = refusal(() => sqliteKv({ path: fresh(), synchronous: synchronous as never }));
       expect(err.code).toBe('INVALID_ARGUMENT');
