@@ -16,6 +16,12 @@ export interface Connection {
   namespace: string;
 }
 
+/**
+ * Query options that read rows as objects of typed columns, whatever the options of a pool
+ * the caller gave (`rowsAsArray`, `typeCast: false`, `nestTables` would change them).
+ */
+export const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as const;
+
 // A packet must hold a checkpoint at the default limit plus the statement around it.
 const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;
 
@@ -45,9 +51,10 @@ export async function migrate(pool: Pool, ns: string): Promise<void> {
   const conn = await pool.getConnection();
   const lock = `ckpt:migrate:${ns}`;
   try {
-    const [[packet]] = (await conn.query('SELECT @@max_allowed_packet AS bytes')) as unknown as [
-      [{ bytes: number }],
-    ];
+    const [[packet]] = (await conn.query({
+      sql: 'SELECT @@max_allowed_packet AS bytes',
+      ...PLAIN_ROWS,
+    })) as unknown as [[{ bytes: number }]];
     if (Number(packet.bytes) < PACKET_NEEDED) {
       throw new CkptError(
         'UNSUPPORTED',
@@ -56,16 +63,18 @@ export async function migrate(pool: Pool, ns: string): Promise<void> {
     }
     await conn.query('SELECT GET_LOCK(?, 60)', [lock]);
     const t = tables(ns);
-    const [found] = (await conn.query(
-      'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN (?)',
-      [Object.values(t)],
-    )) as unknown as [{ name: string }[]];
+    const [found] = (await conn.query({
+      sql: 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN (?)',
+      values: [Object.values(t)],
+      ...PLAIN_ROWS,
+    })) as unknown as [{ name: string }[]];
     const names = new Set(found.map((r) => r.name));
     const recorded = names.has(t.meta)
       ? (
-          (await conn.query(
-            `SELECT value FROM ${t.meta} WHERE k = 'schema_version'`,
-          )) as unknown as [{ value: string }[]]
+          (await conn.query({
+            sql: `SELECT value FROM ${t.meta} WHERE k = 'schema_version'`,
+            ...PLAIN_ROWS,
+          })) as unknown as [{ value: string }[]]
         )[0]
       : undefined;
     const steps = migrations(ns);

@@ -31,7 +31,7 @@ import {
   sessionFromRow,
 } from '@ckpt/core';
 import type { Pool } from 'mysql2/promise';
-import { type Connection, connect, type MysqlOptions, migrate } from './connection.js';
+import { type Connection, connect, type MysqlOptions, migrate, PLAIN_ROWS } from './connection.js';
 import { tables } from './schema.js';
 
 // Errors after which the server has rolled back the whole transaction, so running the same
@@ -137,7 +137,7 @@ export class MysqlBackend implements CheckpointBackend {
     await this.#ready;
     for (let attempt = 1; ; attempt++) {
       try {
-        const [result] = await this.pool.query(sql, values);
+        const [result] = await this.pool.query({ sql, values, ...PLAIN_ROWS });
         const rows = sql.startsWith('CALL') ? (result as unknown[])[0] : result;
         return rows as T[];
       } catch (err) {
@@ -150,7 +150,7 @@ export class MysqlBackend implements CheckpointBackend {
 
   async #changed(sql: string, values: unknown[]): Promise<number> {
     await this.#ready;
-    const [result] = await this.pool.query(sql, values);
+    const [result] = await this.pool.query({ sql, values, ...PLAIN_ROWS });
     return (result as { affectedRows: number }).affectedRows;
   }
 

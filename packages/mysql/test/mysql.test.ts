@@ -6,7 +6,7 @@ import {
   expectDistinctSeqsFromManyWriters,
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
-import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
+import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -137,6 +137,31 @@ describe.skipIf(!available)('mysql', () => {
     expect((await pool.query('SELECT 1 AS one'))[0]).toEqual([{ one: 1 }]);
     await dropNamespace(backend.namespace);
   });
+
+  it.each([{ rowsAsArray: true }, { typeCast: false }, { nestTables: true }])(
+    'reads its rows right on a pool the caller configured with %j',
+    async (poolOptions) => {
+      const pool = mysql2.createPool({ uri: url, ...poolOptions });
+      opened.push(pool);
+      const namespace = freshNamespace();
+      for (const store of [
+        new CheckpointStore(mysql({ pool, namespace })),
+        new CheckpointStore(kvBackend(mysqlKv({ pool, namespace: `${namespace}_kv` }))),
+      ]) {
+        await store.checkpoint('s', { step: 1 }, { metadata: { m: 1 }, transcript: ['hi'] });
+        await store.checkpoint('s', { step: 2 });
+        expect((await store.load('s'))?.data).toEqual({ step: 2 });
+        expect(await store.history('s')).toEqual([1, 2]);
+        expect((await store.info('s'))?.checkpoints).toBe(2);
+        expect((await store.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
+        await store.state('scope').set('k', 'v');
+        expect(await store.state('scope').get('k')).toBe('v');
+        await store.close();
+      }
+      await dropNamespace(namespace);
+      await dropNamespace(`${namespace}_kv`);
+    },
+  );
 
   it('reports a failing server as BACKEND with the driver error as cause and no password', async () => {
     const secret = 'hunter2-very-secret';
