@@ -244,21 +244,22 @@ export class RedisBackend implements CheckpointBackend {
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
     const k = this.#keys(sessionId);
-    return lua.prune.run<number>(
+    const removed = await lua.prune.run<number | string>(
       this.client,
       [k.session, k.info, k.data, k.transcript, k.seqs],
       [keepLast],
     );
+    return Number(removed);
   }
 
   async delete(sessionId: string): Promise<boolean> {
     const k = this.#keys(sessionId);
-    const deleted = await lua.deleteSession.run<number>(
+    const deleted = await lua.deleteSession.run<number | string>(
       this.client,
       [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
       [k.hexId],
     );
-    return deleted === 1;
+    return Number(deleted) === 1;
   }
 
   /** A page of the catalog (see catalog.ts), then its sessions described; one deleted in between is left out. */

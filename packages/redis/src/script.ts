@@ -18,7 +18,11 @@ export class Script {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  /** Run with `keys` (all in one slot: the first one routes the call on a cluster) and `args`. */
+  /**
+   * Run with `keys` (all in one slot: the first one routes the call on a cluster) and `args`.
+   * An integer reply is a number, or a string when the caller's client was made with
+   * `stringNumbers`: read it with Number().
+   */
   async run<T>(client: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<T> {
     try {
       return (await client.evalsha(this.sha, keys.length, ...keys, ...args)) as T;

@@ -5,7 +5,7 @@ import {
   expectDistinctSeqsFromManyWriters,
   ODD_IDS,
 } from '@ckpt/contract-tests';
-import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
+import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { type RedisBackend, redis, redisKv } from '@ckpt/redis';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -216,6 +216,27 @@ describe.skipIf(!available)('redis', () => {
     expect(own).toHaveLength(6);
     for (const key of own) expect(key).toContain(`{${SHARD_TAGS[shardOf(id)]}}`);
     await dropAndClose(backend);
+  });
+
+  it('reads integer replies right on a client made with stringNumbers', async () => {
+    const client = new Redis(url, { stringNumbers: true });
+    opened.push(client);
+    const namespace = freshNamespace();
+    for (const store of [
+      new CheckpointStore(redis({ client, namespace })),
+      new CheckpointStore(kvBackend(redisKv({ client, namespace: `${namespace}_kv` }))),
+    ]) {
+      for (let i = 1; i <= 3; i++) await store.checkpoint('s', i);
+      expect(await store.prune('s', { keepLast: 1 })).toBe(2);
+      await store.state('scope').set('k', 1);
+      expect(await store.state('scope').update('k', (n) => (n as number) + 1)).toBe(2);
+      expect(await store.state('scope').delete('k')).toBe(true);
+      expect(await store.delete('s')).toBe(true);
+      expect(await store.delete('s')).toBe(false);
+      await store.close();
+    }
+    await dropNamespace(admin(), namespace);
+    await dropNamespace(admin(), `${namespace}_kv`);
   });
 
   it('leaves a client it was given open, and quits one it opened', async () => {
