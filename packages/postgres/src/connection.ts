@@ -22,6 +22,15 @@ export const TYPES = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+// A serialization failure or a deadlock: the server has rolled back the whole call (each runs
+// in a transaction of its own), so running it again is safe. Serialization failures come
+// when the pool's default isolation is REPEATABLE READ or SERIALIZABLE.
+const ROLLED_BACK = new Set(['40001', '40P01']);
+
+/** Whether `err` says the server rolled the call back, so that it can run again. */
+export const rolledBack = (err: unknown): boolean =>
+  ROLLED_BACK.has(String((err as { code?: unknown } | null)?.code));
+
 /** A pool, whether it is ours to close, and the namespace. */
 export interface Connection {
   pool: pg.Pool;
@@ -60,7 +69,9 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
   const schema = schemaIdentifier(ns);
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    // READ COMMITTED whatever the pool's default: each statement must see what a migration
+    // that held the lock before this one committed, not a snapshot from before the wait.
+    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ckpt:migrate:${ns}`]);
     const found = await client.query<{ tablename: string }>(
       'SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename = ANY($2)',
