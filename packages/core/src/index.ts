@@ -38,6 +38,7 @@ export { checkNamespace, DEFAULT_NAMESPACE } from './namespace.js';
 export { openStore } from './open-store.js';
 export { compareCodePoints, compareSessionsNewestFirst, prefixUpperBound } from './order.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
+export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './retry.js';
 export { type FoundSchema, migrationStart } from './schema-version.js';
 export {
   rangesAppend,

@@ -22,6 +22,14 @@ export interface Connection {
  */
 export const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as const;
 
+// Errors after which the server has rolled back the whole transaction (a procedure's handler
+// rolls back on a lock wait timeout too), so running the same call again is safe.
+const ROLLED_BACK = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+
+/** Whether `err` says the server rolled the call back, so that it can run again. */
+export const rolledBack = (err: unknown): boolean =>
+  ROLLED_BACK.has(String((err as { code?: unknown } | null)?.code));
+
 // A packet must hold a checkpoint at the default limit plus the statement around it.
 const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;
 

@@ -21,6 +21,7 @@ import {
   procedureArgs,
   type RollbackInput,
   type RollbackResult,
+  retryRolledBack,
   rollbackResultFromRow,
   type SessionPosition,
   type SessionRow,
@@ -31,13 +32,15 @@ import {
   sessionFromRow,
 } from '@ckpt/core';
 import type { Pool } from 'mysql2/promise';
-import { type Connection, connect, type MysqlOptions, migrate, PLAIN_ROWS } from './connection.js';
+import {
+  type Connection,
+  connect,
+  type MysqlOptions,
+  migrate,
+  PLAIN_ROWS,
+  rolledBack,
+} from './connection.js';
 import { tables } from './schema.js';
-
-// Errors after which the server has rolled back the whole transaction, so running the same
-// call again is safe.
-const RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
-const MAX_RETRIES = 10;
 
 /** Ids come back from VARBINARY columns as bytes. */
 const text = (value: Buffer | string): string =>
@@ -132,26 +135,23 @@ export class MysqlBackend implements CheckpointBackend {
     return this.#ready;
   }
 
+  /** Run one statement, again while the server rolls it back; its result. */
+  async #query(sql: string, values: unknown[]): Promise<unknown> {
+    await this.#ready;
+    return retryRolledBack(
+      async () => (await this.pool.query({ sql, values, ...PLAIN_ROWS }))[0],
+      rolledBack,
+    );
+  }
+
   /** Run one statement; for a CALL, the rows of its first result set. */
   async #rows<T>(sql: string, values: unknown[]): Promise<T[]> {
-    await this.#ready;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const [result] = await this.pool.query({ sql, values, ...PLAIN_ROWS });
-        const rows = sql.startsWith('CALL') ? (result as unknown[])[0] : result;
-        return rows as T[];
-      } catch (err) {
-        const code = (err as { code?: string }).code;
-        if (!RETRYABLE.has(code ?? '') || attempt >= MAX_RETRIES) throw err;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
-      }
-    }
+    const result = await this.#query(sql, values);
+    return (sql.startsWith('CALL') ? (result as unknown[])[0] : result) as T[];
   }
 
   async #changed(sql: string, values: unknown[]): Promise<number> {
-    await this.#ready;
-    const [result] = await this.pool.query({ sql, values, ...PLAIN_ROWS });
-    return (result as { affectedRows: number }).affectedRows;
+    return ((await this.#query(sql, values)) as { affectedRows: number }).affectedRows;
   }
 
   async append(input: AppendInput): Promise<AppendResult> {

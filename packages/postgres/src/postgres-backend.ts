@@ -21,6 +21,7 @@ import {
   procedureArgs,
   type RollbackInput,
   type RollbackResult,
+  retryRolledBack,
   rollbackResultFromRow,
   type SessionPosition,
   type SessionRow,
@@ -31,7 +32,14 @@ import {
   sessionFromRow,
 } from '@ckpt/core';
 import type pg from 'pg';
-import { type Connection, connect, migrate, type PostgresOptions, TYPES } from './connection.js';
+import {
+  type Connection,
+  connect,
+  migrate,
+  type PostgresOptions,
+  rolledBack,
+  TYPES,
+} from './connection.js';
 import { schemaIdentifier } from './schema.js';
 
 // Every statement, in one place and readable on its own. `$n` are parameters.
@@ -96,10 +104,14 @@ export class PostgresBackend implements CheckpointBackend {
     return this.#ready;
   }
 
-  async #rows<T>(text: string, values: unknown[]): Promise<T[]> {
+  /** Run one statement, again while the server rolls it back. */
+  async #query(text: string, values: unknown[]): Promise<pg.QueryResult> {
     await this.#ready;
-    const result = await this.pool.query({ text, values, types: TYPES });
-    return result.rows as T[];
+    return retryRolledBack(() => this.pool.query({ text, values, types: TYPES }), rolledBack);
+  }
+
+  async #rows<T>(text: string, values: unknown[]): Promise<T[]> {
+    return (await this.#query(text, values)).rows as T[];
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
@@ -193,8 +205,7 @@ export class PostgresBackend implements CheckpointBackend {
   }
 
   async stateDelete(scope: string, key: string): Promise<boolean> {
-    await this.#ready;
-    const result = await this.pool.query(this.#sql.stateDelete, [scope, key]);
+    const result = await this.#query(this.#sql.stateDelete, [scope, key]);
     return (result.rowCount ?? 0) > 0;
   }
 
@@ -204,11 +215,10 @@ export class PostgresBackend implements CheckpointBackend {
     expected: string | null,
     value: string,
   ): Promise<boolean> {
-    await this.#ready;
     const result =
       expected === null
-        ? await this.pool.query(this.#sql.stateInsert, [scope, key, value])
-        : await this.pool.query(this.#sql.stateReplace, [scope, key, expected, value]);
+        ? await this.#query(this.#sql.stateInsert, [scope, key, value])
+        : await this.#query(this.#sql.stateReplace, [scope, key, expected, value]);
     return result.rowCount === 1;
   }
 

@@ -37,6 +37,27 @@ describe.skipIf(!available)('postgres', () => {
     await dropAndClose(first);
   }, 120_000);
 
+  it.each(['serializable', 'repeatable read'])(
+    'gives 4 writers distinct seqs when the pool runs at %s, running again what the server rolled back',
+    async (isolation) => {
+      const namespace = freshNamespace();
+      const options = `-c default_transaction_isolation=${isolation.replace(' ', '\\ ')}`;
+      const writers = Array.from({ length: 4 }, () => {
+        const pool = new pg.Pool({ connectionString: url, options });
+        opened.push(pool);
+        return postgres({ pool, namespace });
+      });
+      const [{ rows }] = await Promise.all([
+        writers[0]!.pool.query('SHOW default_transaction_isolation'),
+        writers[0]!.ready(),
+      ]);
+      expect(rows[0].default_transaction_isolation).toBe(isolation);
+      await expectDistinctSeqsFromManyWriters(writers, 25);
+      await writers[0]!.pool.query(`DROP SCHEMA ${namespace} CASCADE`);
+    },
+    60_000,
+  );
+
   it('migrates a new namespace once when several stores open it at the same moment', async () => {
     const namespace = freshNamespace();
     const backends = Array.from({ length: 8 }, () => postgres({ url, namespace }));
