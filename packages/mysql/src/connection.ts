@@ -1,5 +1,11 @@
 /** The pool a store runs on, and the schema migration that runs once when a store opens. */
-import { CkptError, DEFAULT_MAX_PAYLOAD_BYTES, migrationStart, openConnection } from '@ckpt/core';
+import {
+  CkptError,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  invalidArgument,
+  migrationStart,
+  openConnection,
+} from '@ckpt/core';
 import mysql, { type Pool } from 'mysql2/promise';
 import { migrations, tables } from './schema.js';
 
@@ -53,20 +59,33 @@ export function connect(options: MysqlOptions): Connection {
 
 /**
  * Bring the namespace's tables to SCHEMA_VERSION under GET_LOCK, so that processes starting
- * at once migrate it once; and refuse a server whose packets cannot carry a full checkpoint.
+ * at once migrate it once; and refuse a connection that cannot carry every checkpoint: one
+ * whose character set is not utf8mb4, or whose packets are too small.
  */
 export async function migrate(pool: Pool, ns: string): Promise<void> {
   const conn = await pool.getConnection();
   const lock = `ckpt:migrate:${ns}`;
   try {
-    const [[packet]] = (await conn.query({
-      sql: 'SELECT @@max_allowed_packet AS bytes',
+    const [[session]] = (await conn.query({
+      sql: `SELECT @@max_allowed_packet AS bytes, @@character_set_client AS client,
+                   @@character_set_connection AS connection, @@character_set_results AS results`,
       ...PLAIN_ROWS,
-    })) as unknown as [[{ bytes: number }]];
-    if (Number(packet.bytes) < PACKET_NEEDED) {
+    })) as unknown as [[{ bytes: number; client: string; connection: string; results: string }]];
+    // Another character set would turn what it cannot encode (emoji, most scripts) into '?'
+    // or worse, silently, on the way in or out.
+    const charset = [session.client, session.connection, session.results].find(
+      (name) => name !== 'utf8mb4',
+    );
+    if (charset !== undefined) {
+      throw invalidArgument(
+        'pool',
+        `the pool's connections use the character set ${charset}, which cannot carry every character a checkpoint may hold; create the pool with charset: 'utf8mb4' (mysql2's default).`,
+      );
+    }
+    if (Number(session.bytes) < PACKET_NEEDED) {
       throw new CkptError(
         'UNSUPPORTED',
-        `the server's max_allowed_packet is ${packet.bytes} bytes; a checkpoint of 8 MiB needs at least ${PACKET_NEEDED}. Raise it (SET GLOBAL max_allowed_packet = 67108864, or max_allowed_packet in the server config).`,
+        `the server's max_allowed_packet is ${session.bytes} bytes; a checkpoint of 8 MiB needs at least ${PACKET_NEEDED}. Raise it (SET GLOBAL max_allowed_packet = 67108864, or max_allowed_packet in the server config).`,
       );
     }
     await conn.query('SELECT GET_LOCK(?, 60)', [lock]);

@@ -163,6 +163,23 @@ describe.skipIf(!available)('mysql', () => {
     },
   );
 
+  it('refuses a pool whose character set cannot carry every character, writing nothing', async () => {
+    const pool = mysql2.createPool({ uri: url, charset: 'latin1' });
+    opened.push(pool);
+    const namespace = freshNamespace();
+    for (const store of [
+      new CheckpointStore(mysql({ pool, namespace })),
+      new CheckpointStore(kvBackend(mysqlKv({ pool, namespace }))),
+    ]) {
+      const err = await store.checkpoint('\u{1F99C}', 'hi').catch((e: unknown) => e);
+      expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+      expect((err as Error).message).toMatch(/character set latin1.*charset: 'utf8mb4'/);
+      await store.close();
+    }
+    const [found] = await pool.query('SHOW TABLES LIKE ?', [`${namespace}\\_%`]);
+    expect(found).toEqual([]);
+  });
+
   it('reports a failing server as BACKEND with the driver error as cause and no password', async () => {
     const secret = 'hunter2-very-secret';
     const store = new CheckpointStore(
