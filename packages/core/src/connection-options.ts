@@ -19,6 +19,8 @@ export interface ConnectionSpec<H> {
   methods: readonly string[];
   /** A URL to show in messages: `postgres://user@host:5432/db`. */
   example: string;
+  /** Refuse a namespace this server cannot use, beyond the common rule (throws). */
+  refuseNamespace?(namespace: string): void;
   /** Open a handle on `url`; it may throw when the driver cannot read the URL. */
   open(url: string): H;
   /** Turn a given handle into the one the adapter uses (default: as given). */
@@ -40,6 +42,7 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
   }
   const given = options as Record<string, unknown>;
   const namespace = checkNamespace(given.namespace);
+  spec.refuseNamespace?.(namespace);
   if (given[spec.handle] !== undefined && given[spec.handle] !== null) {
     const handle = spec.adopt ? spec.adopt(given[spec.handle]) : given[spec.handle];
     const missing = missingMethods(handle, spec.methods);

@@ -57,6 +57,14 @@ export function invalidArgument(argument: string, message: string): CkptError {
   return new CkptError('INVALID_ARGUMENT', message, { details: { argument } });
 }
 
+/** The `code` of a driver or system error, as text ('undefined' when it has none). */
+export function errorCode(err: unknown): string {
+  return String((err as { code?: unknown } | null)?.code);
+}
+
+const BROKEN_MID_CALL =
+  'the connection broke, so the call may or may not have run: retry it (a checkpoint with the same idempotencyKey)';
+
 // What to do about Node's own errors for a connection that could not be made or was lost;
 // the drivers pass them through with these codes.
 const CONNECTION_HINTS: Record<string, string> = {
@@ -66,17 +74,15 @@ const CONNECTION_HINTS: Record<string, string> = {
   EAI_AGAIN: 'the host name could not be resolved now: check the host in the URL and the DNS',
   ETIMEDOUT: 'the server did not answer in time: check the host, the port and the network',
   EHOSTUNREACH: 'the host cannot be reached: check the host in the URL and the network',
-  ECONNRESET:
-    'the connection broke, so the call may or may not have run: retry it (a checkpoint with the same idempotencyKey)',
-  EPIPE:
-    'the connection broke, so the call may or may not have run: retry it (a checkpoint with the same idempotencyKey)',
+  ECONNRESET: BROKEN_MID_CALL,
+  EPIPE: BROKEN_MID_CALL,
 };
 
 /** Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. */
 export function toCkptError(err: unknown, backendName: string): CkptError {
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
-  const hint = CONNECTION_HINTS[String((err as { code?: unknown } | null)?.code)];
+  const hint = CONNECTION_HINTS[errorCode(err)];
   return new CkptError(
     'BACKEND',
     `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,

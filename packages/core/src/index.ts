@@ -28,6 +28,7 @@ export {
   CkptError,
   type CkptErrorCode,
   type CkptErrorDetails,
+  errorCode,
   invalidArgument,
   isCkptError,
   redactPasswords,

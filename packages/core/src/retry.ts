@@ -1,24 +1,25 @@
 /** Running a server call again after the server rolled it back. */
+import { errorCode } from './errors.js';
 
 /** How many times a call is run, at most, while the server keeps rolling it back. */
 export const ROLLED_BACK_ATTEMPTS = 10;
 
 /**
  * Run `call`, and run it again while it fails with an error after which the server has rolled
- * back the call's whole transaction (`rolledBack` tells them apart: a deadlock, a lock wait
- * that timed out, a serialization failure). Nothing of the failed run is left, so running it
- * again is safe. Each pause is random, up to twice the one before (2 ms, 4 ms, … about 1 s in
+ * back the call's whole transaction: one whose code is in `rolledBack` (a deadlock, a lock
+ * wait that timed out, a serialization failure). Nothing of the failed run is left, so running
+ * it again is safe. Each pause is random, up to twice the one before (2 ms, 4 ms, … about 1 s in
  * all), so that callers who collided spread out.
  */
 export async function retryRolledBack<T>(
   call: () => Promise<T>,
-  rolledBack: (err: unknown) => boolean,
+  rolledBack: ReadonlySet<string>,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (err) {
-      if (!rolledBack(err) || attempt >= ROLLED_BACK_ATTEMPTS) throw err;
+      if (!rolledBack.has(errorCode(err)) || attempt >= ROLLED_BACK_ATTEMPTS) throw err;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** attempt));
     }
   }

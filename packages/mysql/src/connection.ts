@@ -5,6 +5,7 @@ import {
   invalidArgument,
   migrationStart,
   openConnection,
+  retryRolledBack,
 } from '@ckpt/core';
 import mysql, { type Pool } from 'mysql2/promise';
 import { migrations, tables } from './schema.js';
@@ -26,15 +27,19 @@ export interface Connection {
  * Query options that read rows as objects of typed columns, whatever the options of a pool
  * the caller gave (`rowsAsArray`, `typeCast: false`, `nestTables` would change them).
  */
-export const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as const;
+const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as const;
 
 // Errors after which the server has rolled back the whole transaction (a procedure's handler
 // rolls back on a lock wait timeout too), so running the same call again is safe.
 const ROLLED_BACK = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 
-/** Whether `err` says the server rolled the call back, so that it can run again. */
-export const rolledBack = (err: unknown): boolean =>
-  ROLLED_BACK.has(String((err as { code?: unknown } | null)?.code));
+/** Run one statement, again while the server rolls it back; its result (rows, or a header). */
+export async function runStatement(pool: Pool, sql: string, values: unknown[]): Promise<unknown> {
+  return retryRolledBack(
+    async () => (await pool.query({ sql, values, ...PLAIN_ROWS }))[0],
+    ROLLED_BACK,
+  );
+}
 
 // A packet must hold a checkpoint at the default limit plus the statement around it.
 const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;

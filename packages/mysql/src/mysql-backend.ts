@@ -21,7 +21,6 @@ import {
   procedureArgs,
   type RollbackInput,
   type RollbackResult,
-  retryRolledBack,
   rollbackResultFromRow,
   type SessionPosition,
   type SessionRow,
@@ -37,8 +36,7 @@ import {
   connect,
   type MysqlOptions,
   migrate,
-  PLAIN_ROWS,
-  rolledBack,
+  runStatement,
 } from './connection.js';
 import { tables } from './schema.js';
 
@@ -135,13 +133,9 @@ export class MysqlBackend implements CheckpointBackend {
     return this.#ready;
   }
 
-  /** Run one statement, again while the server rolls it back; its result. */
   async #query(sql: string, values: unknown[]): Promise<unknown> {
     await this.#ready;
-    return retryRolledBack(
-      async () => (await this.pool.query({ sql, values, ...PLAIN_ROWS }))[0],
-      rolledBack,
-    );
+    return runStatement(this.pool, sql, values);
   }
 
   /** Run one statement; for a CALL, the rows of its first result set. */

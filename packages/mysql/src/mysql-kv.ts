@@ -1,6 +1,6 @@
 /** A `KvStore` on one MySQL / MariaDB table, with compareAndSet and list. */
-import { type KvStore, prefixUpperBound, retryRolledBack } from '@ckpt/core';
-import { connect, type MysqlOptions, migrate, PLAIN_ROWS, rolledBack } from './connection.js';
+import { type KvStore, prefixUpperBound } from '@ckpt/core';
+import { connect, type MysqlOptions, migrate, runStatement } from './connection.js';
 import { tables } from './schema.js';
 
 /** A MySQL KvStore for `kvBackend(mysqlKv({ url }))`; one statement per call. */
@@ -11,10 +11,7 @@ export function mysqlKv(options: MysqlOptions): KvStore {
   ready.catch(() => {});
   const run = async (sql: string, values: unknown[]) => {
     await ready;
-    return retryRolledBack(
-      async () => (await pool.query({ sql, values, ...PLAIN_ROWS }))[0] as unknown,
-      rolledBack,
-    );
+    return runStatement(pool, sql, values);
   };
   let closed = false;
   const changed = async (sql: string, values: unknown[]) =>

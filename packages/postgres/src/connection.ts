@@ -2,7 +2,7 @@
  * The pool a store runs on, the per-query type parsing it needs, and the schema migration
  * that runs once when a store opens.
  */
-import { migrationStart, openConnection } from '@ckpt/core';
+import { migrationStart, openConnection, retryRolledBack } from '@ckpt/core';
 import pg from 'pg';
 import { checkOwnSchema, migrations, schemaIdentifier, TABLES } from './schema.js';
 
@@ -15,7 +15,7 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
 // bigint columns (seq, times) come back as JavaScript numbers; they stay far below 2^53.
 // Passed with each query, so that the user's own pool keeps its global type parsers.
 const INT8 = 20;
-export const TYPES = {
+const TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8
       ? (value: string) => Number(value)
@@ -27,9 +27,14 @@ export const TYPES = {
 // when the pool's default isolation is REPEATABLE READ or SERIALIZABLE.
 const ROLLED_BACK = new Set(['40001', '40P01']);
 
-/** Whether `err` says the server rolled the call back, so that it can run again. */
-export const rolledBack = (err: unknown): boolean =>
-  ROLLED_BACK.has(String((err as { code?: unknown } | null)?.code));
+/** Run one statement, again while the server rolls it back. */
+export function runStatement(
+  pool: pg.Pool,
+  text: string,
+  values: unknown[],
+): Promise<pg.QueryResult> {
+  return retryRolledBack(() => pool.query({ text, values, types: TYPES }), ROLLED_BACK);
+}
 
 /** A pool, whether it is ours to close, and the namespace. */
 export interface Connection {
@@ -40,13 +45,13 @@ export interface Connection {
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: PostgresOptions): Connection {
-  checkOwnSchema((options as { namespace?: unknown } | null)?.namespace);
   const { handle, owned, namespace } = openConnection<pg.Pool>(options, {
     factory: 'postgres',
     handle: 'pool',
     handleKind: 'a pg.Pool',
     methods: ['query', 'connect'],
     example: 'postgres://user@host:5432/db',
+    refuseNamespace: checkOwnSchema,
     open(url) {
       // A pool reads its URL only when it first connects; a client reads it at once, so a
       // URL the driver cannot read is refused here rather than at the first call.

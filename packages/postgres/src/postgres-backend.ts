@@ -21,7 +21,6 @@ import {
   procedureArgs,
   type RollbackInput,
   type RollbackResult,
-  retryRolledBack,
   rollbackResultFromRow,
   type SessionPosition,
   type SessionRow,
@@ -37,8 +36,7 @@ import {
   connect,
   migrate,
   type PostgresOptions,
-  rolledBack,
-  TYPES,
+  runStatement,
 } from './connection.js';
 import { schemaIdentifier } from './schema.js';
 
@@ -104,10 +102,9 @@ export class PostgresBackend implements CheckpointBackend {
     return this.#ready;
   }
 
-  /** Run one statement, again while the server rolls it back. */
   async #query(text: string, values: unknown[]): Promise<pg.QueryResult> {
     await this.#ready;
-    return retryRolledBack(() => this.pool.query({ text, values, types: TYPES }), rolledBack);
+    return runStatement(this.pool, text, values);
   }
 
   async #rows<T>(text: string, values: unknown[]): Promise<T[]> {

@@ -1,6 +1,6 @@
 /** A `KvStore` on one PostgreSQL table, with compareAndSet and list. */
-import { type KvStore, prefixUpperBound, retryRolledBack } from '@ckpt/core';
-import { connect, migrate, type PostgresOptions, rolledBack } from './connection.js';
+import { type KvStore, prefixUpperBound } from '@ckpt/core';
+import { connect, migrate, type PostgresOptions, runStatement } from './connection.js';
 import { schemaIdentifier } from './schema.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
@@ -11,7 +11,7 @@ export function postgresKv(options: PostgresOptions): KvStore {
   ready.catch(() => {});
   const query = async (text: string, values: unknown[]) => {
     await ready;
-    return retryRolledBack(() => pool.query(text, values), rolledBack);
+    return runStatement(pool, text, values);
   };
   return {
     async get(key) {

@@ -24,11 +24,8 @@ export function schemaIdentifier(namespace: string): string {
  * Refuse a namespace that names one of the server's own schemas: PostgreSQL will not create
  * a `pg_…` schema, and tables put in `information_schema` would mix with its views.
  */
-export function checkOwnSchema(namespace: unknown): void {
-  if (
-    typeof namespace === 'string' &&
-    (namespace.startsWith('pg_') || namespace === 'information_schema')
-  ) {
+export function checkOwnSchema(namespace: string): void {
+  if (namespace.startsWith('pg_') || namespace === 'information_schema') {
     throw invalidArgument(
       'namespace',
       `namespace ${JSON.stringify(namespace)} names a schema PostgreSQL keeps for itself (pg_… and information_schema); pick another, such as the default 'ckpt'.`,

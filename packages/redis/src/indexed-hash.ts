@@ -30,13 +30,12 @@ export class IndexedHash {
   }
 
   async delete(key: string): Promise<boolean> {
-    return Number(await indexedDelete.run<number | string>(this.client, this.#keys, [key])) === 1;
+    return (await indexedDelete.count(this.client, this.#keys, [key])) === 1;
   }
 
   async compareAndSet(key: string, expected: string | null, value: string): Promise<boolean> {
     const args = expected === null ? [key, '0', '', value] : [key, '1', expected, value];
-    const written = await indexedCompareAndSet.run<number | string>(this.client, this.#keys, args);
-    return Number(written) === 1;
+    return (await indexedCompareAndSet.count(this.client, this.#keys, args)) === 1;
   }
 
   /** Keys starting with `prefix`, after `after` (null: from the first), ascending, at most `limit`. */

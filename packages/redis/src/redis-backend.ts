@@ -244,22 +244,21 @@ export class RedisBackend implements CheckpointBackend {
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
     const k = this.#keys(sessionId);
-    const removed = await lua.prune.run<number | string>(
+    return lua.prune.count(
       this.client,
       [k.session, k.info, k.data, k.transcript, k.seqs],
       [keepLast],
     );
-    return Number(removed);
   }
 
   async delete(sessionId: string): Promise<boolean> {
     const k = this.#keys(sessionId);
-    const deleted = await lua.deleteSession.run<number | string>(
+    const deleted = await lua.deleteSession.count(
       this.client,
       [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
       [k.hexId],
     );
-    return Number(deleted) === 1;
+    return deleted === 1;
   }
 
   /** A page of the catalog (see catalog.ts), then its sessions described; one deleted in between is left out. */

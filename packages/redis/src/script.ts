@@ -18,11 +18,7 @@ export class Script {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  /**
-   * Run with `keys` (all in one slot: the first one routes the call on a cluster) and `args`.
-   * An integer reply is a number, or a string when the caller's client was made with
-   * `stringNumbers`: read it with Number().
-   */
+  /** Run with `keys` (all in one slot: the first one routes the call on a cluster) and `args`. */
   async run<T>(client: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<T> {
     try {
       return (await client.evalsha(this.sha, keys.length, ...keys, ...args)) as T;
@@ -33,6 +29,14 @@ export class Script {
         client.eval(this.source, keys.length, ...keys, ...args) as Promise<T>,
       );
     }
+  }
+
+  /**
+   * Run a script whose reply is an integer. It arrives as a number, or as a string from a
+   * client made with `stringNumbers`; either way it is returned as a number.
+   */
+  async count(client: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<number> {
+    return Number(await this.run<number | string>(client, keys, args));
   }
 }
 

@@ -6,6 +6,7 @@ import { closeSync, constants, openSync } from 'node:fs';
 import {
   CkptError,
   checkNamespace,
+  errorCode,
   invalidArgument,
   isCkptError,
   migrationStart,
@@ -112,7 +113,7 @@ const WRONG_PATH: Record<string, string> = {
 
 function openError(err: unknown, path: string): unknown {
   if (isCkptError(err)) return err;
-  const code = String((err as { code?: unknown } | null)?.code);
+  const code = errorCode(err);
   const where = `sqlite() cannot open ${JSON.stringify(path)}`;
   if (WRONG_PATH[code]) return invalidArgument('path', `${where}: ${WRONG_PATH[code]}.`);
   const reason = err instanceof Error ? err.message : String(err);
@@ -131,7 +132,7 @@ function whileBusy<T>(fn: () => T): T {
     try {
       return fn();
     } catch (err) {
-      const busy = String((err as { code?: string }).code).startsWith('SQLITE_BUSY');
+      const busy = errorCode(err).startsWith('SQLITE_BUSY');
       if (!busy || Date.now() > deadline) throw err;
       Atomics.wait(pause, 0, 0, 2 + Math.random() * 8);
     }
