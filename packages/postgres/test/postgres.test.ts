@@ -136,6 +136,58 @@ describe.skipIf(!available)('postgres', () => {
     await dropAndClose(backend);
   });
 
+  it('upgrades a version 2 schema in place, filling in the head parent of each session', async () => {
+    const namespace = freshNamespace();
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(admin);
+    await admin.query(`CREATE SCHEMA ${namespace}`);
+    await admin.query(`CREATE TABLE ${namespace}.meta (key text PRIMARY KEY, value text NOT NULL)`);
+    for (const step of migrations(namespace).slice(0, 2)) await admin.query(step);
+    await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', '2')`);
+    const append = (data: string) =>
+      admin.query(
+        `SELECT * FROM ${namespace}.append('old', $1, '{}', '[]', false, NULL, NULL, 1)`,
+        [data],
+      );
+    for (const step of ['1', '2', '3']) await append(step);
+    // The head is now 2, whose parent is 1: not what "the head minus one" would say.
+    await admin.query(`SELECT * FROM ${namespace}.rollback('old', 2, false, NULL, 2)`);
+
+    const backend = postgres({ url, namespace });
+    const store = new CheckpointStore(backend);
+    expect(await store.head('old')).toBe(2);
+    const { rows } = await admin.query(
+      `SELECT head, head_parent FROM ${namespace}.sessions WHERE id = 'old'`,
+    );
+    expect(rows).toEqual([{ head: '2', head_parent: '1' }]);
+    const next = await store.checkpoint('old', 'after the upgrade');
+    expect({ seq: next.seq, parent: next.parent }).toEqual({ seq: 4, parent: 2 });
+    expect(await store.history('old')).toEqual([1, 2, 4]);
+    await dropAndClose(backend);
+  });
+
+  it('keeps the head parent of the session row true through checkpoint, rollback and fork', async () => {
+    const backend = await freshBackend();
+    const store = new CheckpointStore(backend);
+    const headParent = async (id: string) =>
+      (
+        await backend.pool.query(
+          `SELECT head_parent FROM "${backend.namespace}".sessions WHERE id = $1`,
+          [id],
+        )
+      ).rows[0].head_parent;
+    await store.checkpoint('s', 1);
+    expect(await headParent('s')).toBeNull();
+    await store.checkpoint('s', 2);
+    await store.checkpoint('s', 3);
+    expect(await headParent('s')).toBe('2');
+    await store.rollback('s', 2);
+    expect(await headParent('s')).toBe('1');
+    await store.fork('s', { atSeq: 3, newId: 'f' });
+    expect(await headParent('f')).toBe('2');
+    await dropAndClose(backend);
+  });
+
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
     const backend = await freshBackend();
     await backend.pool.query(`UPDATE ${backend.namespace}.meta SET value = '7'`);
