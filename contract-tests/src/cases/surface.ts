@@ -51,6 +51,24 @@ export function surfaceCases(
       for (const call of calls) await expectCkptError(call(), 'CLOSED');
     });
 
+    it('lets the calls in flight settle before close() releases the connection', async () => {
+      const store = await t.connect();
+      await store.checkpoint('warm-up', 0);
+      const writes = Array.from({ length: 20 }, (_, i) => store.checkpoint(`in-flight-${i}`, i));
+      const reads = Array.from({ length: 20 }, () => store.load('warm-up'));
+      // A pool ended under queued calls can leave them waiting forever: this test then times out.
+      await store.close();
+      const written = await Promise.all(writes);
+      expect(written.map((c) => c.seq)).toEqual(written.map(() => 1));
+      for (const read of await Promise.all(reads)) expect(read?.data).toBe(0);
+      await expectCkptError(store.load('warm-up'), 'CLOSED');
+      // What they acknowledged is stored: read on the harness's other connection, where it has
+      // one (a harness that shares one backend, such as SQLite ':memory:', just closed it).
+      if (store.backend !== t.backend) {
+        for (let i = 0; i < 20; i++) expect((await t.store.load(`in-flight-${i}`))?.data).toBe(i);
+      }
+    });
+
     it('declares the capabilities the harness names', () => {
       expect(t.backend.capabilities).toEqual(caps);
       expect(typeof t.backend.name).toBe('string');

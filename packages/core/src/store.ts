@@ -53,6 +53,9 @@ export class CheckpointStore {
   readonly #backend: CheckpointBackend;
   readonly #maxPayloadBytes: number;
   #closed = false;
+  #closing: Promise<void> | undefined;
+  /** The calls started and not yet settled, which close() waits for. */
+  readonly #running = new Set<Promise<unknown>>();
 
   constructor(backend: CheckpointBackend, options: StoreOptions = {}) {
     if (!backend || typeof backend.append !== 'function') {
@@ -357,10 +360,19 @@ export class CheckpointStore {
     return createStateScope(this.#backend, scope, (fn) => this.#run(fn));
   }
 
-  /** Release the backend's connections; later calls fail with CLOSED. */
+  /** Let the calls in flight finish, then release the backend; later calls fail with CLOSED. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#closing === undefined) {
+      this.#closed = true;
+      this.#closing = this.#closeWhenSettled();
+    }
+    return this.#closing;
+  }
+
+  // Calls already running get to finish: a pool closed under them could leave their promises
+  // waiting forever for a connection, with no way to learn whether they wrote.
+  async #closeWhenSettled(): Promise<void> {
+    await Promise.allSettled(this.#running);
     await this.#backend.close();
   }
 
@@ -386,10 +398,14 @@ export class CheckpointStore {
     if (this.#closed) {
       throw new CkptError('CLOSED', 'this CheckpointStore was closed; open a new one.');
     }
+    const call = fn();
+    this.#running.add(call);
     try {
-      return await fn();
+      return await call;
     } catch (err) {
       throw toCkptError(err, this.#backend.name);
+    } finally {
+      this.#running.delete(call);
     }
   }
 }
