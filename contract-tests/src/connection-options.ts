@@ -37,6 +37,11 @@ export async function expectBadConnectionOptionsRefused(
     (await refuse({ url: `${scheme}://127.0.0.1`, namespace: 'Bad-Name' })).details.argument,
   ).toBe('namespace');
 
+  // A misspelt option would otherwise put the store in the default namespace without a word.
+  const typo = await refuse({ url: `${scheme}://127.0.0.1`, namepsace: 'agents' });
+  expect(typo.message).toContain('"namepsace"');
+  expect(typo.message).toContain('namespace');
+
   // Something else than the driver's handle, such as another driver's client.
   for (const wrong of [{}, { query: 'not a function' }, 'a connection string']) {
     const err = await refuse({ [handle]: wrong });

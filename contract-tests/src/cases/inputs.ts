@@ -144,6 +144,32 @@ export function inputCases(t: ContractContext, caps: BackendCapabilities): void 
       await expectCkptError(t.store.prune('s', undefined as never), 'INVALID_ARGUMENT');
     });
 
+    it('refuses a misspelt option with INVALID_ARGUMENT naming it, writing nothing', async () => {
+      await t.store.checkpoint('s', 1);
+      const typo = (options: object) => options as never;
+      const calls: [string, () => Promise<unknown>][] = [
+        ['expectedhead', () => t.store.checkpoint('s', 2, typo({ expectedhead: 1 }))],
+        ['expectedHead', () => t.store.update('s', () => 2, typo({ expectedHead: 1 }))],
+        ['expected', () => t.store.rollback('s', 1, typo({ expected: 1 }))],
+        ['at', () => t.store.fork('s', typo({ at: 1 }))],
+        ['keep', () => t.store.prune('s', typo({ keepLast: 1, keep: 1 }))],
+        ['size', () => t.store.list('s', typo({ size: 10 }))],
+        ['size', () => t.store.transcript('s', typo({ size: 10 }))],
+        ['prefix', () => t.store.sessions(typo({ prefix: 'a' }))],
+        ['start', () => t.store.state('x').keys(typo({ start: 'a' }))],
+      ];
+      for (const [option, call] of calls) {
+        const err = await expectCkptError(call(), 'INVALID_ARGUMENT');
+        expect(err.message).toContain(JSON.stringify(option));
+      }
+      expect(await t.store.history('s')).toEqual([1]);
+      expect((await t.store.info('s'))?.checkpoints).toBe(1);
+      expect(await t.store.head('x')).toBeNull();
+      // An option set to undefined is as good as absent.
+      await t.store.checkpoint('s', 2, typo({ metadata: undefined, somethingElse: undefined }));
+      expect(await t.store.history('s')).toEqual([1, 2]);
+    });
+
     it('names the refused argument in the error', async () => {
       const err = await expectCkptError(t.store.rollback('s', -3), 'INVALID_ARGUMENT');
       expect(err.message).toContain('seq');

@@ -5,7 +5,7 @@
  */
 import { invalidArgument, redactPasswords } from './errors.js';
 import { checkNamespace } from './namespace.js';
-import { describe, methodList, missingMethods } from './validate.js';
+import { checkOptions, describe, methodList, missingMethods } from './validate.js';
 
 /** How one adapter opens and recognises its driver handle. */
 export interface ConnectionSpec<H> {
@@ -40,7 +40,11 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
   if (typeof options !== 'object' || options === null) {
     throw invalidArgument('options', `${usage}.`);
   }
-  const given = options as Record<string, unknown>;
+  const given = checkOptions(options as Record<string, unknown>, 'options', [
+    'url',
+    spec.handle,
+    'namespace',
+  ]);
   const namespace = checkNamespace(given.namespace);
   spec.refuseNamespace?.(namespace);
   if (given[spec.handle] !== undefined && given[spec.handle] !== null) {

@@ -81,3 +81,4 @@ export type {
   TranscriptEntry,
   UpdateOptions,
 } from './types.js';
+export { checkOptions } from './validate.js';

@@ -136,7 +136,7 @@ const MAX_RACES = 10_000;
 /** A CheckpointBackend on any `KvStore`. */
 export function kvBackend(kv: KvStore, options?: KvBackendOptions): CheckpointBackend {
   checkKvStore(kv);
-  const p = checkPrefix(checkOptions(options, 'options').prefix);
+  const p = checkPrefix(checkOptions(options, 'options', ['prefix']).prefix);
   const sessionKey = (id: string) => `${p}s:${escapeName(id)}`;
   const bodyKey = (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`;
   const stagedKey = (id: string, nonce: string) => `${p}t:${escapeName(id)}:${nonce}`;

@@ -25,8 +25,12 @@ export interface PageRequest<P> {
 }
 
 /** Validate `page` and decode its cursor for `owner`. */
-export function readPage<P>(page: PageOptions | undefined, owner: CursorOwner): PageRequest<P> {
-  const options = checkOptions(page, 'page');
+export function readPage<P>(
+  page: (PageOptions & { prefix?: string }) | undefined,
+  owner: CursorOwner,
+  known: readonly ('limit' | 'cursor' | 'prefix')[] = ['limit', 'cursor'],
+): PageRequest<P> {
+  const options = checkOptions(page, 'page', known);
   const limit = options.limit === undefined ? DEFAULT_PAGE_LIMIT : options.limit;
   if (
     typeof limit !== 'number' ||

@@ -10,6 +10,9 @@ import { checkName, checkOptions, describe } from './validate.js';
 // caller learns about it instead of spinning forever.
 const MAX_UPDATE_ATTEMPTS = 100;
 
+/** The options keys() takes. */
+const KEYS_PAGE = ['limit', 'cursor', 'prefix'] as const;
+
 type Runner = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** Build the StateScope for `scope`; `run` applies the store's CLOSED and BACKEND handling. */
@@ -40,7 +43,7 @@ export function createStateScope(
 
     keys: (page?: PageOptions & { prefix?: string }): Promise<Page<string>> =>
       run(async () => {
-        const prefix = checkOptions(page, 'page').prefix ?? '';
+        const prefix = checkOptions(page, 'page', KEYS_PAGE).prefix ?? '';
         if (typeof prefix !== 'string' || prefix.includes('\0') || !prefix.isWellFormed()) {
           throw invalidArgument(
             'prefix',
@@ -48,7 +51,7 @@ export function createStateScope(
           );
         }
         const owner: CursorOwner = { method: 'keys', listing: JSON.stringify([scope, prefix]) };
-        const { limit, after } = readPage<string>(page, owner);
+        const { limit, after } = readPage<string>(page, owner, KEYS_PAGE);
         if (after !== null && typeof after !== 'string') {
           throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
         }

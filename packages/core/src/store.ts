@@ -64,7 +64,7 @@ export class CheckpointStore {
         'new CheckpointStore(backend) needs a backend, such as memory() from @ckpt/memory or kvBackend(kv).',
       );
     }
-    const opts = checkOptions(options, 'options');
+    const opts = checkOptions(options, 'options', ['maxPayloadBytes']);
     this.#backend = backend;
     this.#maxPayloadBytes =
       opts.maxPayloadBytes === undefined
@@ -85,7 +85,12 @@ export class CheckpointStore {
   ): Promise<Checkpoint> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
-      const opts = checkOptions(options, 'options');
+      const opts = checkOptions(options, 'options', [
+        'metadata',
+        'transcript',
+        'expectedHead',
+        'idempotencyKey',
+      ]);
       const expectedHead = checkExpectedHead(opts.expectedHead, true);
       const idempotencyKey =
         opts.idempotencyKey === undefined
@@ -144,7 +149,7 @@ export class CheckpointStore {
   ): Promise<Checkpoint> {
     checkName(sessionId, 'sessionId');
     if (typeof fn !== 'function') throw invalidArgument('fn', 'update() needs a function.');
-    const opts = checkOptions(options, 'options');
+    const opts = checkOptions(options, 'options', ['metadata', 'transcript', 'maxAttempts']);
     const maxAttempts =
       opts.maxAttempts === undefined
         ? DEFAULT_UPDATE_ATTEMPTS
@@ -277,7 +282,7 @@ export class CheckpointStore {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
       checkPositiveInteger(seq, 'seq');
-      const opts = checkOptions(options, 'options');
+      const opts = checkOptions(options, 'options', ['expectedHead']);
       const expectedHead = checkExpectedHead(opts.expectedHead, false) ?? undefined;
       const result = await this.#backend.rollback({
         sessionId,
@@ -300,7 +305,7 @@ export class CheckpointStore {
   async fork(sessionId: string, options?: { atSeq?: number; newId?: string }): Promise<string> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
-      const opts = checkOptions(options, 'options');
+      const opts = checkOptions(options, 'options', ['atSeq', 'newId']);
       const atSeq = opts.atSeq === undefined ? null : checkPositiveInteger(opts.atSeq, 'atSeq');
       const newId = opts.newId === undefined ? crypto.randomUUID() : checkName(opts.newId, 'newId');
       const result = await this.#backend.fork({ sessionId, atSeq, newId, now: Date.now() });
@@ -323,7 +328,7 @@ export class CheckpointStore {
   async prune(sessionId: string, options: { keepLast: number }): Promise<number> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
-      const opts = checkOptions(options, 'options');
+      const opts = checkOptions(options, 'options', ['keepLast']);
       const keepLast = checkPositiveInteger(opts.keepLast, 'keepLast');
       return this.#backend.prune(sessionId, keepLast);
     });

@@ -56,12 +56,31 @@ export function checkExpectedHead(value: unknown, allowNull: boolean): number | 
 }
 
 /** An options argument: omitted or a plain object. */
-export function checkOptions<T extends object>(value: T | undefined, argument: string): Partial<T> {
+export function checkOptions<T extends object>(
+  value: T | undefined,
+  argument: string,
+  known: readonly (keyof T & string)[],
+): Partial<T> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw invalidArgument(argument, `${argument} must be an object, got ${describe(value)}.`);
   }
+  // A misspelt option (expectedhead, keep_last) would otherwise be ignored without a word,
+  // turning off what the caller asked for. Keys set to undefined are as good as absent.
+  for (const key of Object.keys(value)) {
+    if ((value as Record<string, unknown>)[key] !== undefined && !known.includes(key as never)) {
+      throw invalidArgument(
+        argument,
+        `${argument} has no option ${JSON.stringify(key)}; ${known.length === 1 ? 'its only option is' : 'the options are'} ${wordList(known)}.`,
+      );
+    }
+  }
   return value;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function wordList(words: readonly string[]): string {
+  return words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
 }
 
 /** The names among `methods` that `value` does not have as functions. */
@@ -73,8 +92,7 @@ export function missingMethods(value: unknown, methods: readonly string[]): stri
 
 /** `a()`, `a() and b()`, `a(), b() and c()`: method names for a message. */
 export function methodList(methods: readonly string[]): string {
-  const named = methods.map((m) => `${m}()`);
-  return named.length < 2 ? named.join('') : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  return wordList(methods.map((m) => `${m}()`));
 }
 
 /** A short description of a value for error messages. */

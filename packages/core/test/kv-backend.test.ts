@@ -111,5 +111,8 @@ describe('kvBackend(kv, options)', () => {
       'prefix',
     );
     expect(refusal(() => kvBackend(minimal(), 'ckpt:' as never)).details.argument).toBe('options');
+    expect(refusal(() => kvBackend(minimal(), { prefx: 'a:' } as never)).message).toBe(
+      'options has no option "prefx"; its only option is prefix.',
+    );
   });
 });

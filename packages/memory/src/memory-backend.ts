@@ -8,6 +8,7 @@ import {
   type AppendResult,
   type CheckpointBackend,
   checkNamespace,
+  checkOptions,
   compareCodePoints,
   compareSessionsNewestFirst,
   type ForkInput,
@@ -50,7 +51,7 @@ export class MemoryBackend implements CheckpointBackend {
   protected readonly state = new Map<string, Map<string, string>>();
 
   constructor(options: MemoryOptions = {}) {
-    this.namespace = checkNamespace(options.namespace);
+    this.namespace = checkNamespace(checkOptions(options, 'options', ['namespace']).namespace);
   }
 
   async append(input: AppendInput): Promise<AppendResult> {

@@ -1,10 +1,10 @@
 /** An in-memory `KvStore` with every optional capability, for tests and as a model for authors. */
-import { checkNamespace, compareCodePoints, type KvStore } from '@ckpt/core';
+import { checkNamespace, checkOptions, compareCodePoints, type KvStore } from '@ckpt/core';
 import type { MemoryOptions } from './memory-backend.js';
 
 /** An in-memory KvStore (get, set, delete, compareAndSet, list). */
 export function memoryKv(options: MemoryOptions = {}): KvStore {
-  checkNamespace(options.namespace);
+  checkNamespace(checkOptions(options, 'options', ['namespace']).namespace);
   const values = new Map<string, string>();
   return {
     async get(key) {

@@ -1,6 +1,7 @@
 import { runContractTests } from '@ckpt/contract-tests';
-import { kvBackend } from '@ckpt/core';
+import { isCkptError, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
+import { describe, expect, it } from 'vitest';
 
 const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
 
@@ -10,4 +11,21 @@ runContractTests({
   name: 'kvBackend(memoryKv())',
   capabilities: ALL,
   create: () => kvBackend(memoryKv()),
+});
+
+describe('memory options', () => {
+  it('refuses a misspelt option, which would otherwise leave the namespace at ckpt', () => {
+    for (const factory of [memory, memoryKv]) {
+      let refused: unknown;
+      try {
+        factory({ namepsace: 'agents' } as never);
+      } catch (err) {
+        refused = err;
+      }
+      expect(isCkptError(refused, 'INVALID_ARGUMENT')).toBe(true);
+      expect((refused as Error).message).toBe(
+        'options has no option "namepsace"; its only option is namespace.',
+      );
+    }
+  });
 });

@@ -6,6 +6,7 @@ import { closeSync, constants, openSync } from 'node:fs';
 import {
   CkptError,
   checkNamespace,
+  checkOptions,
   errorCode,
   invalidArgument,
   isCkptError,
@@ -58,6 +59,7 @@ export function openDatabase(
       "sqlite() needs { path }: a file such as './agent.db', or ':memory:'.",
     );
   }
+  checkOptions(options, 'options', ['path', 'namespace', 'synchronous']);
   const namespace = checkTablePrefix(checkNamespace(options.namespace));
   const synchronous = checkSynchronous(options.synchronous);
   const inMemory = options.path === ':memory:';

@@ -86,6 +86,14 @@ describe('files', () => {
       expect(err.code).toBe('INVALID_ARGUMENT');
       expect(err.message).toMatch(/synchronous must be one of 'full'/);
     }
+    // A misspelt option would otherwise leave synchronous at FULL, or the namespace at ckpt.
+    for (const factory of [sqlite, sqliteKv]) {
+      const path = fresh();
+      const err = refusal(() => factory({ path, synchronus: 'off' } as never));
+      expect(err.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/no option "synchronus"; the options are path, namespace/);
+      expect(existsSync(path)).toBe(false);
+    }
   });
 
   it('refuses a path that cannot name a database file with INVALID_ARGUMENT saying why', () => {
