@@ -62,6 +62,14 @@ function takeParams(
   const q = url.indexOf('?');
   if (q === -1) return { url, namespace: undefined, params: {} };
   const query = new URLSearchParams(url.slice(q + 1));
+  for (const name of ['namespace', ...(scheme.params ?? [])]) {
+    if (query.getAll(name).length > 1) {
+      throw invalidArgument(
+        'url',
+        `openStore: the URL gives ${JSON.stringify(name)} more than once; give it once.`,
+      );
+    }
+  }
   const namespace = query.get('namespace') ?? undefined;
   query.delete('namespace');
   if (scheme.params === null) {

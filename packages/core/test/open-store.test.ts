@@ -41,6 +41,18 @@ describe('openStore', () => {
     expect(sqlite.message).toMatch(/no parameter "mode"; they take namespace, synchronous/);
   });
 
+  it('refuses a namespace or backend parameter given twice, rather than picking one', async () => {
+    for (const url of [
+      'memory:?namespace=a&namespace=b',
+      'sqlite::memory:?synchronous=off&synchronous=full',
+      'postgres://u@127.0.0.1/db?namespace=a&namespace=b',
+    ]) {
+      const err = await refusal(openStore(url));
+      expect(err.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/gives "(namespace|synchronous)" more than once; give it once/);
+    }
+  });
+
   it("refuses 'sqlite://…', which names a host to some readers and the root to others", async () => {
     for (const url of ['sqlite://./agent.db', 'sqlite:///var/lib/agent.db']) {
       const err = await refusal(openStore(url));
