@@ -20,6 +20,28 @@ runContractTests({
   create: () => kvBackend(memoryKv()),
 });
 
+/**
+ * A KV in the conventions of Redis clients: null for a missing key, 1 or 0 for delete and
+ * compareAndSet. kvBackend reads those as undefined and booleans.
+ */
+function nullAnsweringKv(): KvStore {
+  const full = memoryKv();
+  return {
+    get: async (key) => (await full.get(key)) ?? (null as never),
+    set: (key, value) => full.set(key, value),
+    delete: async (key) => ((await full.delete(key)) ? 1 : 0) as never,
+    compareAndSet: async (key, expected, value) =>
+      ((await full.compareAndSet!(key, expected, value)) ? 1 : 0) as never,
+    list: (prefix, options) => full.list!(prefix, options),
+  };
+}
+
+runContractTests({
+  name: 'kvBackend over a KV that answers null, 1 and 0',
+  capabilities: ALL,
+  create: () => kvBackend(nullAnsweringKv()),
+});
+
 runContractTests({
   name: 'kvBackend over get/set/delete only (single writer)',
   capabilities: { concurrentWriters: false, listSessions: false, listStateKeys: false },

@@ -133,9 +133,30 @@ function checkPrefix(prefix: unknown = 'ckpt:'): string {
 // Bounds a compare-and-set loop; each lost race means another caller made progress.
 const MAX_RACES = 10_000;
 
+/**
+ * `kv` as the rest of this file reads it. A store written to other conventions works as well:
+ * a missing key answered with null (as Redis clients and localStorage answer) reads as
+ * undefined, and delete() or compareAndSet() answered with 1 or 0 read as true or false.
+ */
+function conventional(kv: KvStore): KvStore {
+  const { compareAndSet, list, close } = kv;
+  return {
+    get: async (key) => (await kv.get(key)) ?? undefined,
+    set: (key, value) => kv.set(key, value),
+    delete: async (key) => Boolean(await kv.delete(key)),
+    ...(compareAndSet && {
+      compareAndSet: async (key, expected, value) =>
+        Boolean(await compareAndSet.call(kv, key, expected, value)),
+    }),
+    ...(list && { list: (prefix, page) => list.call(kv, prefix, page) }),
+    ...(close && { close: () => close.call(kv) }),
+  };
+}
+
 /** A CheckpointBackend on any `KvStore`. */
-export function kvBackend(kv: KvStore, options?: KvBackendOptions): CheckpointBackend {
-  checkKvStore(kv);
+export function kvBackend(given: KvStore, options?: KvBackendOptions): CheckpointBackend {
+  checkKvStore(given);
+  const kv = conventional(given);
   const p = checkPrefix(checkOptions(options, 'options', ['prefix']).prefix);
   const sessionKey = (id: string) => `${p}s:${escapeName(id)}`;
   const bodyKey = (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`;
