@@ -34,7 +34,7 @@ import type {
 } from './backend.js';
 import { CkptError, invalidArgument } from './errors.js';
 import type { KvStore } from './kv.js';
-import { compareSessionsNewestFirst } from './order.js';
+import { compareCodePoints, compareSessionsNewestFirst } from './order.js';
 import {
   rangesAppend,
   rangesCount,
@@ -148,9 +148,44 @@ function conventional(kv: KvStore): KvStore {
       compareAndSet: async (key, expected, value) =>
         Boolean(await compareAndSet.call(kv, key, expected, value)),
     }),
-    ...(list && { list: (prefix, page) => list.call(kv, prefix, page) }),
+    ...(list && {
+      list: async (prefix, page) => checkedKeys(await list.call(kv, prefix, page), prefix, page),
+    }),
     ...(close && { close: () => close.call(kv) }),
   };
+}
+
+/**
+ * The keys `list()` answered, refused when they break its contract: a store that ignored
+ * `after` would make the listings built on it page forever, and one that did not sort or
+ * filter them would make them wrong without a word.
+ */
+function checkedKeys(
+  keys: unknown,
+  prefix: string,
+  page: { after?: string; limit?: number } = {},
+): string[] {
+  if (!Array.isArray(keys)) {
+    throw new Error(`kv.list() must answer an array of keys; it answered ${describe(keys)}`);
+  }
+  if (page.limit !== undefined && keys.length > page.limit) {
+    throw new Error(`kv.list() answered ${keys.length} keys when asked for at most ${page.limit}`);
+  }
+  let previous = page.after;
+  for (const key of keys) {
+    if (typeof key !== 'string' || !key.startsWith(prefix)) {
+      throw new Error(
+        `kv.list(${JSON.stringify(prefix)}) answered ${describe(key)}, which is not a key with that prefix`,
+      );
+    }
+    if (previous !== undefined && compareCodePoints(key, previous) <= 0) {
+      throw new Error(
+        `kv.list() must answer keys in ascending order (by UTF-8 bytes), each after options.after; it answered ${JSON.stringify(key)} after ${JSON.stringify(previous)}`,
+      );
+    }
+    previous = key;
+  }
+  return keys;
 }
 
 /** A CheckpointBackend on any `KvStore`. */

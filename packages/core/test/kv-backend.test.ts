@@ -116,3 +116,69 @@ describe('kvBackend(kv, options)', () => {
     );
   });
 });
+
+describe('kvBackend over a list() that breaks its contract', () => {
+  /** A Map as a KvStore whose list() answers with `answer` instead of what was asked. */
+  function sloppyKv(answer: (sorted: string[], prefix: string, limit: number) => unknown): KvStore {
+    const map = new Map<string, string>();
+    return {
+      get: async (key) => map.get(key),
+      set: async (key, value) => {
+        map.set(key, value);
+      },
+      delete: async (key) => map.delete(key),
+      list: async (prefix, page) =>
+        answer([...map.keys()].sort(), prefix, page?.limit ?? Infinity) as string[],
+    };
+  }
+
+  const cases: [string, (sorted: string[], prefix: string, limit: number) => unknown, RegExp][] = [
+    [
+      'ignores after and limit',
+      (sorted, prefix) => sorted.filter((k) => k.startsWith(prefix)),
+      /answered 1500 keys when asked for at most 1001/,
+    ],
+    [
+      'ignores after',
+      (sorted, prefix, limit) => sorted.filter((k) => k.startsWith(prefix)).slice(0, limit),
+      /each after options\.after/,
+    ],
+    [
+      'ignores the prefix',
+      (sorted, _prefix, limit) => sorted.slice(0, limit),
+      /not a key with that prefix/,
+    ],
+    [
+      'does not sort',
+      (sorted, prefix, limit) =>
+        sorted
+          .filter((k) => k.startsWith(prefix))
+          .reverse()
+          .slice(0, limit),
+      /ascending order/,
+    ],
+    ['answers no array', () => 'a,b', /must answer an array of keys/],
+  ];
+
+  for (const [what, answer, reason] of cases) {
+    it(`refuses a store whose list() ${what} with BACKEND saying so, instead of paging forever or answering wrong`, async () => {
+      const store = new CheckpointStore(kvBackend(sloppyKv(answer)));
+      const scope = store.state('many');
+      for (let i = 0; i < 1500; i++) await scope.set(`k${String(i).padStart(4, '0')}`, i);
+      await store.checkpoint('s', 1); // keys outside the scope's prefix, sorting before it
+      let refused: unknown;
+      try {
+        // Two pages hold every key; a store that ignores `after` would page on for ever.
+        let cursor: string | null = null;
+        for (let pages = 0; pages < 10; pages++) {
+          cursor = (await scope.keys({ limit: 1000, cursor })).cursor;
+          if (cursor === null) break;
+        }
+      } catch (err) {
+        refused = err;
+      }
+      expect(isCkptError(refused, 'BACKEND')).toBe(true);
+      expect((refused as Error).message).toMatch(reason);
+    });
+  }
+});
