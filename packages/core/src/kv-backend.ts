@@ -141,7 +141,7 @@ const MAX_RACES = 10_000;
 function conventional(kv: KvStore): KvStore {
   const { compareAndSet, list, close } = kv;
   return {
-    get: async (key) => (await kv.get(key)) ?? undefined,
+    get: async (key) => storedText(await kv.get(key)),
     set: (key, value) => kv.set(key, value),
     delete: async (key) => Boolean(await kv.delete(key)),
     ...(compareAndSet && {
@@ -153,6 +153,15 @@ function conventional(kv: KvStore): KvStore {
     }),
     ...(close && { close: () => close.call(kv) }),
   };
+}
+
+/** What `get()` answered, as text or undefined; anything else would fail later as bad JSON. */
+function storedText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return undefined;
+  throw new Error(
+    `kv.get() must answer the string that set() was given, or undefined; it answered ${describe(value)} (a store that decodes JSON itself must be given strings to keep as they are)`,
+  );
 }
 
 /**

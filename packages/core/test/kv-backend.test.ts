@@ -182,3 +182,29 @@ describe('kvBackend over a list() that breaks its contract', () => {
     });
   }
 });
+
+describe('kvBackend over a get() that answers something else than text', () => {
+  it('fails the call with BACKEND saying what get() must answer, instead of a JSON error', async () => {
+    const map = new Map<string, unknown>();
+    const decoding: KvStore = {
+      // As a store that decodes JSON for its caller would answer.
+      get: async (key) => (map.has(key) ? JSON.parse(map.get(key) as string) : undefined),
+      set: async (key, value) => {
+        map.set(key, value);
+      },
+      delete: async (key) => map.delete(key),
+    };
+    const store = new CheckpointStore(kvBackend(decoding));
+    let refused: unknown;
+    try {
+      await store.checkpoint('s', 1);
+      await store.load('s');
+    } catch (err) {
+      refused = err;
+    }
+    expect(isCkptError(refused, 'BACKEND')).toBe(true);
+    expect((refused as Error).message).toMatch(
+      /kv\.get\(\) must answer the string that set\(\) was given/,
+    );
+  });
+});
