@@ -69,6 +69,21 @@ export function stateCases(t: ContractContext, caps: BackendCapabilities): void 
       expect(await state.get('k')).toBe('before');
     });
 
+    it('holds a value to maxPayloadBytes, refusing a larger one with PAYLOAD_TOO_LARGE and writing nothing', async () => {
+      const state = t.storeWith({ maxPayloadBytes: 1024 }).state('s');
+      await state.set('k', 'before');
+      // 1,024 bytes encoded, quotes included: at the limit.
+      await state.set('at', 'x'.repeat(1022));
+      expect(await state.get('at')).toBe('x'.repeat(1022));
+      const err = await expectCkptError(state.set('k', '\u00e9'.repeat(512)), 'PAYLOAD_TOO_LARGE');
+      expect(err.details).toEqual({ size: 1026, limit: 1024 });
+      await expectCkptError(
+        state.update('k', () => 'x'.repeat(1023)),
+        'PAYLOAD_TOO_LARGE',
+      );
+      expect(await state.get('k')).toBe('before');
+    });
+
     withKeys('lists keys ascending by UTF-8 bytes', async () => {
       const state = t.store.state('s');
       const keys = ['b', 'a', 'B', 'a b', '\u{1F99C}', '\uffff', '\u00e9', 'a:b', '~'];

@@ -1,6 +1,6 @@
 /** `StateScope`: a small JSON key-value space beside the checkpoints. */
 import type { CheckpointBackend } from './backend.js';
-import { decodeJson, encodeJson } from './encode.js';
+import { decodeJson, type Encoded, encodedSize, encodeJson } from './encode.js';
 import { CkptError, invalidArgument, unsupported } from './errors.js';
 import { type CursorOwner, readPage, toPage } from './paging.js';
 import type { Page, PageOptions, StateScope } from './types.js';
@@ -20,7 +20,24 @@ export function createStateScope(
   backend: CheckpointBackend,
   scope: string,
   run: Runner,
+  maxValueBytes: number,
 ): StateScope {
+  // A value is held to the store's maxPayloadBytes, as a checkpoint is: on every backend the
+  // same value is refused, before anything is written, rather than by the server mid-write.
+  const encodeValue = (value: unknown): Encoded => {
+    const encoded = encodeJson(value, 'value');
+    const { text } = encoded;
+    if (text.length * 3 > maxValueBytes && encodedSize(text) > maxValueBytes) {
+      const size = encodedSize(text);
+      throw new CkptError(
+        'PAYLOAD_TOO_LARGE',
+        `state value is ${size} bytes encoded; the limit is ${maxValueBytes} (maxPayloadBytes). Keep large values elsewhere and store a reference, or raise maxPayloadBytes.`,
+        { details: { size, limit: maxValueBytes } },
+      );
+    }
+    return encoded;
+  };
+
   return {
     get: (key) =>
       run(async () => {
@@ -32,7 +49,7 @@ export function createStateScope(
     set: (key, value) =>
       run(async () => {
         checkName(key, 'key');
-        await backend.stateSet(scope, key, encodeJson(value, 'value').text);
+        await backend.stateSet(scope, key, encodeValue(value).text);
       }),
 
     delete: (key) =>
@@ -71,7 +88,7 @@ export function createStateScope(
       });
       for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
         const before = await run(async () => (await backend.stateGet(scope, key)) ?? null);
-        const next = encodeJson(fn(before === null ? undefined : decodeJson(before)), 'value');
+        const next = encodeValue(fn(before === null ? undefined : decodeJson(before)));
         if (await run(() => backend.stateCompareAndSet(scope, key, before, next.text))) {
           return next.value;
         }

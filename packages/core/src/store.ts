@@ -362,7 +362,7 @@ export class CheckpointStore {
   /** A small JSON key-value space named `scope`, beside the checkpoints. */
   state(scope: string): StateScope {
     checkName(scope, 'scope');
-    return createStateScope(this.#backend, scope, (fn) => this.#run(fn));
+    return createStateScope(this.#backend, scope, (fn) => this.#run(fn), this.#maxPayloadBytes);
   }
 
   /** Let the calls in flight finish, then release the backend; later calls fail with CLOSED. */
