@@ -2,7 +2,7 @@
  * The value rules of SPEC 3.1: what may be saved, and its encoding as JSON text. Values are
  * checked before encoding so that a refusal names the exact path and nothing is written.
  */
-import { type CkptError, invalidArgument } from './errors.js';
+import { CkptError, invalidArgument } from './errors.js';
 import type { JsonValue, Metadata } from './types.js';
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -165,4 +165,28 @@ export function decodeMetadata(text: string): Metadata {
 /** Size in bytes of encoded text as stored (UTF-8). */
 export function encodedSize(text: string): number {
   return Buffer.byteLength(text, 'utf8');
+}
+
+/**
+ * Refuse with PAYLOAD_TOO_LARGE what encodes to more than `limit` UTF-8 bytes. `units` is its
+ * length in UTF-16 units and `measure` counts its bytes: a unit is at most 3 bytes, so text
+ * that short is never measured (counting the bytes of a large payload is not free). `counted`
+ * says, in the message, what the size adds up.
+ */
+export function checkPayloadSize(
+  what: string,
+  units: number,
+  measure: () => number,
+  limit: number,
+  counted = '',
+): void {
+  if (units * 3 <= limit) return;
+  const size = measure();
+  if (size > limit) {
+    throw new CkptError(
+      'PAYLOAD_TOO_LARGE',
+      `${what} is ${size} bytes encoded${counted}; the limit is ${limit}. Store large blobs elsewhere and keep a reference, or raise maxPayloadBytes.`,
+      { details: { size, limit } },
+    );
+  }
 }

@@ -1,6 +1,6 @@
 /** `StateScope`: a small JSON key-value space beside the checkpoints. */
 import type { CheckpointBackend } from './backend.js';
-import { decodeJson, type Encoded, encodedSize, encodeJson } from './encode.js';
+import { checkPayloadSize, decodeJson, type Encoded, encodedSize, encodeJson } from './encode.js';
 import { CkptError, invalidArgument, unsupported } from './errors.js';
 import { type CursorOwner, readPage, toPage } from './paging.js';
 import type { Page, PageOptions, StateScope } from './types.js';
@@ -27,14 +27,7 @@ export function createStateScope(
   const encodeValue = (value: unknown): Encoded => {
     const encoded = encodeJson(value, 'value');
     const { text } = encoded;
-    if (text.length * 3 > maxValueBytes && encodedSize(text) > maxValueBytes) {
-      const size = encodedSize(text);
-      throw new CkptError(
-        'PAYLOAD_TOO_LARGE',
-        `state value is ${size} bytes encoded; the limit is ${maxValueBytes} (maxPayloadBytes). Keep large values elsewhere and store a reference, or raise maxPayloadBytes.`,
-        { details: { size, limit: maxValueBytes } },
-      );
-    }
+    checkPayloadSize('state value', text.length, () => encodedSize(text), maxValueBytes);
     return encoded;
   };
 

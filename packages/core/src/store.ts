@@ -10,6 +10,7 @@ import type {
   StoredSession,
 } from './backend.js';
 import {
+  checkPayloadSize,
   decodeJson,
   decodeMetadata,
   encodedSize,
@@ -382,20 +383,17 @@ export class CheckpointStore {
   }
 
   #checkSize(data: string, metadata: string, transcript: string): void {
-    // A UTF-16 unit is at most 3 UTF-8 bytes: text that short cannot be over the limit, and
-    // counting the bytes of a large payload is not free.
-    const units = data.length + metadata.length + transcript.length;
-    if (units * 3 <= this.#maxPayloadBytes) return;
-    // Transcript items count without the brackets and commas of their array.
-    const items = transcript === '[]' ? 0 : encodedSize(transcript) - 2;
-    const size = encodedSize(data) + encodedSize(metadata) + items;
-    if (size > this.#maxPayloadBytes) {
-      throw new CkptError(
-        'PAYLOAD_TOO_LARGE',
-        `checkpoint is ${size} bytes encoded (data + metadata + transcript items); the limit is ${this.#maxPayloadBytes}. Store large blobs elsewhere and keep a reference, or raise maxPayloadBytes.`,
-        { details: { size, limit: this.#maxPayloadBytes } },
-      );
-    }
+    checkPayloadSize(
+      'checkpoint',
+      data.length + metadata.length + transcript.length,
+      // Transcript items count without the brackets and commas of their array.
+      () =>
+        encodedSize(data) +
+        encodedSize(metadata) +
+        (transcript === '[]' ? 0 : encodedSize(transcript) - 2),
+      this.#maxPayloadBytes,
+      ' (data + metadata + transcript items)',
+    );
   }
 
   /** Run one public call: refuse after close, and wrap driver failures as BACKEND. */
