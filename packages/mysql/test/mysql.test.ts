@@ -32,7 +32,10 @@ describe.skipIf(!available)('mysql', () => {
     opened.push(pool);
     const backend = mysql({ pool, namespace: freshNamespace() });
     await backend.ready();
-    await expectOneStatementPerOperation(new CheckpointStore(backend), countCalls(pool, 'query'));
+    await expectOneStatementPerOperation(
+      new CheckpointStore(backend),
+      countCalls(pool.pool, 'query'),
+    );
     await dropAndClose(backend);
   });
 
@@ -143,25 +146,44 @@ describe.skipIf(!available)('mysql', () => {
     async (poolOptions) => {
       const pool = mysql2.createPool({ uri: url, ...poolOptions });
       opened.push(pool);
-      const namespace = freshNamespace();
-      for (const store of [
-        new CheckpointStore(mysql({ pool, namespace })),
-        new CheckpointStore(kvBackend(mysqlKv({ pool, namespace: `${namespace}_kv` }))),
-      ]) {
-        await store.checkpoint('s', { step: 1 }, { metadata: { m: 1 }, transcript: ['hi'] });
-        await store.checkpoint('s', { step: 2 });
-        expect((await store.load('s'))?.data).toEqual({ step: 2 });
-        expect(await store.history('s')).toEqual([1, 2]);
-        expect((await store.info('s'))?.checkpoints).toBe(2);
-        expect((await store.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
-        await store.state('scope').set('k', 'v');
-        expect(await store.state('scope').get('k')).toBe('v');
-        await store.close();
-      }
-      await dropNamespace(namespace);
-      await dropNamespace(`${namespace}_kv`);
+      await expectEveryKindOfCallToWork(pool);
     },
   );
+
+  it('runs on an object that only wraps the promise methods of a pool', async () => {
+    // Such as a wrapper that traces each query: it has no callback pool underneath.
+    const pool = mysql2.createPool({ uri: url });
+    opened.push(pool);
+    const wrapper = {
+      query: pool.query.bind(pool),
+      execute: pool.execute.bind(pool),
+      getConnection: pool.getConnection.bind(pool),
+    } as unknown as Pool;
+    expect((wrapper as Partial<Pool>).pool).toBeUndefined();
+    await expectEveryKindOfCallToWork(wrapper);
+  });
+
+  /** Checkpoints, reads, listings and state, on a backend and on kvBackend, both on `pool`. */
+  async function expectEveryKindOfCallToWork(pool: Pool): Promise<void> {
+    const namespace = freshNamespace();
+    for (const store of [
+      new CheckpointStore(mysql({ pool, namespace })),
+      new CheckpointStore(kvBackend(mysqlKv({ pool, namespace: `${namespace}_kv` }))),
+    ]) {
+      await store.checkpoint('s', { step: 1 }, { metadata: { m: 1 }, transcript: ['hi'] });
+      await store.checkpoint('s', { step: 2 });
+      expect((await store.load('s'))?.data).toEqual({ step: 2 });
+      expect((await store.load('s', 1))?.metadata).toEqual({ m: 1 });
+      expect(await store.history('s')).toEqual([1, 2]);
+      expect((await store.info('s'))?.checkpoints).toBe(2);
+      expect((await store.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
+      await store.state('scope').set('k', 'v');
+      expect(await store.state('scope').get('k')).toBe('v');
+      await store.close();
+    }
+    await dropNamespace(namespace);
+    await dropNamespace(`${namespace}_kv`);
+  }
 
   it('refuses a pool whose character set cannot carry every character, writing nothing', async () => {
     const pool = mysql2.createPool({ uri: url, charset: 'latin1' });
