@@ -149,6 +149,19 @@ export function checkpointCases(t: ContractContext): void {
       expect((await t.store.load('s'))?.data).toBe('one');
     });
 
+    it('loads all of the new head after a rollback: its parent, metadata and time too', async () => {
+      const saved = [];
+      for (const step of ['one', 'two', 'three']) {
+        saved.push(await t.store.checkpoint('s', step, { metadata: { step } }));
+        // Distinct times, so that a head that kept its old time shows.
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+      for (const seq of [2, 1, 3]) {
+        await t.store.rollback('s', seq);
+        expect(await t.store.load('s')).toEqual(saved[seq - 1]);
+      }
+    });
+
     it('deletes nothing, so rolling forward again works', async () => {
       await threeSteps();
       await t.store.rollback('s', 1);

@@ -43,6 +43,7 @@ export function lifecycleCases(t: ContractContext): void {
         const [a, b] = [await t.store.load('s', seq), await t.store.load('f', seq)];
         expect(b).toEqual({ ...a, sessionId: 'f' });
       }
+      expect(await t.store.load('f')).toEqual({ ...(await t.store.load('s', 4)), sessionId: 'f' });
       const items = (await t.store.transcript('f')).items.map((e) => e.item);
       expect(items).toEqual(['item 4', 'item 2', 'item 1']);
     });

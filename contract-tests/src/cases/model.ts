@@ -269,7 +269,10 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       expect(info).toMatchObject({ head: s.head, checkpoints: s.checkpoints.size, forkedFrom });
       const head = await r.store.load(full(r, this.id));
       expect(head?.seq).toBe(s.head);
+      expect(head?.parent).toBe(s.checkpoints.get(s.head)!.parent);
       expect(head?.data).toEqual(s.checkpoints.get(s.head)!.data);
+      // Backends may keep the head's details apart from its checkpoint: they must agree.
+      expect(head).toEqual(await r.store.load(full(r, this.id), s.head));
       const history = m.history(this.id);
       expect(await r.store.history(full(r, this.id))).toEqual(history);
       const listed = await allPages((p) => r.store.list(full(r, this.id), p), this.pageSize);

@@ -7,7 +7,7 @@
 import { sqlTables } from '@ckpt/core';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -18,14 +18,15 @@ const ID = 'VARBINARY(1020)'; // 255 code points of up to 4 bytes
 const TEXT = 'LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 const TABLE = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4';
 
-/** Migrations, each a list of statements; entry i brings the schema from version i to i + 1. */
-export function migrations(ns: string): string[][] {
-  const t = tables(ns);
-  // Every procedure reads committed data without gap locks, and undoes itself on any error.
-  const begin = `
+// Every procedure reads committed data without gap locks, and undoes itself on any error.
+const BEGIN = `
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
     SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     START TRANSACTION;`;
+
+/** Migrations, each a list of statements; entry i brings the schema from version i to i + 1. */
+export function migrations(ns: string): string[][] {
+  const t = tables(ns);
   return [
     [
       `CREATE TABLE ${t.sessions} (
@@ -77,104 +78,11 @@ export function migrations(ns: string): string[][] {
         value ${TEXT} NOT NULL
       ) ${TABLE}`,
 
-      // append: the first statement takes the session row's exclusive lock whether or not the
-      // session exists (a new row is a placeholder with last_seq 0 until this transaction
-      // writes seq 1), so no locking read ever touches a missing row.
-      `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
-         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT)
-       proc: BEGIN
-         DECLARE v_head BIGINT;
-         DECLARE v_last BIGINT;
-         DECLARE v_seen BIGINT DEFAULT NULL;
-         DECLARE v_seq BIGINT;
-         ${begin}
-         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, metadata, created_at, updated_at)
-         VALUES (p_id, 0, 0, 0, p_metadata, p_now, p_now) ON DUPLICATE KEY UPDATE id = id;
-         SELECT head, last_seq INTO v_head, v_last FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
-         IF v_last = 0 THEN SET v_head = NULL; END IF;
-         IF p_key IS NOT NULL AND v_last > 0 THEN
-           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
-         END IF;
-         IF v_seen IS NOT NULL THEN
-           ROLLBACK;
-           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
-             FROM (SELECT 1 AS one) AS one
-             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
-             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
-           LEAVE proc;
-         END IF;
-         IF p_check AND NOT (v_head <=> p_expected) THEN
-           ROLLBACK;
-           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_head AS head;
-           LEAVE proc;
-         END IF;
-         SET v_seq = v_last + 1;
-         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_head, p_now, p_metadata);
-         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
-         IF p_transcript <> '[]' THEN
-           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
-         END IF;
-         UPDATE ${t.sessions} SET head = v_seq, last_seq = v_seq, checkpoints = checkpoints + 1,
-                metadata = p_metadata, updated_at = p_now
-          WHERE id = p_id;
-         IF p_key IS NOT NULL THEN
-           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
-         END IF;
-         COMMIT;
-         SELECT 'written' AS status, v_seq AS seq, v_head AS parent;
-       END`,
+      appendProcedure(ns, false),
 
-      `CREATE PROCEDURE ${ns}_rollback(IN p_id ${ID}, IN p_seq BIGINT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_now BIGINT)
-       proc: BEGIN
-         DECLARE v_head BIGINT DEFAULT NULL;
-         DECLARE v_metadata LONGTEXT DEFAULT NULL;
-         ${begin}
-         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
-         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS head; LEAVE proc; END IF;
-         IF p_check AND NOT (v_head <=> p_expected) THEN
-           ROLLBACK; SELECT 'conflict' AS status, v_head AS head; LEAVE proc;
-         END IF;
-         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = p_seq;
-         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, v_head AS head; LEAVE proc; END IF;
-         UPDATE ${t.sessions} SET head = p_seq, metadata = v_metadata, updated_at = p_now WHERE id = p_id;
-         COMMIT;
-         SELECT 'done' AS status, p_seq AS head;
-       END`,
+      rollbackProcedure(ns, false),
 
-      // fork copies the chain one checkpoint at a time, walking up the parents.
-      `CREATE PROCEDURE ${ns}_fork(IN p_id ${ID}, IN p_at BIGINT, IN p_new ${ID}, IN p_now BIGINT)
-       proc: BEGIN
-         DECLARE v_head BIGINT DEFAULT NULL;
-         DECLARE v_metadata LONGTEXT DEFAULT NULL;
-         DECLARE v_seq BIGINT;
-         DECLARE v_parent BIGINT;
-         DECLARE v_count BIGINT DEFAULT 0;
-         ${begin}
-         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id LOCK IN SHARE MODE;
-         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS seq; LEAVE proc; END IF;
-         SET v_seq = COALESCE(p_at, v_head);
-         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
-         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, NULL AS seq; LEAVE proc; END IF;
-         INSERT IGNORE INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
-         VALUES (p_new, v_seq, v_seq, 0, p_id, v_seq, v_metadata, p_now, p_now);
-         IF ROW_COUNT() = 0 THEN ROLLBACK; SELECT 'exists' AS status, NULL AS seq; LEAVE proc; END IF;
-         SET v_parent = v_seq;
-         WHILE v_parent IS NOT NULL DO
-           SET v_seq = v_parent;
-           SET v_parent = NULL;
-           INSERT INTO ${t.checkpoints} SELECT p_new, seq, parent, created_at, metadata
-             FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
-           IF ROW_COUNT() > 0 THEN
-             SET v_count = v_count + 1;
-             INSERT INTO ${t.bodies} SELECT p_new, seq, data FROM ${t.bodies} WHERE session_id = p_id AND seq = v_seq;
-             INSERT INTO ${t.transcripts} SELECT p_new, seq, items FROM ${t.transcripts} WHERE session_id = p_id AND seq = v_seq;
-             SELECT parent INTO v_parent FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
-           END IF;
-         END WHILE;
-         UPDATE ${t.sessions} SET checkpoints = v_count WHERE id = p_new;
-         COMMIT;
-         SELECT 'done' AS status, COALESCE(p_at, v_head) AS seq;
-       END`,
+      forkProcedure(ns, false),
 
       `CREATE PROCEDURE ${ns}_prune(IN p_id ${ID}, IN p_keep BIGINT)
        proc: BEGIN
@@ -182,7 +90,7 @@ export function migrations(ns: string): string[][] {
          DECLARE v_below BIGINT DEFAULT NULL;
          DECLARE v_skip BIGINT DEFAULT p_keep - 1;
          DECLARE v_removed BIGINT DEFAULT 0;
-         ${begin}
+         ${BEGIN}
          SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
          IF v_head IS NOT NULL THEN
            SELECT seq INTO v_below FROM ${t.checkpoints} WHERE session_id = p_id ORDER BY seq DESC LIMIT v_skip, 1;
@@ -213,7 +121,7 @@ export function migrations(ns: string): string[][] {
       `CREATE PROCEDURE ${ns}_delete(IN p_id ${ID})
        proc: BEGIN
          DECLARE v_found BIGINT DEFAULT 0;
-         ${begin}
+         ${BEGIN}
          DELETE FROM ${t.sessions} WHERE id = p_id;
          SET v_found = ROW_COUNT();
          DELETE FROM ${t.checkpoints} WHERE session_id = p_id;
@@ -236,5 +144,153 @@ export function migrations(ns: string): string[][] {
            JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
           WHERE s.id = p_id`,
     ],
+    [
+      // The session row keeps the head's parent and creation time (it kept its metadata
+      // already), so that a load of the head reads two rows, not three.
+      `ALTER TABLE ${t.sessions} ADD COLUMN head_parent BIGINT NULL,
+                                ADD COLUMN head_created_at BIGINT NULL`,
+      copyHeadDetails(t),
+      `DROP PROCEDURE ${ns}_append`,
+      appendProcedure(ns, true),
+      `DROP PROCEDURE ${ns}_rollback`,
+      rollbackProcedure(ns, true),
+      `DROP PROCEDURE ${ns}_fork`,
+      forkProcedure(ns, true),
+      `DROP PROCEDURE ${ns}_load`,
+      // One statement for either case, so that each reads from one snapshot.
+      `CREATE PROCEDURE ${ns}_load(IN p_id ${ID}, IN p_seq BIGINT)
+       IF p_seq IS NULL THEN
+         SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
+                s.metadata, b.data
+           FROM ${t.sessions} s JOIN ${t.bodies} b ON b.session_id = s.id AND b.seq = s.head
+          WHERE s.id = p_id;
+       ELSE
+         SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+           FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+          WHERE c.session_id = p_id AND c.seq = p_seq;
+       END IF`,
+    ],
   ];
+}
+
+// The procedures that move a session's head. From version 3 (`headDetails`) each also keeps
+// the head's parent and creation time in the session row, beside its metadata, so that a load
+// of the head reads the session row and the body alone.
+
+// append: the first statement takes the session row's exclusive lock whether or not the
+// session exists (a new row is a placeholder with last_seq 0 until this transaction writes
+// seq 1), so no locking read ever touches a missing row.
+function appendProcedure(ns: string, headDetails: boolean): string {
+  const t = tables(ns);
+  return `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
+         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT;
+         DECLARE v_last BIGINT;
+         DECLARE v_seen BIGINT DEFAULT NULL;
+         DECLARE v_seq BIGINT;
+         ${BEGIN}
+         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, metadata, created_at, updated_at)
+         VALUES (p_id, 0, 0, 0, p_metadata, p_now, p_now) ON DUPLICATE KEY UPDATE id = id;
+         SELECT head, last_seq INTO v_head, v_last FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_last = 0 THEN SET v_head = NULL; END IF;
+         IF p_key IS NOT NULL AND v_last > 0 THEN
+           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
+         END IF;
+         IF v_seen IS NOT NULL THEN
+           ROLLBACK;
+           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
+             FROM (SELECT 1 AS one) AS one
+             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
+             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
+           LEAVE proc;
+         END IF;
+         IF p_check AND NOT (v_head <=> p_expected) THEN
+           ROLLBACK;
+           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_head AS head;
+           LEAVE proc;
+         END IF;
+         SET v_seq = v_last + 1;
+         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_head, p_now, p_metadata);
+         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
+         IF p_transcript <> '[]' THEN
+           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
+         END IF;
+         UPDATE ${t.sessions} SET head = v_seq, last_seq = v_seq, checkpoints = checkpoints + 1,
+                metadata = p_metadata, updated_at = p_now${
+                  headDetails ? ', head_parent = v_head, head_created_at = p_now' : ''
+                }
+          WHERE id = p_id;
+         IF p_key IS NOT NULL THEN
+           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
+         END IF;
+         COMMIT;
+         SELECT 'written' AS status, v_seq AS seq, v_head AS parent;
+       END`;
+}
+
+function rollbackProcedure(ns: string, headDetails: boolean): string {
+  const t = tables(ns);
+  return `CREATE PROCEDURE ${ns}_rollback(IN p_id ${ID}, IN p_seq BIGINT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_metadata LONGTEXT DEFAULT NULL;
+         ${BEGIN}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS head; LEAVE proc; END IF;
+         IF p_check AND NOT (v_head <=> p_expected) THEN
+           ROLLBACK; SELECT 'conflict' AS status, v_head AS head; LEAVE proc;
+         END IF;
+         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = p_seq;
+         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, v_head AS head; LEAVE proc; END IF;
+         UPDATE ${t.sessions} SET head = p_seq, metadata = v_metadata, updated_at = p_now WHERE id = p_id;
+         ${headDetails ? `${copyHeadDetails(t)} AND s.id = p_id;` : ''}
+         COMMIT;
+         SELECT 'done' AS status, p_seq AS head;
+       END`;
+}
+
+// fork copies the chain one checkpoint at a time, walking up the parents.
+function forkProcedure(ns: string, headDetails: boolean): string {
+  const t = tables(ns);
+  return `CREATE PROCEDURE ${ns}_fork(IN p_id ${ID}, IN p_at BIGINT, IN p_new ${ID}, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_metadata LONGTEXT DEFAULT NULL;
+         DECLARE v_seq BIGINT;
+         DECLARE v_parent BIGINT;
+         DECLARE v_count BIGINT DEFAULT 0;
+         ${BEGIN}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id LOCK IN SHARE MODE;
+         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS seq; LEAVE proc; END IF;
+         SET v_seq = COALESCE(p_at, v_head);
+         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, NULL AS seq; LEAVE proc; END IF;
+         INSERT IGNORE INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
+         VALUES (p_new, v_seq, v_seq, 0, p_id, v_seq, v_metadata, p_now, p_now);
+         IF ROW_COUNT() = 0 THEN ROLLBACK; SELECT 'exists' AS status, NULL AS seq; LEAVE proc; END IF;
+         SET v_parent = v_seq;
+         WHILE v_parent IS NOT NULL DO
+           SET v_seq = v_parent;
+           SET v_parent = NULL;
+           INSERT INTO ${t.checkpoints} SELECT p_new, seq, parent, created_at, metadata
+             FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+           IF ROW_COUNT() > 0 THEN
+             SET v_count = v_count + 1;
+             INSERT INTO ${t.bodies} SELECT p_new, seq, data FROM ${t.bodies} WHERE session_id = p_id AND seq = v_seq;
+             INSERT INTO ${t.transcripts} SELECT p_new, seq, items FROM ${t.transcripts} WHERE session_id = p_id AND seq = v_seq;
+             SELECT parent INTO v_parent FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+           END IF;
+         END WHILE;
+         UPDATE ${t.sessions} SET checkpoints = v_count WHERE id = p_new;
+         ${headDetails ? `${copyHeadDetails(t)} AND s.id = p_new;` : ''}
+         COMMIT;
+         SELECT 'done' AS status, COALESCE(p_at, v_head) AS seq;
+       END`;
+}
+
+/** An UPDATE that copies each head checkpoint's parent and time into its session row. */
+function copyHeadDetails(t: ReturnType<typeof tables>): string {
+  return `UPDATE ${t.sessions} s JOIN ${t.checkpoints} c ON c.session_id = s.id AND c.seq = s.head
+            SET s.head_parent = c.parent, s.head_created_at = c.created_at WHERE s.head > 0`;
 }

@@ -109,6 +109,45 @@ describe.skipIf(!available)('mysql', () => {
     await dropAndClose(backend);
   });
 
+  it("upgrades a version 2 schema in place, moving each head's parent and time into its row", async () => {
+    const namespace = freshNamespace();
+    const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
+    opened.push(admin);
+    await admin.query(
+      `CREATE TABLE ${namespace}_meta (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL)`,
+    );
+    for (const step of migrations(namespace).slice(0, 2)) {
+      for (const statement of step) await admin.query(statement);
+    }
+    await admin.query(`INSERT INTO ${namespace}_meta VALUES ('schema_version', '2')`);
+    for (const at of [10, 20, 30]) {
+      await admin.query(
+        `CALL ${namespace}_append('old', ?, '{"at":${at}}', '[]', 0, NULL, NULL, ?)`,
+        [String(at), at],
+      );
+    }
+    // The head is now 2, whose parent is 1; the fork's head is 3, whose parent is 2.
+    await admin.query(`CALL ${namespace}_rollback('old', 2, 0, NULL, 40)`);
+    await admin.query(`CALL ${namespace}_fork('old', 3, 'fork', 50)`);
+
+    const backend = mysql({ url, namespace });
+    const store = new CheckpointStore(backend);
+    const old = await store.load('old');
+    expect(old).toEqual({
+      sessionId: 'old',
+      seq: 2,
+      parent: 1,
+      data: 20,
+      metadata: { at: 20 },
+      createdAt: new Date(20),
+    });
+    expect(await store.load('fork')).toEqual({ ...(await store.load('fork', 3)), parent: 2 });
+    const next = await store.checkpoint('old', 'after the upgrade');
+    expect({ seq: next.seq, parent: next.parent }).toEqual({ seq: 4, parent: 2 });
+    expect(await store.load('old')).toEqual(next);
+    await dropAndClose(backend);
+  });
+
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
     const backend = await freshBackend();
     await backend.pool.query(`UPDATE ${backend.namespace}_meta SET value = '9'`);
