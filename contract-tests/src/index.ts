@@ -1,7 +1,7 @@
 /**
  * The contract suite every ckpt backend must pass. Call `runContractTests(harness)` inside a
  * vitest test file; it registers one `describe` block with every case. Also the helpers of
- * server backends' tests: the fault proxy, fault runs, round-trip counting.
+ * server backends' tests: the fault proxy, fault runs, round-trip counting, schema upgrades.
  *
  * @packageDocumentation
  * @module @ckpt/contract-tests
@@ -29,6 +29,7 @@ export type { ContractContext, ContractHarness } from './harness.js';
 export { expectDistinctSeqsFromManyWriters } from './many-writers.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
+export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 
 /** Register the whole contract suite for the backend `harness` describes. */

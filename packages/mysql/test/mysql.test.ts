@@ -4,10 +4,11 @@ import {
   countCalls,
   expectBadConnectionOptionsRefused,
   expectDistinctSeqsFromManyWriters,
+  expectOldSessionsReadWhole,
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
-import { mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
+import { type MysqlBackend, mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/schema.js';
@@ -75,16 +76,26 @@ describe.skipIf(!available)('mysql', () => {
     await dropNamespace(namespace);
   });
 
-  it('upgrades a version 1 schema in place, keeping its sessions, to a load of one snapshot', async () => {
-    expect(migrations('x')).toHaveLength(SCHEMA_VERSION);
+  /** A fresh namespace at schema `version`, as that version's migrations left it. */
+  async function oldSchema(version: number) {
     const namespace = freshNamespace();
     const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
     opened.push(admin);
     await admin.query(
       `CREATE TABLE ${namespace}_meta (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL)`,
     );
-    for (const statement of migrations(namespace)[0]!) await admin.query(statement);
-    await admin.query(`INSERT INTO ${namespace}_meta VALUES ('schema_version', '1')`);
+    for (const step of migrations(namespace).slice(0, version)) {
+      for (const statement of step) await admin.query(statement);
+    }
+    await admin.query(`INSERT INTO ${namespace}_meta VALUES ('schema_version', ?)`, [
+      String(version),
+    ]);
+    return { namespace, admin };
+  }
+
+  it('upgrades a version 1 schema in place, keeping its sessions, to a load of one snapshot', async () => {
+    expect(migrations('x')).toHaveLength(SCHEMA_VERSION);
+    const { namespace, admin } = await oldSchema(1);
     await admin.query(`CALL ${namespace}_append('old', '"kept"', '{}', '[]', 0, NULL, NULL, 1)`);
     const loadText = async () => {
       const [[routine]] = (await admin.query(
@@ -109,44 +120,29 @@ describe.skipIf(!available)('mysql', () => {
     await dropAndClose(backend);
   });
 
-  it("upgrades a version 2 schema in place, moving each head's parent and time into its row", async () => {
-    const namespace = freshNamespace();
-    const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
-    opened.push(admin);
-    await admin.query(
-      `CREATE TABLE ${namespace}_meta (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL)`,
-    );
-    for (const step of migrations(namespace).slice(0, 2)) {
-      for (const statement of step) await admin.query(statement);
-    }
-    await admin.query(`INSERT INTO ${namespace}_meta VALUES ('schema_version', '2')`);
-    for (const at of [10, 20, 30]) {
-      await admin.query(
-        `CALL ${namespace}_append('old', ?, '{"at":${at}}', '[]', 0, NULL, NULL, ?)`,
-        [String(at), at],
+  it.each([1, 2])(
+    'upgrades a version %i schema in place, its sessions read back whole',
+    async (version) => {
+      const { namespace, admin } = await oldSchema(version);
+      const call = (sql: string, values: unknown[]) =>
+        admin.query(`CALL ${namespace}_${sql}`, values);
+      const store = await expectOldSessionsReadWhole(
+        {
+          append: (at) =>
+            call("append('old', ?, ?, '[]', 0, NULL, NULL, ?)", [
+              String(at),
+              JSON.stringify({ at }),
+              at,
+            ]),
+          rollback: (seq, at) => call("rollback('old', ?, 0, NULL, ?)", [seq, at]),
+          fork: (seq, at) => call("fork('old', ?, 'fork', ?)", [seq, at]),
+        },
+        // Opened only after the old schema has written: opening starts the upgrade.
+        () => new CheckpointStore(mysql({ url, namespace })),
       );
-    }
-    // The head is now 2, whose parent is 1; the fork's head is 3, whose parent is 2.
-    await admin.query(`CALL ${namespace}_rollback('old', 2, 0, NULL, 40)`);
-    await admin.query(`CALL ${namespace}_fork('old', 3, 'fork', 50)`);
-
-    const backend = mysql({ url, namespace });
-    const store = new CheckpointStore(backend);
-    const old = await store.load('old');
-    expect(old).toEqual({
-      sessionId: 'old',
-      seq: 2,
-      parent: 1,
-      data: 20,
-      metadata: { at: 20 },
-      createdAt: new Date(20),
-    });
-    expect(await store.load('fork')).toEqual({ ...(await store.load('fork', 3)), parent: 2 });
-    const next = await store.checkpoint('old', 'after the upgrade');
-    expect({ seq: next.seq, parent: next.parent }).toEqual({ seq: 4, parent: 2 });
-    expect(await store.load('old')).toEqual(next);
-    await dropAndClose(backend);
-  });
+      await dropAndClose(store.backend as MysqlBackend);
+    },
+  );
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
     const backend = await freshBackend();

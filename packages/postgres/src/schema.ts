@@ -6,7 +6,7 @@
 import { invalidArgument, SQL_TABLES } from '@ckpt/core';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** The tables this package creates in schema `ns`. */
 export const TABLES = SQL_TABLES;
@@ -313,6 +313,46 @@ export function migrations(namespace: string): string[] {
     UPDATE ${ns}.sessions s SET head_parent = c.parent
       FROM ${ns}.checkpoints c WHERE c.session_id = s.id AND c.seq = s.head;
 
+    ${appendFunction(ns, false)}
+    ${rollbackFunction(ns, false)}
+    ${forkFunction(ns, false)}
+    `,
+
+    // The session row keeps the head's creation time too (beside its parent and metadata), so
+    // that a load of the head reads the session row and the body: two rows, not three.
+    `
+    ALTER TABLE ${ns}.sessions ADD COLUMN head_created_at bigint;
+    UPDATE ${ns}.sessions s SET head_created_at = c.created_at
+      FROM ${ns}.checkpoints c WHERE c.session_id = s.id AND c.seq = s.head;
+    ${appendFunction(ns, true)}
+    ${rollbackFunction(ns, true)}
+    ${forkFunction(ns, true)}
+    CREATE OR REPLACE FUNCTION ${ns}.load(p_id text, p_seq bigint)
+    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, metadata text, data text)
+    LANGUAGE plpgsql STABLE AS $fn$
+    BEGIN
+      -- The head's parent, time and metadata are in its session row: only its body is read beside.
+      IF p_seq IS NULL THEN
+        RETURN QUERY
+          SELECT s.head, s.head_parent, s.head_created_at, s.metadata, b.data
+            FROM ${ns}.sessions s JOIN ${ns}.bodies b ON b.session_id = s.id AND b.seq = s.head
+           WHERE s.id = p_id;
+      ELSE
+        RETURN QUERY
+          SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+            FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+           WHERE c.session_id = p_id AND c.seq = p_seq;
+      END IF;
+    END $fn$;
+    `,
+  ];
+}
+
+// The functions that move a session's head, as of version 3: each keeps the head's parent (and
+// its metadata) in the session row. From version 4 (`headTime`) they keep its creation time too.
+
+function appendFunction(ns: string, headTime: boolean): string {
+  return `
     CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data text, p_metadata text, p_transcript text,
                                  p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint)
     RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint)
@@ -342,7 +382,9 @@ export function migrations(namespace: string): string[] {
         -- and then check its WHERE against the row that writer left.
         UPDATE ${ns}.sessions s
            SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
-               checkpoints = s.checkpoints + 1, metadata = p_metadata, updated_at = p_now
+               checkpoints = s.checkpoints + 1, metadata = p_metadata, updated_at = p_now${
+                 headTime ? ', head_created_at = p_now' : ''
+               }
          WHERE s.id = p_id AND (NOT p_check_head OR s.head IS NOT DISTINCT FROM p_expected_head)
         RETURNING s.head, s.head_parent INTO v_seq, v_parent;
         EXIT WHEN FOUND;
@@ -362,8 +404,10 @@ export function migrations(namespace: string): string[] {
         END IF;
         -- A new session; a concurrent creator makes this insert wait, then do nothing, and the
         -- loop goes round again on the row it created.
-        INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata, created_at, updated_at)
-        VALUES (p_id, 1, NULL, 1, 1, p_metadata, p_now, p_now) ON CONFLICT (id) DO NOTHING;
+        INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata, created_at, updated_at${
+          headTime ? ', head_created_at' : ''
+        })
+        VALUES (p_id, 1, NULL, 1, 1, p_metadata, p_now, p_now${headTime ? ', p_now' : ''}) ON CONFLICT (id) DO NOTHING;
         IF FOUND THEN
           v_seq := 1;
           v_parent := NULL;
@@ -381,7 +425,11 @@ export function migrations(namespace: string): string[] {
       END IF;
       RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::text, NULL::text, p_now;
     END $fn$;
+  `;
+}
 
+function rollbackFunction(ns: string, headTime: boolean): string {
+  return `
     CREATE OR REPLACE FUNCTION ${ns}.rollback(p_id text, p_seq bigint, p_check_head boolean, p_expected_head bigint, p_now bigint)
     RETURNS TABLE (status text, head bigint)
     LANGUAGE plpgsql AS $fn$
@@ -389,20 +437,27 @@ export function migrations(namespace: string): string[] {
       v_head bigint;
       v_parent bigint;
       v_metadata text;
+      v_created bigint;
     BEGIN
       SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
       IF NOT FOUND THEN RETURN QUERY SELECT 'no_session', NULL::bigint; RETURN; END IF;
       IF p_check_head AND v_head IS DISTINCT FROM p_expected_head THEN
         RETURN QUERY SELECT 'conflict', v_head; RETURN;
       END IF;
-      SELECT c.parent, c.metadata INTO v_parent, v_metadata
+      SELECT c.parent, c.metadata, c.created_at INTO v_parent, v_metadata, v_created
         FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = p_seq;
       IF NOT FOUND THEN RETURN QUERY SELECT 'no_seq', v_head; RETURN; END IF;
-      UPDATE ${ns}.sessions s SET head = p_seq, head_parent = v_parent, metadata = v_metadata, updated_at = p_now
+      UPDATE ${ns}.sessions s SET head = p_seq, head_parent = v_parent, metadata = v_metadata, updated_at = p_now${
+        headTime ? ', head_created_at = v_created' : ''
+      }
        WHERE s.id = p_id;
       RETURN QUERY SELECT 'done', p_seq;
     END $fn$;
+  `;
+}
 
+function forkFunction(ns: string, headTime: boolean): string {
+  return `
     CREATE OR REPLACE FUNCTION ${ns}.fork(p_id text, p_at bigint, p_new text, p_now bigint)
     RETURNS TABLE (status text, seq bigint)
     LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $fn$
@@ -411,17 +466,20 @@ export function migrations(namespace: string): string[] {
       v_at bigint;
       v_parent bigint;
       v_metadata text;
+      v_created bigint;
       v_count bigint;
     BEGIN
       -- FOR SHARE keeps the source from being pruned or deleted while it is copied.
       SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR SHARE;
       IF NOT FOUND THEN RETURN QUERY SELECT 'no_session', NULL::bigint; RETURN; END IF;
       v_at := coalesce(p_at, v_head);
-      SELECT c.parent, c.metadata INTO v_parent, v_metadata
+      SELECT c.parent, c.metadata, c.created_at INTO v_parent, v_metadata, v_created
         FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_at;
       IF NOT FOUND THEN RETURN QUERY SELECT 'no_seq', NULL::bigint; RETURN; END IF;
-      INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
-      VALUES (p_new, v_at, v_parent, v_at, 0, p_id, v_at, v_metadata, p_now, p_now) ON CONFLICT (id) DO NOTHING;
+      INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at${
+        headTime ? ', head_created_at' : ''
+      })
+      VALUES (p_new, v_at, v_parent, v_at, 0, p_id, v_at, v_metadata, p_now, p_now${headTime ? ', v_created' : ''}) ON CONFLICT (id) DO NOTHING;
       IF NOT FOUND THEN RETURN QUERY SELECT 'exists', NULL::bigint; RETURN; END IF;
       WITH RECURSIVE chain (seq, parent) AS (
         SELECT c.seq, c.parent FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_at
@@ -441,6 +499,5 @@ export function migrations(namespace: string): string[] {
       UPDATE ${ns}.sessions s SET checkpoints = v_count WHERE s.id = p_new;
       RETURN QUERY SELECT 'done', v_at;
     END $fn$;
-    `,
-  ];
+  `;
 }

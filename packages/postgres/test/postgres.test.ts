@@ -4,10 +4,11 @@ import {
   countCalls,
   expectBadConnectionOptionsRefused,
   expectDistinctSeqsFromManyWriters,
+  expectOldSessionsReadWhole,
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
-import { postgres, postgresKv, SCHEMA_VERSION } from '@ckpt/postgres';
+import { type PostgresBackend, postgres, postgresKv, SCHEMA_VERSION } from '@ckpt/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/schema.js';
@@ -96,15 +97,21 @@ describe.skipIf(!available)('postgres', () => {
     }
   });
 
-  it('upgrades a version 1 schema in place, keeping its sessions', async () => {
-    expect(migrations('x')).toHaveLength(SCHEMA_VERSION);
+  /** A fresh namespace at schema `version`, as that version's migrations left it. */
+  async function oldSchema(version: number) {
     const namespace = freshNamespace();
     const admin = new pg.Pool({ connectionString: url, max: 1 });
     opened.push(admin);
     await admin.query(`CREATE SCHEMA ${namespace}`);
     await admin.query(`CREATE TABLE ${namespace}.meta (key text PRIMARY KEY, value text NOT NULL)`);
-    await admin.query(migrations(namespace)[0]!);
-    await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', '1')`);
+    for (const step of migrations(namespace).slice(0, version)) await admin.query(step);
+    await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', $1)`, [version]);
+    return { namespace, admin };
+  }
+
+  it('upgrades a version 1 schema in place, keeping its sessions', async () => {
+    expect(migrations('x')).toHaveLength(SCHEMA_VERSION);
+    const { namespace, admin } = await oldSchema(1);
     const big = 'agent state '.repeat(2000);
     await admin.query(
       `SELECT * FROM ${namespace}.append('old', $1, '{}', '[]', false, NULL, NULL, 1)`,
@@ -136,35 +143,29 @@ describe.skipIf(!available)('postgres', () => {
     await dropAndClose(backend);
   });
 
-  it('upgrades a version 2 schema in place, filling in the head parent of each session', async () => {
-    const namespace = freshNamespace();
-    const admin = new pg.Pool({ connectionString: url, max: 1 });
-    opened.push(admin);
-    await admin.query(`CREATE SCHEMA ${namespace}`);
-    await admin.query(`CREATE TABLE ${namespace}.meta (key text PRIMARY KEY, value text NOT NULL)`);
-    for (const step of migrations(namespace).slice(0, 2)) await admin.query(step);
-    await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', '2')`);
-    const append = (data: string) =>
-      admin.query(
-        `SELECT * FROM ${namespace}.append('old', $1, '{}', '[]', false, NULL, NULL, 1)`,
-        [data],
+  it.each([1, 2, 3])(
+    'upgrades a version %i schema in place, its sessions read back whole',
+    async (version) => {
+      const { namespace, admin } = await oldSchema(version);
+      const call = (sql: string, values: unknown[]) =>
+        admin.query(`SELECT * FROM ${namespace}.${sql}`, values);
+      const store = await expectOldSessionsReadWhole(
+        {
+          append: (at) =>
+            call(`append('old', $1, $2, '[]', false, NULL, NULL, $3)`, [
+              String(at),
+              JSON.stringify({ at }),
+              at,
+            ]),
+          rollback: (seq, at) => call(`rollback('old', $1, false, NULL, $2)`, [seq, at]),
+          fork: (seq, at) => call(`fork('old', $1, 'fork', $2)`, [seq, at]),
+        },
+        // Opened only after the old schema has written: opening starts the upgrade.
+        () => new CheckpointStore(postgres({ url, namespace })),
       );
-    for (const step of ['1', '2', '3']) await append(step);
-    // The head is now 2, whose parent is 1: not what "the head minus one" would say.
-    await admin.query(`SELECT * FROM ${namespace}.rollback('old', 2, false, NULL, 2)`);
-
-    const backend = postgres({ url, namespace });
-    const store = new CheckpointStore(backend);
-    expect(await store.head('old')).toBe(2);
-    const { rows } = await admin.query(
-      `SELECT head, head_parent FROM ${namespace}.sessions WHERE id = 'old'`,
-    );
-    expect(rows).toEqual([{ head: '2', head_parent: '1' }]);
-    const next = await store.checkpoint('old', 'after the upgrade');
-    expect({ seq: next.seq, parent: next.parent }).toEqual({ seq: 4, parent: 2 });
-    expect(await store.history('old')).toEqual([1, 2, 4]);
-    await dropAndClose(backend);
-  });
+      await dropAndClose(store.backend as PostgresBackend);
+    },
+  );
 
   it('keeps the head parent of the session row true through checkpoint, rollback and fork', async () => {
     const backend = await freshBackend();

@@ -1,0 +1,48 @@
+/**
+ * A check for a backend's schema upgrades: what an older schema wrote reads back whole, and
+ * goes on, through the schema that replaces it.
+ */
+import type { CheckpointStore } from '@ckpt/core';
+import { expect } from 'vitest';
+
+/** The older schema's own calls, each writing through it directly. */
+export interface OldSchemaCalls {
+  /** Save data `String(at)` (JSON text) with metadata `{ at }` at time `at` on session 'old'. */
+  append(at: number): Promise<unknown>;
+  /** Move the head of 'old' to `seq`, at time `at`. */
+  rollback(seq: number, at: number): Promise<unknown>;
+  /** Fork 'old' at `seq` as session 'fork', at time `at`. */
+  fork(seq: number, at: number): Promise<unknown>;
+}
+
+/**
+ * Write two sessions through `old`, then open the current schema with `open()` (which upgrades
+ * it) and check that every head reads back whole, parent, metadata and time included, and that
+ * the next checkpoint goes on from it. Returns the store it opened, for the caller to close.
+ */
+export async function expectOldSessionsReadWhole(
+  old: OldSchemaCalls,
+  open: () => CheckpointStore,
+): Promise<CheckpointStore> {
+  for (const at of [10, 20, 30]) await old.append(at);
+  // The head of 'old' is now 2, whose parent is 1 (not "the head minus one"); the head of
+  // 'fork' is 3, whose parent is 2.
+  await old.rollback(2, 40);
+  await old.fork(3, 50);
+
+  const store = open();
+  expect(await store.load('old')).toEqual({
+    sessionId: 'old',
+    seq: 2,
+    parent: 1,
+    data: 20,
+    metadata: { at: 20 },
+    createdAt: new Date(20),
+  });
+  expect(await store.load('fork')).toEqual({ ...(await store.load('fork', 3)), parent: 2 });
+  const next = await store.checkpoint('old', 'after the upgrade');
+  expect({ seq: next.seq, parent: next.parent }).toEqual({ seq: 4, parent: 2 });
+  expect(await store.load('old')).toEqual(next);
+  expect(await store.history('old')).toEqual([1, 2, 4]);
+  return store;
+}
