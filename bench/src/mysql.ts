@@ -32,23 +32,28 @@ export async function benchMysql(url: string, plan: Plan, large: Sizes): Promise
     await pool.query(
       `CREATE TABLE ${ns}_bench_raw (id BIGINT AUTO_INCREMENT PRIMARY KEY, data LONGTEXT NOT NULL) ENGINE=InnoDB`,
     );
+    const insert = `INSERT INTO ${ns}_bench_raw (data) VALUES (?)`;
+    const select = `SELECT data FROM ${ns}_bench_raw WHERE id = ?`;
+    // ckpt sends its statements through the callback interface underneath the promise pool,
+    // which skips the stack trace mysql2's promise interface captures for every call.
+    const callback = (sql: string, values: unknown[]) =>
+      new Promise((resolve, reject) => {
+        pool.pool.query(sql, values, (err, result) => (err ? reject(err) : resolve(result)));
+      });
     rows.push(
       ...(await versusRaw(
         'mysql',
         store,
         {
           insert: async (encoded) =>
-            (
-              (
-                await pool.query(`INSERT INTO ${ns}_bench_raw (data) VALUES (?)`, [encoded])
-              )[0] as { insertId: number }
-            ).insertId,
+            ((await pool.query(insert, [encoded]))[0] as { insertId: number }).insertId,
           select: async (key) =>
-            (
-              (
-                await pool.query(`SELECT data FROM ${ns}_bench_raw WHERE id = ?`, [key])
-              )[0] as { data: string }[]
-            )[0]!.data,
+            ((await pool.query(select, [key]))[0] as { data: string }[])[0]!.data,
+          reference: {
+            name: 'callback API',
+            insert: (encoded) => callback(insert, [encoded]),
+            select: (key) => callback(select, [key]),
+          },
         },
         plan,
         { checkpoint: '<= 1.5x', load: '<= 1.2x' },

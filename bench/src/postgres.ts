@@ -57,7 +57,7 @@ export async function benchPostgres(url: string, plan: Plan, large: Sizes): Prom
             ).rows[0].data,
           ...(lz4 && {
             reference: {
-              name: 'raw INSERT, lz4 column',
+              name: 'lz4 column',
               insert: (encoded: string) =>
                 pool.query(`INSERT INTO ${ns}.bench_raw_lz4 (data) VALUES ($1)`, [encoded]),
             },

@@ -14,8 +14,15 @@ export interface RawDriver {
   select(key: unknown): Promise<string> | string;
   /** What the two are called in the table (default: raw INSERT, raw SELECT). */
   names?: { insert: string; select: string };
-  /** Another way to store the same bytes, measured beside the raw write for reference. */
-  reference?: { name: string; insert(encoded: string): Promise<unknown> | unknown };
+  /**
+   * Another way of doing the raw write or read, measured beside it for reference; its rows are
+   * called after the raw ones, with `, <name>` added.
+   */
+  reference?: {
+    name: string;
+    insert?(encoded: string): Promise<unknown> | unknown;
+    select?(key: unknown): Promise<unknown> | unknown;
+  };
 }
 
 function row(
@@ -53,10 +60,8 @@ export async function versusRaw(
 ): Promise<Row[]> {
   const rows: Row[] = [];
   const by = callers > 1 ? 'throughput' : 'median';
-  const { insert: rawWrite, select: rawRead } = raw.names ?? {
-    insert: 'raw INSERT',
-    select: 'raw SELECT',
-  };
+  const names = raw.names ?? { insert: 'raw INSERT', select: 'raw SELECT' };
+  const { insert: refInsert, select: refSelect, name: refName } = raw.reference ?? {};
   const at = { ...plan, callers };
   for (const size of [1 * KIB, 64 * KIB]) {
     const data = agentState(size);
@@ -64,12 +69,19 @@ export async function versusRaw(
     const label = `${size / KIB} KiB${callers > 1 ? `, ${callers} callers` : ''}`;
     const session = (caller: number) => `vs-raw-${size}-${caller}-${Date.now()}`;
     const sessions = Array.from({ length: callers }, (_, caller) => session(caller));
-    const reference = raw.reference;
+    // Beside each raw call, the same with the JSON work the raw call is spared (it is handed
+    // the encoded bytes, and hands bytes back): the floor of what a store of values can reach.
     const write = await interleaved(
       [
         { name: 'ckpt', op: (caller) => store.checkpoint(sessions[caller]!, data) },
-        { name: 'raw', op: () => raw.insert(encoded) },
-        ...(reference ? [{ name: 'reference', op: () => reference.insert(encoded) }] : []),
+        { name: names.insert, op: () => raw.insert(encoded) },
+        {
+          name: `${names.insert} + JSON.stringify`,
+          op: () => raw.insert(JSON.stringify(data)),
+        },
+        ...(refInsert
+          ? [{ name: `${names.insert}, ${refName}`, op: () => refInsert(encoded) }]
+          : []),
       ],
       at,
     );
@@ -77,63 +89,41 @@ export async function versusRaw(
     const read = await interleaved(
       [
         { name: 'ckpt', op: (caller) => store.load(sessions[caller]!) },
-        { name: 'raw', op: () => raw.select(key) },
-        { name: 'raw+parse', op: async () => JSON.parse(await raw.select(key)) },
+        { name: names.select, op: () => raw.select(key) },
+        {
+          name: `${names.select} + JSON.parse`,
+          op: async () => JSON.parse(await raw.select(key)),
+        },
+        ...(refSelect ? [{ name: `${names.select}, ${refName}`, op: () => refSelect(key) }] : []),
       ],
       at,
     );
-    const [w, r] = [write, read].map((m) => (name: string) => m.get(name)!);
-    rows.push(
-      row(
-        'vs raw driver',
-        backend,
-        `checkpoint ${label}`,
-        'ckpt',
-        w!('ckpt'),
-        w!('raw'),
-        rawWrite,
-        targets.checkpoint,
-        by,
-      ),
-      row('vs raw driver', backend, `checkpoint ${label}`, rawWrite, w!('raw'), null, null, null),
-      ...(reference
-        ? [
-            row(
+    const compared = (
+      operation: string,
+      measured: Map<string, Stats>,
+      rawName: string,
+      target: string,
+    ) => {
+      const base = measured.get(rawName)!;
+      return [...measured].map(([variant, stats]) =>
+        variant === rawName
+          ? row('vs raw driver', backend, operation, variant, stats, null, null, null)
+          : row(
               'vs raw driver',
               backend,
-              `checkpoint ${label}`,
-              reference.name,
-              w!('reference'),
-              w!('raw'),
-              rawWrite,
-              null,
+              operation,
+              variant,
+              stats,
+              base,
+              rawName,
+              variant === 'ckpt' ? target : null,
               by,
             ),
-          ]
-        : []),
-      row(
-        'vs raw driver',
-        backend,
-        `load ${label}`,
-        'ckpt',
-        r!('ckpt'),
-        r!('raw'),
-        rawRead,
-        targets.load,
-        by,
-      ),
-      row('vs raw driver', backend, `load ${label}`, rawRead, r!('raw'), null, null, null),
-      row(
-        'vs raw driver',
-        backend,
-        `load ${label}`,
-        `${rawRead} + JSON.parse`,
-        r!('raw+parse'),
-        r!('raw'),
-        rawRead,
-        null,
-        by,
-      ),
+      );
+    };
+    rows.push(
+      ...compared(`checkpoint ${label}`, write, names.insert, targets.checkpoint),
+      ...compared(`load ${label}`, read, names.select, targets.load),
     );
   }
   return rows;
