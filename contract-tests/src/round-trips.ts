@@ -11,13 +11,17 @@ export interface CallCounter {
   readonly count: number;
 }
 
-/** Count the calls of `target[method]` from now on (the method keeps working). */
-export function countCalls(target: object, method: string): CallCounter {
+/** Count the calls of `target[method]` from now on, those `which` accepts (the method keeps working). */
+export function countCalls(
+  target: object,
+  method: string,
+  which: (...args: unknown[]) => boolean = () => true,
+): CallCounter {
   const holder = target as Record<string, (...args: unknown[]) => unknown>;
   const original = holder[method]!.bind(target);
   let count = 0;
   holder[method] = (...args: unknown[]) => {
-    count++;
+    if (which(...args)) count++;
     return original(...args);
   };
   return {

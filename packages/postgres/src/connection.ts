@@ -2,7 +2,7 @@
  * The pool a store runs on, the per-query type parsing it needs, and the schema migration
  * that runs once when a store opens.
  */
-import { migrationStart, openConnection, retryRolledBack } from '@ckpt/core';
+import { errorCode, migrationStart, openConnection, retryRolledBack } from '@ckpt/core';
 import pg from 'pg';
 import { checkOwnSchema, migrations, schemaIdentifier, TABLES } from './schema.js';
 
@@ -23,17 +23,59 @@ const TYPES = {
 };
 
 // A serialization failure or a deadlock: the server has rolled back the whole call (each runs
-// in a transaction of its own), so running it again is safe. Serialization failures come
-// when the pool's default isolation is REPEATABLE READ or SERIALIZABLE.
-const ROLLED_BACK = new Set(['40001', '40P01']);
+// in a transaction of its own), so running it again is safe.
+const SERIALIZATION_FAILURE = '40001';
+const ROLLED_BACK = new Set([SERIALIZATION_FAILURE, '40P01']);
 
-/** Run one statement, again while the server rolls it back. */
+/**
+ * Run one statement, again while the server rolls it back. Serialization failures come only
+ * from a pool whose default isolation is REPEATABLE READ or SERIALIZABLE, where a writer that
+ * waited for a session row fails once the row changes. ckpt's functions are written for READ
+ * COMMITTED, where the writer goes on with the row as changed, so such a call runs again at
+ * READ COMMITTED: retrying at the stricter level would fail over and over while other writers
+ * keep one session busy.
+ */
 export function runStatement(
   pool: pg.Pool,
   text: string,
   values: unknown[],
 ): Promise<pg.QueryResult> {
-  return retryRolledBack(() => pool.query({ text, values, types: TYPES }), ROLLED_BACK);
+  let readCommitted = false;
+  return retryRolledBack(async () => {
+    if (readCommitted) return atReadCommitted(pool, text, values);
+    try {
+      return await pool.query({ text, values, types: TYPES });
+    } catch (err) {
+      if (errorCode(err) === SERIALIZATION_FAILURE) readCommitted = true;
+      throw err;
+    }
+  }, ROLLED_BACK);
+}
+
+/**
+ * The statement in a transaction at READ COMMITTED. SET TRANSACTION must open the transaction,
+ * so both go in one simple query (one round trip, one transaction, undone whole on an error),
+ * which carries no parameters: the values go in as literals.
+ */
+async function atReadCommitted(
+  pool: pg.Pool,
+  text: string,
+  values: unknown[],
+): Promise<pg.QueryResult> {
+  const inlined = text.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1]));
+  const results = (await pool.query({
+    text: `SET TRANSACTION ISOLATION LEVEL READ COMMITTED; ${inlined}`,
+    types: TYPES,
+  })) as unknown as pg.QueryResult[];
+  return results[1]!;
+}
+
+/** A statement's value as an SQL literal: text, an integer, a boolean or null. */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'number') return String(value);
+  return pg.escapeLiteral(String(value));
 }
 
 /** A pool, whether it is ours to close, and the namespace. */
