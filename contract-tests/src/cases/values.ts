@@ -182,6 +182,18 @@ export function valueCases(t: ContractContext): void {
       expect((await t.store.transcript('s')).items[0]?.item).toBe('abcdef');
     }, 120_000);
 
+    it('round-trips one of exactly the default limit whose characters all need escaping', async () => {
+      // Quotes and backslashes take two bytes each in JSON, and again in a driver that escapes
+      // values into SQL: the payload a server sees can be twice the limit.
+      const metadata = { k: 'v' };
+      const used = 2 + Buffer.byteLength(JSON.stringify(metadata));
+      const pairs = Math.floor((DEFAULT_MAX_PAYLOAD_BYTES - used) / 4);
+      const exact = '"\\'.repeat(pairs) + 'x'.repeat(DEFAULT_MAX_PAYLOAD_BYTES - used - 4 * pairs);
+      expect(Buffer.byteLength(JSON.stringify(exact)) + used - 2).toBe(DEFAULT_MAX_PAYLOAD_BYTES);
+      await t.store.checkpoint('s', exact, { metadata });
+      expect((await t.store.load('s'))?.data === exact).toBe(true);
+    }, 120_000);
+
     it('refuses one byte over the limit with PAYLOAD_TOO_LARGE before writing anything', async () => {
       const over = 'x'.repeat(DEFAULT_MAX_PAYLOAD_BYTES - 1);
       const err = await expectCkptError(t.store.checkpoint('s', over), 'PAYLOAD_TOO_LARGE');

@@ -33,10 +33,56 @@ const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as 
 // rolls back on a lock wait timeout too), so running the same call again is safe.
 const ROLLED_BACK = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 
-/** Run one statement, again while the server rolls it back; its result (rows, or a header). */
-export function runStatement(pool: Pool, sql: string, values: unknown[]): Promise<unknown> {
-  const options = { sql, values, ...PLAIN_ROWS };
-  return retryRolledBack(() => send(pool, options), ROLLED_BACK);
+/** Statements on a pool, each run once the namespace is migrated. */
+export interface Statements {
+  /** Resolves once the namespace is migrated; rejects (SCHEMA, UNSUPPORTED, …) when it cannot be. */
+  ready: Promise<void>;
+  /** Run one statement, again while the server rolls it back; its result (rows, or a header). */
+  run(sql: string, values: unknown[]): Promise<unknown>;
+}
+
+/** Migrate namespace `ns` on `pool` (once), and run statements there. */
+export function openStatements(pool: Pool, ns: string): Statements {
+  const packetBytes = migrate(pool, ns);
+  const ready = packetBytes.then(() => undefined);
+  // Reported by the first call that awaits it, not as an unhandled rejection.
+  ready.catch(() => {});
+  return {
+    ready,
+    async run(sql, values) {
+      const how = protocolFor(sql, values, await packetBytes);
+      const options = { sql, values, ...PLAIN_ROWS };
+      return retryRolledBack(() => send(pool, how, options), ROLLED_BACK);
+    },
+  };
+}
+
+// Room in a packet for what is not a value: the statement's text and the protocol's framing.
+const PACKET_SLACK = 64 * 1024;
+
+/**
+ * How to send a statement so that it fits the server's max_allowed_packet: a statement larger
+ * makes the server drop the connection mid-write. The text protocol (`query`) escapes string
+ * values into the SQL, which can double them (JSON is full of quotes); the binary protocol
+ * (`execute`, a statement prepared once per connection) sends them as they are, so the few
+ * statements that could outgrow a packet escaped go that way. One too large even so is
+ * refused before anything is sent.
+ */
+function protocolFor(sql: string, values: unknown[], packetBytes: number): 'query' | 'execute' {
+  let units = sql.length;
+  for (const value of values) if (typeof value === 'string') units += value.length;
+  // UTF-8 takes at most 3 bytes per UTF-16 unit, and escaping at most doubles those.
+  if (units * 6 + PACKET_SLACK <= packetBytes) return 'query';
+  let bytes = Buffer.byteLength(sql);
+  for (const value of values) if (typeof value === 'string') bytes += Buffer.byteLength(value);
+  if (bytes + PACKET_SLACK > packetBytes) {
+    throw new CkptError(
+      'PAYLOAD_TOO_LARGE',
+      `this call sends ${bytes} bytes, more than the MySQL server's max_allowed_packet of ${packetBytes} bytes can carry; raise max_allowed_packet on the server, or lower the store's maxPayloadBytes to fit it. Nothing was written.`,
+      { details: { bytes, maxAllowedPacket: packetBytes } },
+    );
+  }
+  return 'execute';
 }
 
 /**
@@ -45,11 +91,14 @@ export function runStatement(pool: Pool, sql: string, values: unknown[]): Promis
  * default), which costs more CPU than the rest of a short query; the store wraps a failure in
  * an error of its own, raised where the caller awaits it, anyway.
  */
-function send(pool: Pool, options: QueryOptions): Promise<unknown> {
+function send(pool: Pool, how: 'query' | 'execute', options: QueryOptions): Promise<unknown> {
   const core = (pool as Partial<Pool>).pool;
-  if (typeof core?.query !== 'function') return pool.query(options).then(([result]) => result);
+  if (typeof core?.[how] !== 'function') {
+    const sent = how === 'query' ? pool.query(options) : pool.execute(options);
+    return sent.then(([result]) => result);
+  }
   return new Promise((resolve, reject) => {
-    core.query(options, (err: unknown, result: unknown) => (err ? reject(err) : resolve(result)));
+    core[how](options, (err: unknown, result: unknown) => (err ? reject(err) : resolve(result)));
   });
 }
 
@@ -77,9 +126,10 @@ export function connect(options: MysqlOptions): Connection {
 /**
  * Bring the namespace's tables to SCHEMA_VERSION under GET_LOCK, so that processes starting
  * at once migrate it once; and refuse a connection that cannot carry every checkpoint: one
- * whose character set is not utf8mb4, or whose packets are too small.
+ * whose character set is not utf8mb4, or whose packets are too small. Resolves to the largest
+ * packet the server takes (max_allowed_packet).
  */
-export async function migrate(pool: Pool, ns: string): Promise<void> {
+async function migrate(pool: Pool, ns: string): Promise<number> {
   const conn = await pool.getConnection();
   const lock = `ckpt:migrate:${ns}`;
   try {
@@ -144,6 +194,7 @@ export async function migrate(pool: Pool, ns: string): Promise<void> {
       `INSERT INTO ${t.meta} (k, value) VALUES ('schema_version', ?) ON DUPLICATE KEY UPDATE value = VALUES(value)`,
       [String(steps.length)],
     );
+    return Number(session.bytes);
   } finally {
     await conn.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => {});
     conn.release();

@@ -35,8 +35,8 @@ import {
   type Connection,
   connect,
   type MysqlOptions,
-  migrate,
-  runStatement,
+  openStatements,
+  type Statements,
 } from './connection.js';
 import { tables } from './schema.js';
 
@@ -115,7 +115,7 @@ export class MysqlBackend implements CheckpointBackend {
   readonly pool: Pool;
   readonly #connection: Connection;
   readonly #sql: ReturnType<typeof statements>;
-  readonly #ready: Promise<void>;
+  readonly #statements: Statements;
   #closed = false;
 
   constructor(options: MysqlOptions) {
@@ -123,19 +123,16 @@ export class MysqlBackend implements CheckpointBackend {
     this.pool = this.#connection.pool;
     this.namespace = this.#connection.namespace;
     this.#sql = statements(this.namespace);
-    this.#ready = migrate(this.pool, this.namespace);
-    // Reported by the first call that awaits it, not as an unhandled rejection.
-    this.#ready.catch(() => {});
+    this.#statements = openStatements(this.pool, this.namespace);
   }
 
   /** Resolves once the tables are migrated; rejects (with SCHEMA or UNSUPPORTED) when they cannot be. */
   ready(): Promise<void> {
-    return this.#ready;
+    return this.#statements.ready;
   }
 
-  async #query(sql: string, values: unknown[]): Promise<unknown> {
-    await this.#ready;
-    return runStatement(this.pool, sql, values);
+  #query(sql: string, values: unknown[]): Promise<unknown> {
+    return this.#statements.run(sql, values);
   }
 
   /** Run one statement; for a CALL, the rows of its first result set. */
@@ -281,7 +278,7 @@ export class MysqlBackend implements CheckpointBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#ready.catch(() => {});
+    await this.#statements.ready.catch(() => {});
     if (this.#connection.owned) await this.pool.end();
   }
 }

@@ -1,18 +1,13 @@
 /** A `KvStore` on one MySQL / MariaDB table, with compareAndSet and list. */
 import { type KvStore, prefixUpperBound } from '@ckpt/core';
-import { connect, type MysqlOptions, migrate, runStatement } from './connection.js';
+import { connect, type MysqlOptions, openStatements } from './connection.js';
 import { tables } from './schema.js';
 
 /** A MySQL KvStore for `kvBackend(mysqlKv({ url }))`; one statement per call. */
 export function mysqlKv(options: MysqlOptions): KvStore {
   const { pool, owned, namespace } = connect(options);
   const { kv } = tables(namespace);
-  const ready = migrate(pool, namespace);
-  ready.catch(() => {});
-  const run = async (sql: string, values: unknown[]) => {
-    await ready;
-    return runStatement(pool, sql, values);
-  };
+  const { ready, run } = openStatements(pool, namespace);
   let closed = false;
   const changed = async (sql: string, values: unknown[]) =>
     ((await run(sql, values)) as { affectedRows: number }).affectedRows;

@@ -3,6 +3,7 @@
 import {
   countCalls,
   expectBadConnectionOptionsRefused,
+  expectCkptError,
   expectDistinctSeqsFromManyWriters,
   expectOldSessionsReadWhole,
   expectOneStatementPerOperation,
@@ -143,6 +144,28 @@ describe.skipIf(!available)('mysql', () => {
       await dropAndClose(store.backend as MysqlBackend);
     },
   );
+
+  it("refuses a call larger than the server's max_allowed_packet, writing nothing, and goes on", async () => {
+    const backend = await freshBackend();
+    const [[{ bytes }]] = (await backend.pool.query(
+      'SELECT @@max_allowed_packet AS bytes',
+    )) as unknown as [[{ bytes: number }]];
+    // The store allows more than the server carries: the call is refused before it is sent,
+    // rather than by the server dropping the connection mid-write.
+    const store = new CheckpointStore(backend, { maxPayloadBytes: 4 * Number(bytes) });
+    const err = await expectCkptError(
+      store.checkpoint('s', 'x'.repeat(Number(bytes) + 1)),
+      'PAYLOAD_TOO_LARGE',
+    );
+    expect(err.message).toMatch(/max_allowed_packet/);
+    await expectCkptError(
+      store.state('big').set('k', 'x'.repeat(Number(bytes))),
+      'PAYLOAD_TOO_LARGE',
+    );
+    expect(await store.info('s')).toBeNull();
+    expect((await store.checkpoint('s', 'small')).seq).toBe(1);
+    await dropAndClose(backend);
+  }, 60_000);
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
     const backend = await freshBackend();
