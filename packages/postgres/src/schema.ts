@@ -313,9 +313,7 @@ export function migrations(namespace: string): string[] {
     UPDATE ${ns}.sessions s SET head_parent = c.parent
       FROM ${ns}.checkpoints c WHERE c.session_id = s.id AND c.seq = s.head;
 
-    ${appendFunction(ns, false)}
-    ${rollbackFunction(ns, false)}
-    ${forkFunction(ns, false)}
+    ${headFunctions(ns, false)}
     `,
 
     // The session row keeps the head's creation time too (beside its parent and metadata), so
@@ -324,9 +322,7 @@ export function migrations(namespace: string): string[] {
     ALTER TABLE ${ns}.sessions ADD COLUMN head_created_at bigint;
     UPDATE ${ns}.sessions s SET head_created_at = c.created_at
       FROM ${ns}.checkpoints c WHERE c.session_id = s.id AND c.seq = s.head;
-    ${appendFunction(ns, true)}
-    ${rollbackFunction(ns, true)}
-    ${forkFunction(ns, true)}
+    ${headFunctions(ns, true)}
     CREATE OR REPLACE FUNCTION ${ns}.load(p_id text, p_seq bigint)
     RETURNS TABLE (seq bigint, parent bigint, created_at bigint, metadata text, data text)
     LANGUAGE plpgsql STABLE AS $fn$
@@ -350,6 +346,9 @@ export function migrations(namespace: string): string[] {
 
 // The functions that move a session's head, as of version 3: each keeps the head's parent (and
 // its metadata) in the session row. From version 4 (`headTime`) they keep its creation time too.
+function headFunctions(ns: string, headTime: boolean): string {
+  return [appendFunction, rollbackFunction, forkFunction].map((f) => f(ns, headTime)).join('');
+}
 
 function appendFunction(ns: string, headTime: boolean): string {
   return `
