@@ -68,7 +68,7 @@ export function catalogKey(ns: string, shard: number): string {
 
 /** The keys of one session, in the order the scripts take them. */
 export interface SessionKeys {
-  /** Hash: head, last, count, created, updated, fid, fseq. */
+  /** Hash: head, last, count, created, updated, fid, fseq, and a copy of the head (hseq, hinfo, hdata). */
   session: string;
   /** Hash seq → `<parent> <createdAt> <metadata>`. */
   info: string;

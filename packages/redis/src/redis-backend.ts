@@ -127,6 +127,16 @@ export class RedisBackend implements CheckpointBackend {
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
     const k = this.#keys(sessionId);
+    if (seq === null) {
+      // The session hash keeps a copy of its head (see scripts.ts): one command, no script.
+      const [head, copied, info, data] = await explained(
+        this.client,
+        this.client.hmget(k.session, 'head', 'hseq', 'hinfo', 'hdata'),
+      );
+      if (head == null) return null;
+      if (copied === head && info != null && data != null) return checkpoint(head, info, data);
+      // A head moved by a version that kept no copy: read it where every checkpoint is.
+    }
     const found = await lua.load.run<Reply | null>(
       this.client,
       [k.session, k.info, k.data],
@@ -213,7 +223,7 @@ export class RedisBackend implements CheckpointBackend {
     const k = this.#keys(input.sessionId);
     const [status, head] = await lua.rollback.run<Reply>(
       this.client,
-      [k.session, k.info, k.catalog],
+      [k.session, k.info, k.data, k.catalog],
       [
         String(input.seq),
         input.expectedHead === undefined ? '0' : '1',

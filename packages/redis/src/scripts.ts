@@ -3,6 +3,11 @@
  * keys it is given (all in one slot: see keys.ts). Seqs travel as decimal strings; times as
  * 15-digit zero-padded milliseconds, so that the catalog's members sort by time as text.
  * A checkpoint's info is `<parent> <createdAt> <metadata>` (parent empty for the first).
+ *
+ * Every script that moves a head also copies the head checkpoint into the session hash
+ * (`hseq`, `hinfo`, `hdata`), so that loading the head is one HMGET and no script. The copy is
+ * good while `hseq` equals `head`: checkpoints never change, so a copy can only be of another
+ * seq (a head moved by a version that kept no copy), never out of date for its own.
  */
 import { Script } from './script.js';
 
@@ -21,16 +26,17 @@ local current = redis.call('HMGET', session, 'head', 'last', 'count', 'updated')
 local head = current[1]
 if ARGV[4] == '1' and (head or '') ~= ARGV[5] then return {'conflict', head} end
 local seq = (tonumber(current[2]) or 0) + 1
+local record = (head or '') .. ' ' .. ARGV[8] .. ' ' .. ARGV[2]
 if head then
   redis.call('ZREM', catalog, current[4] .. ':' .. ARGV[9])
   redis.call('HSET', session, 'head', seq, 'last', seq, 'count', tonumber(current[3]) + 1,
-    'updated', ARGV[8])
+    'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1])
 else
   redis.call('HSET', session, 'head', seq, 'last', seq, 'count', 1,
-    'created', ARGV[8], 'updated', ARGV[8])
+    'created', ARGV[8], 'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1])
 end
 redis.call('ZADD', catalog, 0, ARGV[8] .. ':' .. ARGV[9])
-redis.call('HSET', info, seq, (head or '') .. ' ' .. ARGV[8] .. ' ' .. ARGV[2])
+redis.call('HSET', info, seq, record)
 redis.call('HSET', data, seq, ARGV[1])
 if ARGV[3] ~= '[]' then redis.call('HSET', transcript, seq, ARGV[3]) end
 redis.call('ZADD', seqs, seq, seq)
@@ -38,7 +44,7 @@ if ARGV[6] == '1' then redis.call('HSET', idem, ARGV[7], seq) end
 return {'written', seq, head}
 `);
 
-// KEYS: session info data. ARGV: seq ('' for the head)
+// KEYS: session info data. ARGV: seq ('' for the head: when the session hash holds no copy of it)
 export const load = new Script(`
 local seq = ARGV[1]
 if seq == '' then
@@ -96,15 +102,17 @@ end
 return out
 `);
 
-// KEYS: session info catalog. ARGV: seq expectFlag expectedHead now hexId
+// KEYS: session info data catalog. ARGV: seq expectFlag expectedHead now hexId
 export const rollback = new Script(`
 local current = redis.call('HMGET', KEYS[1], 'head', 'updated')
 if not current[1] then return {'no_session'} end
 if ARGV[2] == '1' and current[1] ~= ARGV[3] then return {'conflict', current[1]} end
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return {'no_seq'} end
-redis.call('ZREM', KEYS[3], current[2] .. ':' .. ARGV[5])
-redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4])
-redis.call('ZADD', KEYS[3], 0, ARGV[4] .. ':' .. ARGV[5])
+local record = redis.call('HGET', KEYS[2], ARGV[1])
+if not record then return {'no_seq'} end
+redis.call('ZREM', KEYS[4], current[2] .. ':' .. ARGV[5])
+redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4], 'hseq', ARGV[1],
+  'hinfo', record, 'hdata', redis.call('HGET', KEYS[3], ARGV[1]))
+redis.call('ZADD', KEYS[4], 0, ARGV[4] .. ':' .. ARGV[5])
 return {'done'}
 `);
 
@@ -143,8 +151,10 @@ for k = 5, #ARGV, 4 do
   redis.call('ZADD', KEYS[5], seq, seq)
   copied = copied + 1
 end
+-- The head (atSeq) comes first in the copy.
 redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
-  'created', ARGV[1], 'updated', ARGV[1], 'fid', ARGV[3], 'fseq', ARGV[4])
+  'created', ARGV[1], 'updated', ARGV[1], 'fid', ARGV[3], 'fseq', ARGV[4],
+  'hseq', ARGV[4], 'hinfo', ARGV[6], 'hdata', ARGV[7])
 redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
 return 'done'
 `);

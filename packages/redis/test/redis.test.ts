@@ -9,7 +9,7 @@ import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { type RedisBackend, redis, redisKv } from '@ckpt/redis';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SHARD_TAGS, SHARDS, shardOf } from '../src/keys.js';
+import { SHARD_TAGS, SHARDS, sessionKeys, shardOf } from '../src/keys.js';
 import * as lua from '../src/scripts.js';
 import {
   admin,
@@ -69,7 +69,8 @@ describe.skipIf(!available)('redis', () => {
         ['evalsha'],
       ],
       ['idempotent retry', () => store.checkpoint('s', 3, { idempotencyKey: 'k' }), ['evalsha']],
-      ['load', () => store.load('s'), ['evalsha']],
+      // The head from the copy its session hash keeps; any other seq by script.
+      ['load', () => store.load('s'), ['hmget']],
       ['load seq', () => store.load('s', 1), ['evalsha']],
       ['info', () => store.info('s'), ['evalsha']],
       ['history', () => store.history('s'), ['evalsha']],
@@ -101,6 +102,31 @@ describe.skipIf(!available)('redis', () => {
     await store.sessions();
     expect(log.names.filter((n) => n === 'zrevrangebylex')).toHaveLength(SHARDS);
     expect(log.names.filter((n) => n === 'evalsha')).toHaveLength(1);
+    await dropAndClose(backend);
+  });
+
+  it('loads the head from the copy in its session hash, and reads it by seq when that copy is of another seq', async () => {
+    const client = ownClient();
+    const backend = redis({ client, namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    const session = sessionKeys(backend.namespace, 's').session;
+    const copy = () => client.hmget(session, 'hseq', 'hinfo', 'hdata');
+    await store.checkpoint('s', { step: 1 }, { metadata: { n: 1 } });
+    await store.checkpoint('s', { step: 2 }, { metadata: { n: 2 } });
+    await store.rollback('s', 1);
+    expect((await copy())[0]).toBe('1');
+    expect(await store.load('s')).toEqual(await store.load('s', 1));
+    await store.fork('s', { newId: 'f', atSeq: 2 });
+    expect(await store.load('f')).toEqual({ ...(await store.load('s', 2)), sessionId: 'f' });
+
+    // A session written by a version that kept no copy, and a head such a version moved.
+    await client.hdel(session, 'hseq', 'hinfo', 'hdata');
+    expect(await store.load('s')).toEqual(await store.load('s', 1));
+    await store.checkpoint('s', { step: 3 });
+    await client.hset(session, 'head', '2');
+    const log = recordCommands(client);
+    expect((await store.load('s'))?.data).toEqual({ step: 2 });
+    expect(log.names).toEqual(['hmget', 'evalsha']);
     await dropAndClose(backend);
   });
 
