@@ -29,9 +29,11 @@ export interface Connection {
  */
 const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as const;
 
-// Errors after which the server has rolled back the whole transaction (a procedure's handler
-// rolls back on a lock wait timeout too), so running the same call again is safe.
-const ROLLED_BACK = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+// Errors after which nothing of the call is left, so running it again is safe: the server
+// rolled back the whole transaction (a procedure's handler rolls back on a lock wait timeout
+// too), or the procedure was missing, for the instant in which an upgrade in another process
+// replaces it with DROP and CREATE (MySQL has no CREATE OR REPLACE PROCEDURE).
+const ROLLED_BACK = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_SP_DOES_NOT_EXIST']);
 
 /** Statements on a pool, each run once the namespace is migrated. */
 export interface Statements {

@@ -145,6 +145,29 @@ describe.skipIf(!available)('mysql', () => {
     },
   );
 
+  it('runs a call again while its procedure is missing, as for the instant an upgrade replaces it', async () => {
+    const backend = await freshBackend();
+    const store = new CheckpointStore(backend);
+    await store.checkpoint('s', 1);
+    const procedure = `${backend.namespace}_append`;
+    const [[shown]] = (await backend.pool.query(
+      `SHOW CREATE PROCEDURE ${procedure}`,
+    )) as unknown as [[{ 'Create Procedure': string }]];
+    await backend.pool.query(`DROP PROCEDURE ${procedure}`);
+    const writing = store.checkpoint('s', 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await backend.pool.query(shown['Create Procedure']);
+    expect((await writing).seq).toBe(2);
+
+    // A procedure that stays missing fails the call, after about a second, with BACKEND.
+    await backend.pool.query(`DROP PROCEDURE ${procedure}`);
+    const err = await expectCkptError(store.checkpoint('s', 3), 'BACKEND');
+    expect((err.cause as { code?: string }).code).toBe('ER_SP_DOES_NOT_EXIST');
+    await backend.pool.query(shown['Create Procedure']);
+    expect(await store.history('s')).toEqual([1, 2]);
+    await dropAndClose(backend);
+  });
+
   it("refuses a call larger than the server's max_allowed_packet, writing nothing, and goes on", async () => {
     const backend = await freshBackend();
     const [[{ bytes }]] = (await backend.pool.query(
