@@ -1,7 +1,7 @@
 /** The client a store runs on: one it opens from a URL (and closes), or the caller's own. */
 import { once } from 'node:events';
-import { openConnection } from '@ckpt/core';
-import { Redis } from 'ioredis';
+import { invalidArgument, openConnection } from '@ckpt/core';
+import { type Cluster, Redis } from 'ioredis';
 import type { RedisClient } from './script.js';
 
 /** Options of `redis()` and `redisKv()`: a connection string or an existing ioredis client. */
@@ -44,7 +44,23 @@ export function connect(options: RedisOptions): Connection {
       return client;
     },
   });
+  refuseReplicaReads(handle);
   return { client: handle, owned, namespace };
+}
+
+/**
+ * A Cluster client may send read commands to replicas (`scaleReads`), which lag behind the
+ * primaries the scripts write on: a load right after a checkpoint could miss it, and every
+ * compare-and-set loop (`update()`, `state().update()`) could keep losing to a stale read.
+ */
+function refuseReplicaReads(client: RedisClient): void {
+  if (!(client as Cluster).isCluster) return;
+  const { scaleReads } = (client as Cluster).options;
+  if (scaleReads === undefined || scaleReads === 'master') return;
+  throw invalidArgument(
+    'client',
+    `this Cluster client reads from replicas (scaleReads: ${typeof scaleReads === 'function' ? 'a function' : `'${scaleReads}'`}), which can return what was just overwritten; give the store a Cluster client with scaleReads: 'master' (the default).`,
+  );
 }
 
 /** Close a client the store opened; leave the caller's alone. */

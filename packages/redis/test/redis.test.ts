@@ -2,12 +2,13 @@
 
 import {
   expectBadConnectionOptionsRefused,
+  expectCkptError,
   expectDistinctSeqsFromManyWriters,
   ODD_IDS,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { type RedisBackend, redis, redisKv } from '@ckpt/redis';
-import { Redis } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SHARD_TAGS, SHARDS, sessionKeys, shardOf } from '../src/keys.js';
 import * as lua from '../src/scripts.js';
@@ -314,5 +315,29 @@ describe('redis options', () => {
     ['redisKv', redisKv],
   ])('%s() refuses bad options with INVALID_ARGUMENT, never showing a password', (_, factory) =>
     expectBadConnectionOptionsRefused(factory, { scheme: 'redis', handle: 'client' }),
+  );
+
+  it.each([
+    ['redis', redis],
+    ['redisKv', redisKv],
+  ])(
+    '%s() refuses a Cluster client that reads from replicas, and takes one that reads from primaries',
+    async (_, factory) => {
+      const cluster = (scaleReads?: ClusterOptions['scaleReads']) =>
+        new Cluster([{ host: '127.0.0.1', port: 7000 }], { lazyConnect: true, scaleReads });
+      for (const scaleReads of ['slave', 'all', () => null] as const) {
+        const err = await expectCkptError(
+          () => factory({ client: cluster(scaleReads) }),
+          'INVALID_ARGUMENT',
+        );
+        expect(err.message).toContain("scaleReads: 'master'");
+        expect(err.details).toEqual({ argument: 'client' });
+      }
+      for (const scaleReads of [undefined, 'master'] as const) {
+        const client = cluster(scaleReads);
+        await factory({ client }).close?.();
+        client.disconnect();
+      }
+    },
   );
 });
