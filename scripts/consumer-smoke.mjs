@@ -102,14 +102,15 @@ async function main() {
 // CommonJS itself, and gets the packages from its caller, so that each consumer tests the
 // copy (ESM or CJS) it loaded.
 const ROUND_TRIP = `
-const { mkdtempSync } = require('node:fs');
+const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const env = (name, url) => process.env[name] || url;
 module.exports = async function roundTrip(kind, { core, memory, sqlite, postgres, mysql, redis }) {
   // One namespace per kind, the same every run: nothing piles up in the test databases.
   const ns = 'consumer_smoke_' + kind;
-  const file = join(mkdtempSync(join(tmpdir(), 'ckpt-consumer-')), 'agent.db');
+  const dir = mkdtempSync(join(tmpdir(), 'ckpt-consumer-'));
+  const file = join(dir, 'agent.db');
   const backends = {
     memory: () => memory.memory(),
     sqlite: () => sqlite.sqlite({ path: file }),
@@ -132,6 +133,7 @@ module.exports = async function roundTrip(kind, { core, memory, sqlite, postgres
   const viaUrl = await core.openStore('sqlite:' + file);
   await viaUrl.checkpoint('via-url', 1);
   await viaUrl.close();
+  rmSync(dir, { recursive: true, force: true });
   console.log(kind + ': openStore("sqlite:…") ok');
 };
 `;

@@ -3,7 +3,7 @@
  * child vitest and checks that the case meant to catch each flaw failed.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 let results: { fullName: string; status: string }[] = [];
 
 beforeAll(async () => {
-  const out = join(mkdtempSync(join(tmpdir(), 'ckpt-broken-')), 'report.json');
+  const dir = mkdtempSync(join(tmpdir(), 'ckpt-broken-'));
+  const out = join(dir, 'report.json');
   const vitest = join(root, 'node_modules/vitest/vitest.mjs');
   const config = join(root, 'contract-tests/test/fixtures/vitest.config.ts');
   // The child run is expected to fail; its exit code says nothing, its report says everything.
@@ -28,8 +29,12 @@ beforeAll(async () => {
     [vitest, 'run', '--config', config, '--reporter=json', `--outputFile=${out}`],
     { cwd: root, maxBuffer: 64 * 1024 * 1024 },
   ).catch(() => undefined);
-  const report = JSON.parse(readFileSync(out, 'utf8')) as JsonReport;
-  results = report.testResults.flatMap((file) => file.assertionResults);
+  try {
+    const report = JSON.parse(readFileSync(out, 'utf8')) as JsonReport;
+    results = report.testResults.flatMap((file) => file.assertionResults);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }, 300_000);
 
 describe('the contract suite on broken backends', () => {
