@@ -5,10 +5,10 @@ import { errorCode } from './errors.js';
 export const ROLLED_BACK_ATTEMPTS = 10;
 
 /**
- * Run `call`, and run it again while it fails with an error after which the server has rolled
- * back the call's whole transaction: one whose code is in `rolledBack` (a deadlock, a lock
- * wait that timed out, a serialization failure). Nothing of the failed run is left, so running
- * it again is safe. Each pause is random, up to twice the one before (2 ms, 4 ms, … about 1 s in
+ * Run `call`, and run it again while it fails with an error after which nothing of the call
+ * is left: one whose code is in `rolledBack` (a deadlock, a lock wait that timed out, a
+ * serialization failure: the server rolled back the call's whole transaction; or a call that
+ * did not run at all). Running it again is then safe. Each pause is random, up to twice the one before (2 ms, 4 ms, … about 1 s in
  * all), so that callers who collided spread out.
  */
 export async function retryRolledBack<T>(

@@ -33,13 +33,13 @@ const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as 
 // rolled back the whole transaction (a procedure's handler rolls back on a lock wait timeout
 // too), or the procedure was missing, for the instant in which an upgrade in another process
 // replaces it with DROP and CREATE (MySQL has no CREATE OR REPLACE PROCEDURE).
-const ROLLED_BACK = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_SP_DOES_NOT_EXIST']);
+const NOTHING_LEFT = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_SP_DOES_NOT_EXIST']);
 
 /** Statements on a pool, each run once the namespace is migrated. */
 export interface Statements {
   /** Resolves once the namespace is migrated; rejects (SCHEMA, UNSUPPORTED, …) when it cannot be. */
   ready: Promise<void>;
-  /** Run one statement, again while the server rolls it back; its result (rows, or a header). */
+  /** Run one statement, again while it fails leaving nothing behind; its result (rows, or a header). */
   run(sql: string, values: unknown[]): Promise<unknown>;
 }
 
@@ -54,7 +54,7 @@ export function openStatements(pool: Pool, ns: string): Statements {
     async run(sql, values) {
       const how = protocolFor(sql, values, await packetBytes);
       const options = { sql, values, ...PLAIN_ROWS };
-      return retryRolledBack(() => send(pool, how, options), ROLLED_BACK);
+      return retryRolledBack(() => send(pool, how, options), NOTHING_LEFT);
     },
   };
 }

@@ -57,9 +57,10 @@ function refuseReplicaReads(client: RedisClient): void {
   if (!(client as Cluster).isCluster) return;
   const { scaleReads } = (client as Cluster).options;
   if (scaleReads === undefined || scaleReads === 'master') return;
+  const setting = typeof scaleReads === 'function' ? 'a function' : `'${scaleReads}'`;
   throw invalidArgument(
     'client',
-    `this Cluster client reads from replicas (scaleReads: ${typeof scaleReads === 'function' ? 'a function' : `'${scaleReads}'`}), which can return what was just overwritten; give the store a Cluster client with scaleReads: 'master' (the default).`,
+    `this Cluster client reads from replicas (scaleReads: ${setting}), which can return what was just overwritten; give the store a Cluster client with scaleReads: 'master' (the default).`,
   );
 }
 
