@@ -28,8 +28,16 @@ export interface Plan {
   callers?: number;
 }
 
-/** Measure `variants` side by side; returns the stats of each by name. */
-export async function interleaved(variants: Variant[], plan: Plan): Promise<Map<string, Stats>> {
+/**
+ * Measure `variants` side by side; returns the stats of each by name. `afterRound`, if given,
+ * runs after the warmup and after each round, outside the timing (to discard what the writes
+ * stored, so that a long run does not fill an in-memory server).
+ */
+export async function interleaved(
+  variants: Variant[],
+  plan: Plan,
+  afterRound?: () => Promise<unknown>,
+): Promise<Map<string, Stats>> {
   const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   const wall = new Map<string, number>(variants.map((v) => [v.name, 0]));
   const callers = Array.from({ length: plan.callers ?? 1 }, (_, caller) => caller);
@@ -40,6 +48,7 @@ export async function interleaved(variants: Variant[], plan: Plan): Promise<Map<
       }),
     );
   }
+  await afterRound?.();
   for (let round = 0; round < plan.rounds; round++) {
     for (let k = 0; k < variants.length; k++) {
       const v = variants[(round + k) % variants.length]!;
@@ -56,6 +65,7 @@ export async function interleaved(variants: Variant[], plan: Plan): Promise<Map<
       );
       wall.set(v.name, wall.get(v.name)! + Number(process.hrtime.bigint() - began) / 1000);
     }
+    await afterRound?.();
   }
   return new Map([...samples].map(([name, s]) => [name, summarise(s, wall.get(name)!)]));
 }

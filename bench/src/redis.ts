@@ -24,6 +24,7 @@ export async function benchRedis(url: string, plan: Plan, large: Sizes): Promise
     const ns = fresh('raw');
     const store = new CheckpointStore(redis({ client, namespace: ns }));
     let next = 0;
+    let kept = 0;
     const raw = {
       insert: async (encoded: string) => {
         const key = `${ns}:raw:${next++}`;
@@ -31,6 +32,13 @@ export async function benchRedis(url: string, plan: Plan, large: Sizes): Promise
         return key;
       },
       select: async (key: unknown) => (await client.get(key as string))!,
+      discard: async () => {
+        while (kept < next) {
+          const batch = Math.min(1000, next - kept);
+          await client.unlink(...Array.from({ length: batch }, (_, i) => `${ns}:raw:${kept + i}`));
+          kept += batch;
+        }
+      },
       names: { insert: 'raw SET', select: 'raw GET' },
     };
     const targets = { checkpoint: '<= 1.5x', load: '<= 1.2x' };

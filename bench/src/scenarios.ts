@@ -12,6 +12,12 @@ export interface RawDriver {
   insert(encoded: string): Promise<unknown> | unknown;
   /** Read the bytes stored under `key`. */
   select(key: unknown): Promise<string> | string;
+  /**
+   * Remove what insert() stored so far. Given for a server that holds everything in memory:
+   * after each round of writes this runs, and ckpt's sessions are pruned to their head, both
+   * outside the timing, so that a long run cannot fill the server's memory.
+   */
+  discard?(): Promise<unknown>;
   /** What the two are called in the table (default: raw INSERT, raw SELECT). */
   names?: { insert: string; select: string };
   /**
@@ -69,6 +75,13 @@ export async function versusRaw(
     const label = `${size / KIB} KiB${callers > 1 ? `, ${callers} callers` : ''}`;
     const session = (caller: number) => `vs-raw-${size}-${caller}-${Date.now()}`;
     const sessions = Array.from({ length: callers }, (_, caller) => session(caller));
+    const discard = raw.discard?.bind(raw);
+    const bounded = discard
+      ? async () => {
+          for (const id of sessions) await store.prune(id, { keepLast: 1 });
+          await discard();
+        }
+      : undefined;
     // Beside each raw call, the same with the JSON work the raw call is spared (it is handed
     // the encoded bytes, and hands bytes back): the floor of what a store of values can reach.
     const write = await interleaved(
@@ -84,6 +97,7 @@ export async function versusRaw(
           : []),
       ],
       at,
+      bounded,
     );
     const key = await raw.insert(encoded);
     const read = await interleaved(
