@@ -75,7 +75,7 @@ export async function versusRaw(
     const label = `${size / KIB} KiB${callers > 1 ? `, ${callers} callers` : ''}`;
     const session = (caller: number) => `vs-raw-${size}-${caller}-${Date.now()}`;
     const sessions = Array.from({ length: callers }, (_, caller) => session(caller));
-    const discard = raw.discard?.bind(raw);
+    const { discard } = raw;
     const bounded = discard
       ? async () => {
           for (const id of sessions) await store.prune(id, { keepLast: 1 });
