@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeJson, encodeMetadata, encodeTranscript } from '../src/encode.js';
 import { isCkptError } from '../src/errors.js';
@@ -16,6 +17,68 @@ describe('encodeJson', () => {
   it('encodes like JSON.stringify for valid values', () => {
     const value = { b: [1, 'x', null, { c: true }], a: -0.5 };
     expect(encodeJson(value, 'data').text).toBe(JSON.stringify(value));
+  });
+
+  // Long strings are quoted by ckpt's own code, which must write exactly what JSON.stringify
+  // writes: strings made of the characters that need escaping (or might be mistaken for them),
+  // short and long, sparse and dense, in every position of a value.
+  it('writes the same text as JSON.stringify for any value, long strings included', () => {
+    const tricky = [
+      'a',
+      ' ',
+      'é',
+      '😀',
+      '"',
+      '\\',
+      '\n',
+      '\r',
+      '\t',
+      '\b',
+      '\u0001',
+      '\u001f',
+      '\u007f',
+      '\u2028',
+      '\ud800',
+      '\udc00',
+      '/',
+    ];
+    const text = fc.oneof(
+      fc.string({ unit: fc.constantFrom(...tricky), maxLength: 300 }),
+      fc
+        .tuple(
+          fc.string({ unit: fc.constantFrom(...tricky), maxLength: 8 }),
+          fc.integer({ min: 1, max: 200 }),
+        )
+        .map(([piece, times]) => `${'x'.repeat(100)}${piece.repeat(times)}`),
+    );
+    const value = fc.letrec((tie) => ({
+      json: fc.oneof(
+        { depthSize: 'small' },
+        fc.constant(null),
+        fc.boolean(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        text,
+        fc.array(tie('json')),
+        fc.dictionary(fc.oneof(text, fc.constant('__proto__')), tie('json')),
+      ),
+    })).json;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(encodeJson(v, 'data').text).toBe(JSON.stringify(v));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('refuses with PAYLOAD_TOO_LARGE a value whose text is longer than a string can be', () => {
+    const huge = 'x'.repeat(2 ** 27);
+    try {
+      encodeJson([huge, huge, huge, huge, huge], 'data');
+      expect.unreachable('a value of 640 million characters was encoded');
+    } catch (err) {
+      expect(isCkptError(err, 'PAYLOAD_TOO_LARGE')).toBe(true);
+      expect((err as Error).message).toMatch(/^data encodes to more text/);
+    }
   });
 
   it('returns a copy equal to what decoding the text gives, sharing no object with the input', () => {
