@@ -26,6 +26,7 @@ const REFUSED: [string, () => unknown, string][] = [
   ['a symbol', () => ({ s: Symbol('x') }), 'data.s'],
   ['a bigint', () => ({ n: 10n }), 'data.n'],
   ['NaN', () => ({ n: Number.NaN }), 'data.n'],
+  ['NaN among numbers', () => ({ scores: [0.5, -0, 2, Number.NaN] }), 'data.scores[3]'],
   ['Infinity', () => ({ n: Number.POSITIVE_INFINITY }), 'data.n'],
   ['-Infinity', () => ({ deep: { n: Number.NEGATIVE_INFINITY } }), 'data.deep.n'],
   ['a cycle', cyclic, 'data.self.back'],

@@ -48,13 +48,14 @@ function pathOf(walk: Walk): string {
   return path;
 }
 
+const NOT_A_LEAF = Symbol('not a leaf');
+
 /**
- * Check `value` and return a plain copy of it as JSON reads it back: undefined properties
- * dropped, -0 as 0, every object and array new (strings are shared; they cannot change). The
- * copy is what gets encoded, so its text and the value `checkpoint()` returns agree even when a
- * getter would answer differently twice, and returning it spares a JSON.parse of the text.
+ * A string, boolean, finite number or null as JSON reads it back (-0 as 0), or NOT_A_LEAF for
+ * anything else. The loops below try it before they push the key of an item onto the path,
+ * which only a refusal or a container needs: most values are leaves.
  */
-function copy(value: unknown, walk: Walk): JsonValue {
+function leaf(value: unknown, walk: Walk): JsonValue | typeof NOT_A_LEAF {
   switch (typeof value) {
     case 'string':
       if (value.length >= LONG_STRING) walk.longStrings++;
@@ -62,8 +63,24 @@ function copy(value: unknown, walk: Walk): JsonValue {
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw refuse(pathOf(walk), String(value));
-      return value === 0 ? 0 : value;
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : NOT_A_LEAF;
+    default:
+      return value === null ? null : NOT_A_LEAF;
+  }
+}
+
+/**
+ * Check `value` and return a plain copy of it as JSON reads it back: undefined properties
+ * dropped, -0 as 0, every object and array new (strings are shared; they cannot change). The
+ * copy is what gets encoded, so its text and the value `checkpoint()` returns agree even when a
+ * getter would answer differently twice, and returning it spares a JSON.parse of the text.
+ */
+function copy(value: unknown, walk: Walk): JsonValue {
+  const copied = leaf(value, walk);
+  if (copied !== NOT_A_LEAF) return copied;
+  switch (typeof value) {
+    case 'number':
+      throw refuse(pathOf(walk), String(value));
     case 'undefined':
       throw refuse(pathOf(walk), 'undefined');
     case 'bigint':
@@ -73,7 +90,6 @@ function copy(value: unknown, walk: Walk): JsonValue {
     case 'function':
       throw refuse(pathOf(walk), 'a function');
   }
-  if (value === null) return null;
   const obj = value as object;
   const { keys, ancestors } = walk;
   if (ancestors.includes(obj)) throw refuse(pathOf(walk), 'a circular reference');
@@ -81,11 +97,20 @@ function copy(value: unknown, walk: Walk): JsonValue {
   const longStringsBefore = walk.longStrings;
   let out: JsonValue;
   if (Array.isArray(obj)) {
-    const items: JsonValue[] = new Array(obj.length);
+    // Filled by push, so that the copy is a packed array, which JSON.stringify writes faster.
+    const items: JsonValue[] = [];
     for (let i = 0; i < obj.length; i++) {
+      const item: unknown = obj[i];
+      const copiedItem = leaf(item, walk);
+      if (copiedItem !== NOT_A_LEAF) {
+        items.push(copiedItem);
+        continue;
+      }
       keys.push(i);
-      if (!(i in obj)) throw refuse(pathOf(walk), 'a hole in an array (undefined)');
-      items[i] = copy(obj[i], walk);
+      if (item === undefined && !(i in obj)) {
+        throw refuse(pathOf(walk), 'a hole in an array (undefined)');
+      }
+      items.push(copy(item, walk));
       keys.pop();
     }
     out = items;
@@ -100,9 +125,12 @@ function copy(value: unknown, walk: Walk): JsonValue {
       const item = (obj as Record<string, unknown>)[key];
       // Dropped on encoding, as JSON.stringify does.
       if (item === undefined) continue;
-      keys.push(key);
-      const field = copy(item, walk);
-      keys.pop();
+      let field = leaf(item, walk);
+      if (field === NOT_A_LEAF) {
+        keys.push(key);
+        field = copy(item, walk);
+        keys.pop();
+      }
       // Assigning "__proto__" would set the copy's prototype; define it as data, as JSON.parse does.
       if (key === '__proto__') {
         Object.defineProperty(fields, key, {

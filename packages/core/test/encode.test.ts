@@ -22,7 +22,7 @@ describe('encodeJson', () => {
   // Long strings are quoted by ckpt's own code, which must write exactly what JSON.stringify
   // writes: strings made of the characters that need escaping (or might be mistaken for them),
   // short and long, sparse and dense, in every position of a value.
-  it('writes the same text as JSON.stringify for any value, long strings included', () => {
+  it('writes the same text as JSON.stringify for any value, long strings included, and copies it as JSON reads it back', () => {
     const tricky = [
       'a',
       ' ',
@@ -64,7 +64,10 @@ describe('encodeJson', () => {
     })).json;
     fc.assert(
       fc.property(value, (v) => {
-        expect(encodeJson(v, 'data').text).toBe(JSON.stringify(v));
+        const { value: copied, text } = encodeJson(v, 'data');
+        expect(text).toBe(JSON.stringify(v));
+        expect(copied).toStrictEqual(JSON.parse(text));
+        expect(JSON.stringify(copied)).toBe(text);
       }),
       { numRuns: 2000 },
     );
