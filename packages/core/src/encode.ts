@@ -48,6 +48,16 @@ function pathOf(walk: Walk): string {
   return path;
 }
 
+/**
+ * Strings at least this long are quoted by `quote()` rather than by JSON.stringify. On Node 20,
+ * JSON.stringify checks each character of a string for escaping at about 3 ns (a 64 KiB agent
+ * state of messages takes some 190 µs), where a regular expression scan takes under 1 ns; but
+ * for many small values its per-value cost is lower than building the text piece by piece in
+ * JavaScript. So long strings are quoted here, and every array or object that holds none is
+ * left whole to JSON.stringify.
+ */
+const LONG_STRING = 64;
+
 const NOT_A_LEAF = Symbol('not a leaf');
 
 /**
@@ -150,18 +160,8 @@ function copy(value: unknown, walk: Walk): JsonValue {
   return out;
 }
 
-/**
- * Strings at least this long are quoted by `quote()` rather than by JSON.stringify. On Node 20,
- * JSON.stringify checks each character of a string for escaping at about 3 ns (a 64 KiB agent
- * state of messages takes some 190 µs), where a regular expression scan takes under 1 ns; but
- * for many small values its per-value cost is lower than building the text piece by piece in
- * JavaScript. So long strings are quoted here, and every array or object that holds none is
- * left whole to JSON.stringify.
- */
-const LONG_STRING = 64;
-
 // In a well-formed string, JSON.stringify escapes the backslash, the quote and the control
-// characters U+0000 to U+001F, of which text mostly holds these three. Searching for one
+// characters U+0000 to U+001F, of which text mostly holds \n, \r and \t. Searching for one
 // character and replacing it everywhere are fast native scans; a regular expression with a
 // function per match is not, and neither is JSON.stringify. The backslash comes first, so that
 // the backslashes the other escapes add are not escaped again.
@@ -241,9 +241,8 @@ export function encodeJson(value: unknown, path: string): Encoded {
     longStrings: 0,
     holdingLong: new Set(),
   };
-  let checked: JsonValue;
   try {
-    checked = copy(value, walk);
+    const checked = copy(value, walk);
     return {
       value: checked,
       text: walk.longStrings === 0 ? JSON.stringify(checked) : textOf(checked, walk.holdingLong),
