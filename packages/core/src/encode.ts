@@ -87,7 +87,11 @@ function leaf(value: unknown, walk: Walk): JsonValue | typeof NOT_A_LEAF {
  */
 function copy(value: unknown, walk: Walk): JsonValue {
   const copied = leaf(value, walk);
-  if (copied !== NOT_A_LEAF) return copied;
+  return copied === NOT_A_LEAF ? copyNonLeaf(value, walk) : copied;
+}
+
+/** `copy()` of what `leaf()` refused: refuses it, or copies an array or a plain object. */
+function copyNonLeaf(value: unknown, walk: Walk): JsonValue {
   switch (typeof value) {
     case 'number':
       throw refuse(pathOf(walk), String(value));
@@ -120,7 +124,7 @@ function copy(value: unknown, walk: Walk): JsonValue {
       if (item === undefined && !(i in obj)) {
         throw refuse(pathOf(walk), 'a hole in an array (undefined)');
       }
-      items.push(copy(item, walk));
+      items.push(copyNonLeaf(item, walk));
       keys.pop();
     }
     out = items;
@@ -138,7 +142,7 @@ function copy(value: unknown, walk: Walk): JsonValue {
       let field = leaf(item, walk);
       if (field === NOT_A_LEAF) {
         keys.push(key);
-        field = copy(item, walk);
+        field = copyNonLeaf(item, walk);
         keys.pop();
       }
       // Assigning "__proto__" would set the copy's prototype; define it as data, as JSON.parse does.
@@ -177,8 +181,12 @@ const COMMON_ESCAPES = [
 const NO_CONTROL_CHARACTER = /^[^\u0000-\u001f]*$/;
 // Replacing costs some 25 ns a match, so the scans above only pay off while fewer than about
 // one character in 16 needs escaping; text denser than that (JSON held in a string, say) is
-// left to JSON.stringify. Its first characters stand for the rest.
-const COMMON_ESCAPE = /["\\\n\r\t]/g;
+// left to JSON.stringify. Its first characters stand for the rest. Of the characters above,
+// only the backslash needs escaping in a character class.
+const COMMON_ESCAPE = new RegExp(
+  `[${COMMON_ESCAPES.map(([char]) => (char === '\\' ? '\\\\' : char)).join('')}]`,
+  'g',
+);
 const DENSITY_SAMPLE = 512;
 
 function denseInEscapes(text: string): boolean {
