@@ -55,8 +55,15 @@ export class CheckpointStore {
   readonly #maxPayloadBytes: number;
   #closed = false;
   #closing: Promise<void> | undefined;
-  /** The calls started and not yet settled, which close() waits for. */
-  readonly #running = new Set<Promise<unknown>>();
+  /**
+   * How many calls have started and not yet settled, which close() waits for. A count, not a
+   * set of the calls' promises: a promise held in a long-lived set keeps its result (a whole
+   * decoded checkpoint) reachable, so each minor GC while it is there copies that result and
+   * then promotes it. With many calls in flight that was most of a load's cost.
+   */
+  #running = 0;
+  /** Set by close() while it waits: called when the last running call settles. */
+  #settled: (() => void) | undefined;
 
   constructor(backend: CheckpointBackend, options: StoreOptions = {}) {
     if (!backend || typeof backend.append !== 'function') {
@@ -378,7 +385,11 @@ export class CheckpointStore {
   // Calls already running get to finish: a pool closed under them could leave their promises
   // waiting forever for a connection, with no way to learn whether they wrote.
   async #closeWhenSettled(): Promise<void> {
-    await Promise.allSettled(this.#running);
+    if (this.#running > 0) {
+      await new Promise<void>((resolve) => {
+        this.#settled = resolve;
+      });
+    }
     await this.#backend.close();
   }
 
@@ -401,14 +412,13 @@ export class CheckpointStore {
     if (this.#closed) {
       throw new CkptError('CLOSED', 'this CheckpointStore was closed; open a new one.');
     }
-    const call = fn();
-    this.#running.add(call);
+    this.#running++;
     try {
-      return await call;
+      return await fn();
     } catch (err) {
       throw toCkptError(err, this.#backend.name);
     } finally {
-      this.#running.delete(call);
+      if (--this.#running === 0) this.#settled?.();
     }
   }
 }
