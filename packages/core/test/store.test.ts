@@ -35,4 +35,43 @@ describe('CheckpointStore', () => {
     await store.close();
     expect(closed).toBe(1);
   });
+
+  it('closes its backend only after the calls in flight settle, failed ones included', async () => {
+    const events: string[] = [];
+    let fail: (err: Error) => void = () => {};
+    let succeed: () => void = () => {};
+    const backend = Object.assign(Object.create(memory()), {
+      load: () =>
+        new Promise((_, reject) => {
+          fail = reject;
+        }),
+      session: () =>
+        new Promise((resolve) => {
+          succeed = () => {
+            events.push('info answered');
+            resolve(null);
+          };
+        }),
+      close: async () => void events.push('backend closed'),
+    });
+    const store = new CheckpointStore(backend);
+    const failing = store.load('s').catch((err) => events.push(`load ${err.code}`));
+    const passing = store.info('s').then((info) => events.push(`info ${info}`));
+    const closing = store.close().then(() => events.push('store closed'));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(events).toEqual([]);
+    fail(new Error('connection reset'));
+    await failing;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(events).toEqual(['load BACKEND']);
+    succeed();
+    await Promise.all([passing, closing]);
+    expect(events).toContain('info null');
+    expect(events.filter((e) => e !== 'info null')).toEqual([
+      'load BACKEND',
+      'info answered',
+      'backend closed',
+      'store closed',
+    ]);
+  });
 });
