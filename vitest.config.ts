@@ -8,6 +8,7 @@ export default defineConfig({
       'packages/*/test/**/*.test.ts',
       'contract-tests/test/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
+      'test/**/*.test.ts',
     ],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,0 +1,183 @@
+/**
+ * Every TypeScript example in the READMEs runs, as written, against the real backends, and
+ * prints what its comments say it prints. A block that is a signature or a template for the
+ * reader's own package is marked, on the line before it, with `<!-- not run: why -->`.
+ *
+ * Each example is written next to its README (so that its imports resolve as they would in
+ * that package), run in an empty working directory (so that `./agent.db` lands there) and
+ * removed again. Its `console.log` calls are recorded: a call followed by a comment that reads
+ * as a value (`// { step: 1 }`, `// [1]`) must print that value.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { format } from 'node:util';
+import { serviceAvailable } from '@ckpt/contract-tests';
+import { openStore } from '@ckpt/core';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+interface Example {
+  readme: string;
+  line: number;
+  code: string;
+  /** Why it is not run, from its marker; undefined when it runs. */
+  notRun: string | undefined;
+}
+
+function readmes(): string[] {
+  const inside = (dir: string) =>
+    readdirSync(join(root, dir), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => join(dir, entry.name, 'README.md'));
+  return ['README.md', 'contract-tests/README.md', ...inside('packages'), ...inside('examples')]
+    .map((path) => join(root, path))
+    .filter((path) => existsSync(path));
+}
+
+function examplesOf(readme: string): Example[] {
+  const lines = readFileSync(readme, 'utf8').split('\n');
+  const found: Example[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```(ts|typescript)\s*$/.test(lines[i]!)) continue;
+    const end = lines.indexOf('```', i + 1);
+    const marker = /^<!-- not run: (.+) -->$/.exec(lines[i - 1] ?? '');
+    found.push({
+      readme,
+      line: i + 1,
+      code: lines.slice(i + 1, end).join('\n'),
+      notRun: marker?.[1],
+    });
+    i = end;
+  }
+  return found;
+}
+
+interface Server {
+  host: string;
+  port: number;
+  /** The URL the example opens, when it opens one (the cluster example passes a client). */
+  url: string | undefined;
+}
+
+/** The server an example talks to, by the address it names, if any. */
+function serverOf(code: string): Server | undefined {
+  const url = /'((?:postgres|mysql|redis):\/\/[^']+)'/.exec(code)?.[1];
+  if (url) {
+    const { hostname, port } = new URL(url);
+    return { host: hostname, port: Number(port), url };
+  }
+  const node = /host: '([^']+)', port: (\d+)/.exec(code);
+  return node ? { host: node[1]!, port: Number(node[2]), url: undefined } : undefined;
+}
+
+/** Whether something listens at the server's address. */
+function listening({ host, port }: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port }, () => {
+      socket.end();
+      resolve();
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** What a `console.log` comment says is printed, when it reads as a value rather than prose. */
+function expectedOutput(line: string): string | undefined {
+  const comment = /console\.log\(.*\);\s*\/\/\s*(.+)$/.exec(line)?.[1];
+  return comment && /^([[{'"\d-]|true|false|null)/.test(comment) ? comment : undefined;
+}
+
+// util.inspect breaks and pads its output by width; a comment is written by hand.
+const squeeze = (text: string) => text.replace(/\s+/g, '');
+
+type Log = (call: number, ...args: unknown[]) => void;
+const LOG = '__readmeExampleLog';
+
+/** Run one example, returning what each of its `console.log` calls printed, by call site. */
+async function run(example: Example): Promise<Map<number, string[]>> {
+  const printed = new Map<number, string[]>();
+  (globalThis as Record<string, unknown>)[LOG] = ((call, ...args) => {
+    printed.set(call, [...(printed.get(call) ?? []), format(...args)]);
+  }) satisfies Log;
+  let call = 0;
+  const instrumented = example.code.replace(
+    /console\.log\(/g,
+    () => `(globalThis as any).${LOG}(${call++}, `,
+  );
+  const file = join(dirname(example.readme), `.readme-example-${process.pid}-${example.line}.ts`);
+  const cwd = process.cwd();
+  const workdir = mkdtempSync(join(tmpdir(), 'ckpt-readme-'));
+  writeFileSync(file, `${instrumented}\nexport {};\n`);
+  try {
+    process.chdir(workdir);
+    await import(pathToFileURL(file).href);
+  } finally {
+    process.chdir(cwd);
+    rmSync(file, { force: true });
+    rmSync(workdir, { recursive: true, force: true });
+    delete (globalThis as Record<string, unknown>)[LOG];
+  }
+  return printed;
+}
+
+const examples = readmes().flatMap(examplesOf);
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
+
+describe('README examples', () => {
+  it('finds the examples of every README that has any', () => {
+    const withExamples = new Set(examples.map((e) => relative(root, e.readme)));
+    expect([...withExamples].sort()).toEqual(
+      readmes()
+        .filter((path) => /^```(ts|typescript)\s*$/m.test(readFileSync(path, 'utf8')))
+        .map((path) => relative(root, path))
+        .sort(),
+    );
+    expect(examples.filter((e) => e.notRun === undefined).length).toBeGreaterThanOrEqual(10);
+  });
+
+  for (const example of examples.filter((e) => e.notRun === undefined)) {
+    const where = `${relative(root, example.readme)}:${example.line}`;
+    const server = serverOf(example.code);
+    const on = server ? ` (on ${server.host}:${server.port})` : '';
+    it(`${where} runs and prints what it says${on}`, async (ctx) => {
+      if (server) {
+        const name = `the server at ${server.host}:${server.port}, for ${where}`;
+        if (!(await serviceAvailable(name, () => listening(server)))) return ctx.skip();
+        const { url } = server;
+        if (url) cleanups.push(() => removeSessions(url, example.code));
+      }
+      const printed = await run(example);
+      example.code.split('\n').reduce((call, line) => {
+        const expected = expectedOutput(line);
+        if (expected !== undefined) {
+          expect(printed.get(call)?.map(squeeze), `${where}: ${line.trim()}`).toEqual([
+            squeeze(expected),
+          ]);
+        }
+        return call + (line.match(/console\.log\(/g)?.length ?? 0);
+      }, 0);
+    });
+  }
+});
+
+/**
+ * The examples write to the servers' default namespaces, which no test uses: remove the
+ * sessions they checkpointed, so that runs do not add up. (The cluster, which an example
+ * reaches through its own client, keeps nothing on disk.)
+ */
+async function removeSessions(url: string, code: string): Promise<void> {
+  const namespace = /namespace: '([a-z0-9_]+)'/.exec(code)?.[1] ?? 'ckpt';
+  const store = await openStore(`${url}?namespace=${namespace}`);
+  try {
+    for (const [, id] of code.matchAll(/\.checkpoint\(\s*'([^']+)'/g)) await store.delete(id!);
+  } finally {
+    await store.close();
+  }
+}
