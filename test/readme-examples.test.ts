@@ -173,10 +173,12 @@ describe('README examples', () => {
  * reaches through its own client, keeps nothing on disk.)
  */
 async function removeSessions(url: string, code: string): Promise<void> {
+  const ids = [...code.matchAll(/\.checkpoint\(\s*'([^']+)'/g)].map((match) => match[1]!);
+  if (ids.length === 0) return;
   const namespace = /namespace: '([a-z0-9_]+)'/.exec(code)?.[1] ?? 'ckpt';
   const store = await openStore(`${url}?namespace=${namespace}`);
   try {
-    for (const [, id] of code.matchAll(/\.checkpoint\(\s*'([^']+)'/g)) await store.delete(id!);
+    for (const id of ids) await store.delete(id);
   } finally {
     await store.close();
   }
