@@ -63,12 +63,14 @@ interface Server {
   url: string | undefined;
 }
 
+const DEFAULT_PORTS: Record<string, number> = { 'postgres:': 5432, 'mysql:': 3306, 'redis:': 6379 };
+
 /** The server an example talks to, by the address it names, if any. */
 function serverOf(code: string): Server | undefined {
   const url = /'((?:postgres|mysql|redis):\/\/[^']+)'/.exec(code)?.[1];
   if (url) {
-    const { hostname, port } = new URL(url);
-    return { host: hostname, port: Number(port), url };
+    const { hostname, port, protocol } = new URL(url);
+    return { host: hostname, port: Number(port) || DEFAULT_PORTS[protocol]!, url };
   }
   const node = /host: '([^']+)', port: (\d+)/.exec(code);
   return node ? { host: node[1]!, port: Number(node[2]), url: undefined } : undefined;
