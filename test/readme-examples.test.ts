@@ -1,6 +1,6 @@
 /**
- * Every TypeScript example in the READMEs runs, as written, against the real backends, and
- * prints what its comments say it prints. A block that is a signature or a template for the
+ * Every TypeScript example in the READMEs type-checks and runs, as written, against the real
+ * backends, and prints what its comments say it prints. A block that is a signature or a template for the
  * reader's own package is marked, on the line before it, with `<!-- not run: why -->`.
  *
  * Each example is written next to its README (so that its imports resolve as they would in
@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { serviceAvailable } from '@ckpt/contract-tests';
 import { openStore } from '@ckpt/core';
+import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -99,6 +100,38 @@ const squeeze = (text: string) => text.replace(/\s+/g, '');
 type Log = (call: number, ...args: unknown[]) => void;
 const LOG = '__readmeExampleLog';
 
+/** Where an example is written for `purpose`: beside its README, under an ignored name. */
+function fileFor(example: Example, purpose: string): string {
+  const name = `.readme-example-${process.pid}-${purpose}-${example.line}.ts`;
+  return join(dirname(example.readme), name);
+}
+
+/** The type errors of `examples`, checked with the workspace's compiler options. */
+function typeErrors(examples: Example[]): string[] {
+  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), undefined, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    },
+  })!;
+  const files = new Map(examples.map((e) => [fileFor(e, 'types'), e]));
+  try {
+    for (const [file, example] of files) writeFileSync(file, `${example.code}\nexport {};\n`);
+    const program = ts.createProgram([...files.keys()], { ...config.options, noEmit: true });
+    return ts
+      .getPreEmitDiagnostics(program)
+      .filter((d) => d.file && files.has(d.file.fileName))
+      .map((d) => {
+        const example = files.get(d.file!.fileName)!;
+        const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0);
+        const where = `${relative(root, example.readme)}:${example.line + 1 + line}`;
+        return `${where}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+      });
+  } finally {
+    for (const file of files.keys()) rmSync(file, { force: true });
+  }
+}
+
 /** Run one example, returning what each of its `console.log` calls printed, by call site. */
 async function run(example: Example): Promise<Map<number, string[]>> {
   const printed = new Map<number, string[]>();
@@ -110,7 +143,7 @@ async function run(example: Example): Promise<Map<number, string[]>> {
     /console\.log\(/g,
     () => `(globalThis as any).${LOG}(${call++}, `,
   );
-  const file = join(dirname(example.readme), `.readme-example-${process.pid}-${example.line}.ts`);
+  const file = fileFor(example, 'run');
   const cwd = process.cwd();
   const workdir = mkdtempSync(join(tmpdir(), 'ckpt-readme-'));
   writeFileSync(file, `${instrumented}\nexport {};\n`);
@@ -142,6 +175,10 @@ describe('README examples', () => {
         .sort(),
     );
     expect(examples.filter((e) => e.notRun === undefined).length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('type-checks every example that runs, as the workspace is type-checked', () => {
+    expect(typeErrors(examples.filter((e) => e.notRun === undefined))).toEqual([]);
   });
 
   for (const example of examples.filter((e) => e.notRun === undefined)) {
