@@ -14,12 +14,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
-import { serviceAvailable } from '@ckpt/contract-tests';
+import { SERVICES, serviceAvailable } from '@ckpt/contract-tests';
 import { openStore } from '@ckpt/core';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** The opening line of a TypeScript block. */
+const TS_FENCE = /^```(ts|typescript)\s*$/m;
+/** A call whose output is recorded; the calls of an example are numbered in source order. */
+const CONSOLE_LOG = /console\.log\(/g;
 
 interface Example {
   readme: string;
@@ -43,7 +47,7 @@ function examplesOf(readme: string): Example[] {
   const lines = readFileSync(readme, 'utf8').split('\n');
   const found: Example[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (!/^```(ts|typescript)\s*$/.test(lines[i]!)) continue;
+    if (!TS_FENCE.test(lines[i]!)) continue;
     const end = lines.indexOf('```', i + 1);
     const marker = /^<!-- not run: (.+) -->$/.exec(lines[i - 1] ?? '');
     found.push({
@@ -64,14 +68,14 @@ interface Server {
   url: string | undefined;
 }
 
-const DEFAULT_PORTS: Record<string, number> = { 'postgres:': 5432, 'mysql:': 3306, 'redis:': 6379 };
-
 /** The server an example talks to, by the address it names, if any. */
 function serverOf(code: string): Server | undefined {
   const url = /'((?:postgres|mysql|redis):\/\/[^']+)'/.exec(code)?.[1];
   if (url) {
     const { hostname, port, protocol } = new URL(url);
-    return { host: hostname, port: Number(port) || DEFAULT_PORTS[protocol]!, url };
+    // No port in the URL: the server's standard one, as in the tests' default URL for it.
+    const service = SERVICES[protocol.slice(0, -1) as keyof typeof SERVICES];
+    return { host: hostname, port: Number(port || new URL(service.url).port), url };
   }
   const node = /host: '([^']+)', port: (\d+)/.exec(code);
   return node ? { host: node[1]!, port: Number(node[2]), url: undefined } : undefined;
@@ -140,7 +144,7 @@ async function run(example: Example): Promise<Map<number, string[]>> {
   }) satisfies Log;
   let call = 0;
   const instrumented = example.code.replace(
-    /console\.log\(/g,
+    CONSOLE_LOG,
     () => `(globalThis as any).${LOG}(${call++}, `,
   );
   const file = fileFor(example, 'run');
@@ -160,6 +164,7 @@ async function run(example: Example): Promise<Map<number, string[]>> {
 }
 
 const examples = readmes().flatMap(examplesOf);
+const runnable = examples.filter((e) => e.notRun === undefined);
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
@@ -170,18 +175,18 @@ describe('README examples', () => {
     const withExamples = new Set(examples.map((e) => relative(root, e.readme)));
     expect([...withExamples].sort()).toEqual(
       readmes()
-        .filter((path) => /^```(ts|typescript)\s*$/m.test(readFileSync(path, 'utf8')))
+        .filter((path) => TS_FENCE.test(readFileSync(path, 'utf8')))
         .map((path) => relative(root, path))
         .sort(),
     );
-    expect(examples.filter((e) => e.notRun === undefined).length).toBeGreaterThanOrEqual(10);
+    expect(runnable.length).toBeGreaterThanOrEqual(10);
   });
 
   it('type-checks every example that runs, as the workspace is type-checked', () => {
-    expect(typeErrors(examples.filter((e) => e.notRun === undefined))).toEqual([]);
+    expect(typeErrors(runnable)).toEqual([]);
   });
 
-  for (const example of examples.filter((e) => e.notRun === undefined)) {
+  for (const example of runnable) {
     const where = `${relative(root, example.readme)}:${example.line}`;
     const server = serverOf(example.code);
     const on = server ? ` (on ${server.host}:${server.port})` : '';
@@ -200,7 +205,7 @@ describe('README examples', () => {
             squeeze(expected),
           ]);
         }
-        return call + (line.match(/console\.log\(/g)?.length ?? 0);
+        return call + (line.match(CONSOLE_LOG)?.length ?? 0);
       }, 0);
     });
   }
