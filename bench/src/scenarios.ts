@@ -13,6 +13,11 @@ export interface RawDriver {
   /** Read the bytes stored under `key`. */
   select(key: unknown): Promise<string> | string;
   /**
+   * Bring what the writes left behind to one state before the reads are measured, so that both
+   * sides read from the same place (SQLite: write the WAL back into the database file).
+   */
+  settle?(): unknown;
+  /**
    * Remove what insert() stored so far. Given for a server that holds everything in memory:
    * after each round of writes this runs, and ckpt's sessions are pruned to their head, both
    * outside the timing, so that a long run cannot fill the server's memory.
@@ -100,6 +105,7 @@ export async function versusRaw(
       bounded,
     );
     const key = await raw.insert(encoded);
+    await raw.settle?.();
     const read = await interleaved(
       [
         { name: 'ckpt', op: (caller) => store.load(sessions[caller]!) },
