@@ -5,25 +5,30 @@
 import type { CheckpointStore } from '@ckpt/core';
 import { expect } from 'vitest';
 
-/** A counter of calls to one method. */
+/** A counter of calls to one method, or to several together. */
 export interface CallCounter {
   reset(): void;
   readonly count: number;
 }
 
-/** Count the calls of `target[method]` from now on, those `which` accepts (the method keeps working). */
+/**
+ * Count the calls of `target[method]` (of each method, when given several: a driver that
+ * sends statements two ways) from now on, those `which` accepts; the methods keep working.
+ */
 export function countCalls(
   target: object,
-  method: string,
+  method: string | string[],
   which: (...args: unknown[]) => boolean = () => true,
 ): CallCounter {
   const holder = target as Record<string, (...args: unknown[]) => unknown>;
-  const original = holder[method]!.bind(target);
   let count = 0;
-  holder[method] = (...args: unknown[]) => {
-    if (which(...args)) count++;
-    return original(...args);
-  };
+  for (const name of typeof method === 'string' ? [method] : method) {
+    const original = holder[name]!.bind(target);
+    holder[name] = (...args: unknown[]) => {
+      if (which(...args)) count++;
+      return original(...args);
+    };
+  }
   return {
     reset() {
       count = 0;

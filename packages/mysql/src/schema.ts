@@ -106,8 +106,9 @@ export function migrations(ns: string): string[][] {
          SELECT v_removed AS removed;
        END`,
 
-      // Reads that join are procedures too: the server prepares a procedure's statements once
-      // per connection, where a plain statement is parsed and planned on every call.
+      // Version 1 read through this procedure, whose statements the server prepares once per
+      // connection, where a statement sent as text is parsed on every call. Stores now prepare
+      // their plain SELECTs once per connection instead; the procedure stays for earlier ones.
       `CREATE PROCEDURE ${ns}_load(IN p_id ${ID}, IN p_seq BIGINT)
        BEGIN
          IF p_seq IS NULL THEN

@@ -29,15 +29,25 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)('mysql', () => {
-  it('sends one statement per operation, mutations included', async () => {
-    const pool = mysql2.createPool({ uri: url });
+  it('sends one statement per operation, mutations included, each prepared once per connection', async () => {
+    const pool = mysql2.createPool({ uri: url, connectionLimit: 1 });
     opened.push(pool);
     const backend = mysql({ pool, namespace: freshNamespace() });
     await backend.ready();
-    await expectOneStatementPerOperation(
-      new CheckpointStore(backend),
-      countCalls(pool.pool, 'query'),
-    );
+    const store = new CheckpointStore(backend);
+    const counter = countCalls(pool.pool, ['query', 'execute']);
+    const prepared = async () => {
+      const [rows] = await pool.query("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'");
+      return Number((rows as { Value: string }[])[0]!.Value);
+    };
+    const fresh = await prepared();
+    await expectOneStatementPerOperation(store, counter);
+    await store.delete('s');
+    const warm = await prepared();
+    expect(warm).toBeGreaterThan(fresh);
+    // The pool's one connection has now prepared every statement: it prepares none again.
+    await expectOneStatementPerOperation(store, counter);
+    expect(await prepared()).toBe(warm);
     await dropAndClose(backend);
   });
 
