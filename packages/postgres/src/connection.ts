@@ -2,6 +2,8 @@
  * The pool a store runs on, the per-query type parsing it needs, and the schema migration
  * that runs once when a store opens.
  */
+
+import { createHash } from 'node:crypto';
 import { errorCode, migrationStart, openConnection, retryRolledBack } from '@ckpt/core';
 import pg from 'pg';
 import { checkOwnSchema, migrations, schemaIdentifier, TABLES } from './schema.js';
@@ -27,6 +29,50 @@ const TYPES = {
 const SERIALIZATION_FAILURE = '40001';
 const ROLLED_BACK = new Set([SERIALIZATION_FAILURE, '40P01']);
 
+/** A statement; one with a name is prepared under it (see statementRunner). */
+export interface Statement {
+  readonly text: string;
+  readonly name?: string;
+}
+
+/**
+ * `text` as a statement each connection parses and plans once, named after a hash of its text:
+ * for statements whose best plan does not depend on their values (primary-key lookups and
+ * function calls), where parsing and planning would otherwise take a good part of the call.
+ */
+export function prepared(text: string): Statement {
+  return { text, name: `ckpt_${createHash('sha256').update(text).digest('hex').slice(0, 32)}` };
+}
+
+// A connection that does not keep what was prepared on it (PgBouncer before 1.21 in
+// transaction mode hands each statement to any server connection; a reset such as DISCARD ALL
+// drops them), or a plan cached before a migration changed the columns a function returns.
+// Each is raised before the statement runs.
+const NOT_PREPARED = new Set(['26000', '42P05', '0A000']);
+
+/**
+ * Runs statements on `pool`. Named statements are prepared on each connection the first time
+ * they run there; from the first time a connection refuses a name, this runner sends every
+ * statement unnamed (parsed on each call), which works through any pooler. Every statement
+ * runs in a transaction of its own, so one refused before it ran is simply sent again.
+ */
+export function statementRunner(
+  pool: pg.Pool,
+): (statement: Statement | string, values: unknown[]) => Promise<pg.QueryResult> {
+  let named = true;
+  return async (statement, values) => {
+    const { text, name } = typeof statement === 'string' ? { text: statement } : statement;
+    if (!named || name === undefined) return runStatement(pool, text, values);
+    try {
+      return await runStatement(pool, text, values, name);
+    } catch (err) {
+      if (!NOT_PREPARED.has(errorCode(err))) throw err;
+      named = false;
+      return runStatement(pool, text, values);
+    }
+  };
+}
+
 /**
  * Run one statement, again while the server rolls it back. Serialization failures come only
  * from a pool whose default isolation is REPEATABLE READ or SERIALIZABLE, where a writer that
@@ -35,16 +81,17 @@ const ROLLED_BACK = new Set([SERIALIZATION_FAILURE, '40P01']);
  * READ COMMITTED: retrying at the stricter level would fail over and over while other writers
  * keep one session busy.
  */
-export function runStatement(
+function runStatement(
   pool: pg.Pool,
   text: string,
   values: unknown[],
+  name?: string,
 ): Promise<pg.QueryResult> {
   let readCommitted = false;
   return retryRolledBack(async () => {
     if (readCommitted) return atReadCommitted(pool, text, values);
     try {
-      return await pool.query({ text, values, types: TYPES });
+      return await pool.query({ text, values, types: TYPES, ...(name && { name }) });
     } catch (err) {
       if (errorCode(err) === SERIALIZATION_FAILURE) readCommitted = true;
       throw err;

@@ -36,39 +36,59 @@ import {
   connect,
   migrate,
   type PostgresOptions,
-  runStatement,
+  prepared,
+  type Statement,
+  statementRunner,
 } from './connection.js';
 import { schemaIdentifier } from './schema.js';
 
-// Every statement, in one place and readable on its own. `$n` are parameters.
+// Every statement, in one place and readable on its own. `$n` are parameters. The pages
+// that take optional bounds are parsed on each call, so that each is planned for its values;
+// every other statement is prepared once per connection.
 function statements(namespace: string) {
   const ns = schemaIdentifier(namespace);
   const sessionColumns =
     'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
   return {
-    append: `SELECT * FROM ${ns}.append($1, $2, $3, $4, $5, $6, $7, $8)`,
-    rollback: `SELECT * FROM ${ns}.rollback($1, $2, $3, $4, $5)`,
-    fork: `SELECT * FROM ${ns}.fork($1, $2, $3, $4)`,
-    prune: `SELECT ${ns}.prune($1, $2) AS removed`,
-    delete: `SELECT ${ns}.delete_session($1) AS deleted`,
-    load: `SELECT * FROM ${ns}.load($1, $2)`,
-    session: `SELECT ${sessionColumns} FROM ${ns}.sessions WHERE id = $1`,
+    append: prepared(`SELECT * FROM ${ns}.append($1, $2, $3, $4, $5, $6, $7, $8)`),
+    rollback: prepared(`SELECT * FROM ${ns}.rollback($1, $2, $3, $4, $5)`),
+    fork: prepared(`SELECT * FROM ${ns}.fork($1, $2, $3, $4)`),
+    prune: prepared(`SELECT ${ns}.prune($1, $2) AS removed`),
+    delete: prepared(`SELECT ${ns}.delete_session($1) AS deleted`),
+    // A load is one SELECT, so it reads the head and its checkpoint from one snapshot. Prepared,
+    // a join costs less than a call of the `load` function earlier versions made (which stays
+    // for them): the function hands its rows back through a buffer of its own.
+    loadHead: prepared(`
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata, b.data
+        FROM ${ns}.sessions s JOIN ${ns}.bodies b ON b.session_id = s.id AND b.seq = s.head
+       WHERE s.id = $1`),
+    loadSeq: prepared(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+       WHERE c.session_id = $1 AND c.seq = $2`),
+    session: prepared(`SELECT ${sessionColumns} FROM ${ns}.sessions WHERE id = $1`),
     listCheckpoints: `
       SELECT seq, parent, created_at, metadata FROM ${ns}.checkpoints
        WHERE session_id = $1 AND ($2::bigint IS NULL OR seq < $2)
        ORDER BY seq DESC LIMIT $3`,
-    lineage: `SELECT * FROM ${ns}.lineage($1, $2, $3, $4)`,
-    sessionsFirst: `SELECT ${sessionColumns} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT $1`,
+    lineage: prepared(`SELECT * FROM ${ns}.lineage($1, $2, $3, $4)`),
+    sessionsFirst: prepared(
+      `SELECT ${sessionColumns} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT $1`,
+    ),
     sessionsAfter: `
       SELECT ${sessionColumns} FROM ${ns}.sessions WHERE (updated_at, id) < ($1, $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
-    stateGet: `SELECT value FROM ${ns}.state WHERE scope = $1 AND key = $2`,
-    stateSet: `
+    stateGet: prepared(`SELECT value FROM ${ns}.state WHERE scope = $1 AND key = $2`),
+    stateSet: prepared(`
       INSERT INTO ${ns}.state (scope, key, value) VALUES ($1, $2, $3)
-      ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value`,
-    stateDelete: `DELETE FROM ${ns}.state WHERE scope = $1 AND key = $2`,
-    stateInsert: `INSERT INTO ${ns}.state (scope, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-    stateReplace: `UPDATE ${ns}.state SET value = $4 WHERE scope = $1 AND key = $2 AND value = $3`,
+      ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value`),
+    stateDelete: prepared(`DELETE FROM ${ns}.state WHERE scope = $1 AND key = $2`),
+    stateInsert: prepared(
+      `INSERT INTO ${ns}.state (scope, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    ),
+    stateReplace: prepared(
+      `UPDATE ${ns}.state SET value = $4 WHERE scope = $1 AND key = $2 AND value = $3`,
+    ),
     stateKeys: `
       SELECT key FROM ${ns}.state
        WHERE scope = $1 AND key >= $2 AND ($3::text IS NULL OR key < $3) AND ($4::text IS NULL OR key > $4)
@@ -86,12 +106,14 @@ export class PostgresBackend implements CheckpointBackend {
   readonly #connection: Connection;
   readonly #sql: ReturnType<typeof statements>;
   readonly #ready: Promise<void>;
+  readonly #run: ReturnType<typeof statementRunner>;
 
   constructor(options: PostgresOptions) {
     this.#connection = connect(options);
     this.pool = this.#connection.pool;
     this.namespace = this.#connection.namespace;
     this.#sql = statements(this.namespace);
+    this.#run = statementRunner(this.pool);
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
@@ -102,13 +124,13 @@ export class PostgresBackend implements CheckpointBackend {
     return this.#ready;
   }
 
-  async #query(text: string, values: unknown[]): Promise<pg.QueryResult> {
+  async #query(statement: Statement | string, values: unknown[]): Promise<pg.QueryResult> {
     await this.#ready;
-    return runStatement(this.pool, text, values);
+    return this.#run(statement, values);
   }
 
-  async #rows<T>(text: string, values: unknown[]): Promise<T[]> {
-    return (await this.#query(text, values)).rows as T[];
+  async #rows<T>(statement: Statement | string, values: unknown[]): Promise<T[]> {
+    return (await this.#query(statement, values)).rows as T[];
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
@@ -117,7 +139,10 @@ export class PostgresBackend implements CheckpointBackend {
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const [row] = await this.#rows<CheckpointRow>(this.#sql.load, [sessionId, seq]);
+    const [row] =
+      seq === null
+        ? await this.#rows<CheckpointRow>(this.#sql.loadHead, [sessionId])
+        : await this.#rows<CheckpointRow>(this.#sql.loadSeq, [sessionId, seq]);
     return row ? checkpointFromRow(row) : null;
   }
 

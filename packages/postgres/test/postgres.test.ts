@@ -21,12 +21,55 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)('postgres', () => {
-  it('sends one statement per operation, mutations included', async () => {
-    const pool = new pg.Pool({ connectionString: url });
+  /** ckpt's statements prepared on the connection of the one-connection `pool`, by name. */
+  async function preparedOn(
+    pool: pg.Pool,
+  ): Promise<Map<string, { statement: string; runs: number }>> {
+    const { rows } = await pool.query(
+      `SELECT name, statement, generic_plans + custom_plans AS runs
+         FROM pg_prepared_statements WHERE name LIKE 'ckpt\\_%'`,
+    );
+    return new Map(rows.map((r) => [r.name, { statement: r.statement, runs: Number(r.runs) }]));
+  }
+
+  it('sends one statement per operation, mutations included, preparing each once per connection', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
     opened.push(pool);
     const backend = postgres({ pool, namespace: freshNamespace() });
     await backend.ready();
-    await expectOneStatementPerOperation(new CheckpointStore(backend), countCalls(pool, 'query'));
+    const store = new CheckpointStore(backend);
+    const counter = countCalls(pool, 'query');
+    await expectOneStatementPerOperation(store, counter);
+    await store.delete('s');
+    const warm = await preparedOn(pool);
+    const texts = [...warm.values()].map((p) => p.statement).join('\n');
+    for (const called of ['.append(', '.rollback(', '.fork(', '.lineage(', 's.head AS seq']) {
+      expect(texts).toContain(called);
+    }
+    // The pool's one connection has prepared them all: a second round prepares nothing more,
+    // and runs each of them again.
+    await expectOneStatementPerOperation(store, counter);
+    const again = await preparedOn(pool);
+    expect([...again.keys()].sort()).toEqual([...warm.keys()].sort());
+    for (const [name, { runs }] of warm) expect(again.get(name)!.runs).toBeGreaterThan(runs);
+    await dropAndClose(backend);
+  });
+
+  it('goes on with unnamed statements once a connection has lost what was prepared on it', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(pool);
+    const backend = postgres({ pool, namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    await store.checkpoint('s', { step: 1 });
+    expect((await store.load('s'))?.data).toEqual({ step: 1 });
+    expect((await preparedOn(pool)).size).toBeGreaterThan(0);
+    // What a pooler that resets connections, or hands statements to any of them, does.
+    await pool.query('DEALLOCATE ALL');
+    expect((await store.load('s'))?.data).toEqual({ step: 1 });
+    await store.checkpoint('s', { step: 2 });
+    expect((await store.load('s'))?.data).toEqual({ step: 2 });
+    expect((await store.info('s'))?.checkpoints).toBe(2);
+    expect((await preparedOn(pool)).size).toBe(0);
     await dropAndClose(backend);
   });
 
