@@ -19,6 +19,8 @@ export interface ConnectionSpec<H> {
   methods: readonly string[];
   /** A URL to show in messages: `postgres://user@host:5432/db`. */
   example: string;
+  /** Options of this adapter alone, each a boolean that defaults to true. */
+  switches?: readonly string[];
   /** Refuse a namespace this server cannot use, beyond the common rule (throws). */
   refuseNamespace?(namespace: string): void;
   /** Open a handle on `url`; it may throw when the driver cannot read the URL. */
@@ -27,11 +29,13 @@ export interface ConnectionSpec<H> {
   adopt?(given: unknown): unknown;
 }
 
-/** A handle, whether the adapter opened it (and so must close it), and the namespace. */
+/** A handle, whether the adapter opened it (and so must close it), the namespace and switches. */
 export interface OpenedConnection<H> {
   handle: H;
   owned: boolean;
   namespace: string;
+  /** Each of the spec's switches: as given, or true. */
+  switches: Record<string, boolean>;
 }
 
 /** Check `options` and open (or adopt) the handle it names. */
@@ -44,9 +48,21 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
     'url',
     spec.handle,
     'namespace',
+    ...(spec.switches ?? []),
   ]);
   const namespace = checkNamespace(given.namespace);
   spec.refuseNamespace?.(namespace);
+  const switches: Record<string, boolean> = {};
+  for (const name of spec.switches ?? []) {
+    const value = given[name] ?? true;
+    if (typeof value !== 'boolean') {
+      throw invalidArgument(
+        name,
+        `${spec.factory}() needs ${name} to be true or false; got ${describe(value)}.`,
+      );
+    }
+    switches[name] = value;
+  }
   if (given[spec.handle] !== undefined && given[spec.handle] !== null) {
     const handle = spec.adopt ? spec.adopt(given[spec.handle]) : given[spec.handle];
     const missing = missingMethods(handle, spec.methods);
@@ -56,14 +72,14 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
         `${spec.factory}() needs { ${spec.handle} } to be ${spec.handleKind}; got ${describe(handle)}, which lacks ${methodList(missing)}.`,
       );
     }
-    return { handle: handle as H, owned: false, namespace };
+    return { handle: handle as H, owned: false, namespace, switches };
   }
   const url = given.url;
   if (typeof url !== 'string' || url === '') {
     throw invalidArgument('url', `${usage}.`);
   }
   try {
-    return { handle: spec.open(url), owned: true, namespace };
+    return { handle: spec.open(url), owned: true, namespace, switches };
   } catch (err) {
     // Neither the URL nor the driver's error goes into this one: both can hold the password
     // (Node's ERR_INVALID_URL keeps the whole URL as `input`).

@@ -46,7 +46,7 @@ describe('openConnection', () => {
     const pool = { query() {}, end() {} };
     const before = opened.length;
     const result = openConnection({ pool, url: 'demo://ignored', namespace: 'app' }, spec);
-    expect(result).toEqual({ handle: pool, owned: false, namespace: 'app' });
+    expect(result).toEqual({ handle: pool, owned: false, namespace: 'app', switches: {} });
     expect(opened.length).toBe(before);
   });
 
@@ -58,6 +58,24 @@ describe('openConnection', () => {
       { ...spec, adopt: (g) => (g as typeof wrapped).promise() },
     );
     expect(handle).toBe(inner);
+  });
+
+  it("reads the adapter's switches: true unless given as false, anything else refused", () => {
+    const withSwitch = { ...spec, switches: ['fast'] };
+    expect(openConnection({ url: 'demo://h' }, withSwitch).switches).toEqual({ fast: true });
+    expect(openConnection({ url: 'demo://h', fast: true }, withSwitch).switches).toEqual({
+      fast: true,
+    });
+    expect(openConnection({ url: 'demo://h', fast: false }, withSwitch).switches).toEqual({
+      fast: false,
+    });
+    const before = opened.length;
+    const err = refusal({ url: 'demo://h', fast: 'no' }, withSwitch);
+    expect(err.details.argument).toBe('fast');
+    expect(err.message).toBe('demo() needs fast to be true or false; got "no".');
+    expect(opened.length).toBe(before);
+    // Not a switch of this adapter: refused as any unknown option is.
+    expect(refusal({ url: 'demo://h', fast: false }).message).toContain('no option "fast"');
   });
 
   it('refuses options without a url or a handle, showing a good one', () => {
