@@ -12,6 +12,12 @@ import { checkOwnSchema, migrations, schemaIdentifier, TABLES } from './schema.j
 export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
   /** The schema that holds every table and function; default `ckpt`. */
   namespace?: string;
+  /**
+   * Prepare statements once per connection (default true). False sends every statement
+   * unnamed: for a proxy that pins a client to one server connection once it prepares a
+   * statement, such as RDS Proxy.
+   */
+  preparedStatements?: boolean;
 };
 
 // bigint columns (seq, times) come back as JavaScript numbers; they stay far below 2^53.
@@ -54,12 +60,14 @@ const NOT_PREPARED = new Set(['26000', '42P05', '0A000']);
  * Runs statements on `pool`. Named statements are prepared on each connection the first time
  * they run there; from the first time a connection refuses a name, this runner sends every
  * statement unnamed (parsed on each call), which works through any pooler. Every statement
- * runs in a transaction of its own, so one refused before it ran is simply sent again.
+ * runs in a transaction of its own, so one refused before it ran is simply sent again. With
+ * `prepare` false, every statement goes unnamed from the start.
  */
 export function statementRunner(
   pool: pg.Pool,
+  prepare: boolean,
 ): (statement: Statement | string, values: unknown[]) => Promise<pg.QueryResult> {
-  let named = true;
+  let named = prepare;
   return async (statement, values) => {
     const { text, name } = typeof statement === 'string' ? { text: statement } : statement;
     if (!named || name === undefined) return runStatement(pool, text, values);
@@ -125,21 +133,23 @@ function literal(value: unknown): string {
   return pg.escapeLiteral(String(value));
 }
 
-/** A pool, whether it is ours to close, and the namespace. */
+/** A pool, whether it is ours to close, the namespace, and whether to prepare statements. */
 export interface Connection {
   pool: pg.Pool;
   owned: boolean;
   namespace: string;
+  preparedStatements: boolean;
 }
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: PostgresOptions): Connection {
-  const { handle, owned, namespace } = openConnection<pg.Pool>(options, {
+  const { handle, owned, namespace, switches } = openConnection<pg.Pool>(options, {
     factory: 'postgres',
     handle: 'pool',
     handleKind: 'a pg.Pool',
     methods: ['query', 'connect'],
     example: 'postgres://user@host:5432/db',
+    switches: ['preparedStatements'],
     refuseNamespace: checkOwnSchema,
     open(url) {
       // A pool reads its URL only when it first connects; a client reads it at once, so a
@@ -152,7 +162,7 @@ export function connect(options: PostgresOptions): Connection {
       return pool;
     },
   });
-  return { pool: handle, owned, namespace };
+  return { pool: handle, owned, namespace, preparedStatements: switches.preparedStatements! };
 }
 
 /**

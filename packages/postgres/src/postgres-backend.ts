@@ -113,7 +113,7 @@ export class PostgresBackend implements CheckpointBackend {
     this.pool = this.#connection.pool;
     this.namespace = this.#connection.namespace;
     this.#sql = statements(this.namespace);
-    this.#run = statementRunner(this.pool);
+    this.#run = statementRunner(this.pool, this.#connection.preparedStatements);
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});

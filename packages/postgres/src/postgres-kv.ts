@@ -12,11 +12,11 @@ import { schemaIdentifier } from './schema.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
 export function postgresKv(options: PostgresOptions): KvStore {
-  const { pool, owned, namespace } = connect(options);
+  const { pool, owned, namespace, preparedStatements } = connect(options);
   const ready = migrate(pool, namespace);
   const ns = schemaIdentifier(namespace);
   ready.catch(() => {});
-  const run = statementRunner(pool);
+  const run = statementRunner(pool, preparedStatements);
   const query = async (statement: Statement | string, values: unknown[]) => {
     await ready;
     return run(statement, values);

@@ -7,7 +7,7 @@ import {
   expectOldSessionsReadWhole,
   expectOneStatementPerOperation,
 } from '@ckpt/contract-tests';
-import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
+import { CheckpointStore, type CkptError, isCkptError, openStore } from '@ckpt/core';
 import { type PostgresBackend, postgres, postgresKv, SCHEMA_VERSION } from '@ckpt/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -69,6 +69,21 @@ describe.skipIf(!available)('postgres', () => {
     await store.checkpoint('s', { step: 2 });
     expect((await store.load('s'))?.data).toEqual({ step: 2 });
     expect((await store.info('s'))?.checkpoints).toBe(2);
+    expect((await preparedOn(pool)).size).toBe(0);
+    await dropAndClose(backend);
+  });
+
+  it('prepares nothing with preparedStatements: false, for a proxy that pins prepared connections', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(pool);
+    const namespace = freshNamespace();
+    const backend = postgres({ pool, namespace, preparedStatements: false });
+    const kv = postgresKv({ pool, namespace, preparedStatements: false });
+    const store = new CheckpointStore(backend);
+    await store.checkpoint('s', { step: 1 });
+    expect((await store.load('s'))?.data).toEqual({ step: 1 });
+    await kv.set('k', 'v');
+    expect(await kv.get('k')).toBe('v');
     expect((await preparedOn(pool)).size).toBe(0);
     await dropAndClose(backend);
   });
@@ -364,4 +379,21 @@ describe('postgres options', () => {
   ])('%s() refuses bad options with INVALID_ARGUMENT, never showing a password', (_, factory) =>
     expectBadConnectionOptionsRefused(factory, { scheme: 'postgres', handle: 'pool' }),
   );
+
+  it.each([
+    ['postgres', postgres],
+    ['postgresKv', postgresKv],
+  ])('%s() refuses a preparedStatements that is not true or false', (_, factory) => {
+    for (const preparedStatements of ['false', 0, 'off']) {
+      let err: unknown;
+      try {
+        factory({ url, preparedStatements: preparedStatements as never });
+      } catch (e) {
+        err = e;
+      }
+      expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+      expect((err as CkptError).details.argument).toBe('preparedStatements');
+      expect((err as Error).message).toMatch(/true or false/);
+    }
+  });
 });
