@@ -11,6 +11,8 @@ export interface ConnectionOptionsShape {
   scheme: string;
   /** The option that holds an existing driver handle: `pool` or `client`. */
   handle: string;
+  /** The adapter's boolean options, such as `preparedStatements`. */
+  switches?: readonly string[];
 }
 
 const SECRET = 'hunter2-very-secret';
@@ -27,7 +29,7 @@ function shown(err: unknown): string {
 /** Check that `factory` (such as `postgres` or `postgresKv`) refuses every bad option. */
 export async function expectBadConnectionOptionsRefused(
   factory: (options: never) => unknown,
-  { scheme, handle }: ConnectionOptionsShape,
+  { scheme, handle, switches = [] }: ConnectionOptionsShape,
 ): Promise<void> {
   const refuse = (options: unknown) =>
     expectCkptError(() => factory(options as never), 'INVALID_ARGUMENT');
@@ -41,6 +43,15 @@ export async function expectBadConnectionOptionsRefused(
   const typo = await refuse({ url: `${scheme}://127.0.0.1`, namepsace: 'agents' });
   expect(typo.message).toContain('"namepsace"');
   expect(typo.message).toContain('namespace');
+
+  // A switch given as a string or a number would otherwise be read as true or false by luck.
+  for (const name of switches) {
+    for (const value of ['false', 0, 'off']) {
+      const err = await refuse({ url: `${scheme}://127.0.0.1`, [name]: value });
+      expect(err.details.argument).toBe(name);
+      expect(err.message).toMatch(/true or false/);
+    }
+  }
 
   // Something else than the driver's handle, such as another driver's client.
   for (const wrong of [{}, { query: 'not a function' }, 'a connection string']) {
