@@ -14,13 +14,20 @@ import { migrations, tables } from './schema.js';
 export type MysqlOptions = ({ url: string } | { pool: Pool | { promise(): Pool } }) & {
   /** Prefix of every table name; default `ckpt`. */
   namespace?: string;
+  /**
+   * Prepare statements once per connection and send values in the binary protocol (default
+   * true). False sends every statement as text: for a proxy that pins a client to one server
+   * connection once it prepares a statement, such as RDS Proxy.
+   */
+  preparedStatements?: boolean;
 };
 
-/** A pool, whether it is ours to close, and the namespace. */
+/** A pool, whether it is ours to close, the namespace, and whether to prepare statements. */
 export interface Connection {
   pool: Pool;
   owned: boolean;
   namespace: string;
+  preparedStatements: boolean;
 }
 
 /**
@@ -44,23 +51,25 @@ export interface Statements {
 }
 
 /**
- * Migrate namespace `ns` on `pool` (once), and run statements there. Every statement is
- * prepared once per connection and then sent in the binary protocol, which carries values as
- * they are: the text protocol escapes them into the SQL (JSON is full of quotes), and the
- * server then parses the whole literal, which for a 64 KiB checkpoint took longer than the
- * rest of the call. The server also skips parsing a prepared statement on every run.
+ * Migrate namespace `ns` on `pool` (once), and run statements there. With `prepare`, every
+ * statement is prepared once per connection and then sent in the binary protocol, which
+ * carries values as they are: the text protocol escapes them into the SQL (JSON is full of
+ * quotes), and the server then parses the whole literal, which for a 64 KiB checkpoint took
+ * longer than the rest of the call. The server also skips parsing a prepared statement on
+ * every run.
  */
-export function openStatements(pool: Pool, ns: string): Statements {
+export function openStatements(pool: Pool, ns: string, prepare: boolean): Statements {
   const packetBytes = migrate(pool, ns);
   const ready = packetBytes.then(() => undefined);
   // Reported by the first call that awaits it, not as an unhandled rejection.
   ready.catch(() => {});
+  const method = prepare ? 'execute' : 'query';
   return {
     ready,
     async run(sql, values) {
-      checkPacket(sql, values, await packetBytes);
+      checkPacket(sql, values, await packetBytes, !prepare);
       const options = { sql, values, ...PLAIN_ROWS };
-      return retryRolledBack(() => execute(pool, options), NOTHING_LEFT);
+      return retryRolledBack(() => send(pool, method, options), NOTHING_LEFT);
     },
   };
 }
@@ -68,17 +77,27 @@ export function openStatements(pool: Pool, ns: string): Statements {
 // Room in a packet for what is not a value: the statement's text and the protocol's framing.
 const PACKET_SLACK = 64 * 1024;
 
+// What the text protocol escapes, each into two characters (mysql2's escaping of a string).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are escaped.
+const ESCAPED = /[\0\b\t\n\r\x1a"'\\]/g;
+
 /**
  * Refuse, before anything is sent, a statement larger than the server's max_allowed_packet,
- * which would make the server drop the connection mid-write.
+ * which would make the server drop the connection mid-write. `escaped`: values go into the
+ * SQL as escaped literals (the text protocol).
  */
-function checkPacket(sql: string, values: unknown[], packetBytes: number): void {
+function checkPacket(sql: string, values: unknown[], packetBytes: number, escaped: boolean): void {
   let units = sql.length;
   for (const value of values) if (typeof value === 'string') units += value.length;
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: most statements need no exact count.
-  if (units * 3 + PACKET_SLACK <= packetBytes) return;
+  // UTF-8 takes at most 3 bytes per UTF-16 unit, and escaping at most doubles those: most
+  // statements need no exact count.
+  if (units * (escaped ? 6 : 3) + PACKET_SLACK <= packetBytes) return;
   let bytes = Buffer.byteLength(sql);
-  for (const value of values) if (typeof value === 'string') bytes += Buffer.byteLength(value);
+  for (const value of values) {
+    if (typeof value !== 'string') continue;
+    bytes += Buffer.byteLength(value);
+    if (escaped) bytes += value.match(ESCAPED)?.length ?? 0;
+  }
   if (bytes + PACKET_SLACK > packetBytes) {
     throw new CkptError(
       'PAYLOAD_TOO_LARGE',
@@ -89,16 +108,20 @@ function checkPacket(sql: string, values: unknown[], packetBytes: number): void 
 }
 
 /**
- * Run a prepared statement through the callback interface of the pool underneath a promise
- * pool. The promise interface captures a stack trace for every call (mysql2's `trace` option,
- * on by default), which costs more CPU than the rest of a short query; the store wraps a
- * failure in an error of its own, raised where the caller awaits it, anyway.
+ * Run a statement, prepared (`execute`) or as text (`query`), through the callback interface
+ * of the pool underneath a promise pool. The promise interface captures a stack trace for
+ * every call (mysql2's `trace` option, on by default), which costs more CPU than the rest of a
+ * short query; the store wraps a failure in an error of its own, raised where the caller
+ * awaits it, anyway.
  */
-function execute(pool: Pool, options: QueryOptions): Promise<unknown> {
+function send(pool: Pool, method: 'execute' | 'query', options: QueryOptions): Promise<unknown> {
   const core = (pool as Partial<Pool>).pool;
-  if (typeof core?.execute !== 'function') return pool.execute(options).then(([result]) => result);
+  if (typeof core?.[method] !== 'function') {
+    const sent = method === 'execute' ? pool.execute(options) : pool.query(options);
+    return sent.then(([result]) => result);
+  }
   return new Promise((resolve, reject) => {
-    core.execute(options, (err: unknown, result: unknown) => (err ? reject(err) : resolve(result)));
+    core[method](options, (err: unknown, result: unknown) => (err ? reject(err) : resolve(result)));
   });
 }
 
@@ -107,12 +130,13 @@ const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: MysqlOptions): Connection {
-  const { handle, owned, namespace } = openConnection<Pool>(options, {
+  const { handle, owned, namespace, switches } = openConnection<Pool>(options, {
     factory: 'mysql',
     handle: 'pool',
     handleKind: "a mysql2 pool (from 'mysql2/promise' or 'mysql2')",
     methods: ['query', 'execute', 'getConnection'],
     example: 'mysql://user@host:3306/db',
+    switches: ['preparedStatements'],
     // A callback-style pool (from 'mysql2') is used through its promise wrapper.
     adopt: (given) => {
       const promise = (given as { promise?: unknown }).promise;
@@ -120,7 +144,7 @@ export function connect(options: MysqlOptions): Connection {
     },
     open: (url) => mysql.createPool({ uri: url, charset: 'utf8mb4', connectionLimit: 10 }),
   });
-  return { pool: handle, owned, namespace };
+  return { pool: handle, owned, namespace, preparedStatements: switches.preparedStatements! };
 }
 
 /**

@@ -134,7 +134,11 @@ export class MysqlBackend implements CheckpointBackend {
     this.pool = this.#connection.pool;
     this.namespace = this.#connection.namespace;
     this.#sql = statements(this.namespace);
-    this.#statements = openStatements(this.pool, this.namespace);
+    this.#statements = openStatements(
+      this.pool,
+      this.namespace,
+      this.#connection.preparedStatements,
+    );
   }
 
   /** Resolves once the tables are migrated; rejects (with SCHEMA or UNSUPPORTED) when they cannot be. */

@@ -5,9 +5,9 @@ import { tables } from './schema.js';
 
 /** A MySQL KvStore for `kvBackend(mysqlKv({ url }))`; one statement per call. */
 export function mysqlKv(options: MysqlOptions): KvStore {
-  const { pool, owned, namespace } = connect(options);
+  const { pool, owned, namespace, preparedStatements } = connect(options);
   const { kv } = tables(namespace);
-  const { ready, run } = openStatements(pool, namespace);
+  const { ready, run } = openStatements(pool, namespace, preparedStatements);
   let closed = false;
   const changed = async (sql: string, values: unknown[]) =>
     ((await run(sql, values)) as { affectedRows: number }).affectedRows;

@@ -178,6 +178,35 @@ describe.skipIf(!available)('mysql', () => {
     await dropAndClose(backend);
   });
 
+  it('sends statements as text with preparedStatements: false, counting their escaping against the packet', async () => {
+    const pool = mysql2.createPool({ uri: url, connectionLimit: 1 });
+    opened.push(pool);
+    const namespace = freshNamespace();
+    const backend = mysql({ pool, namespace, preparedStatements: false });
+    const kv = mysqlKv({ pool, namespace, preparedStatements: false });
+    await backend.ready();
+    const prepared = async () => {
+      const [rows] = await pool.query("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'");
+      return Number((rows as { Value: string }[])[0]!.Value);
+    };
+    const before = await prepared();
+    const store = new CheckpointStore(backend);
+    await expectOneStatementPerOperation(store, countCalls(pool.pool, ['query', 'execute']));
+    await kv.set('k', 'v');
+    expect(await kv.get('k')).toBe('v');
+    expect(await prepared()).toBe(before);
+    // Quotes: their JSON text fits a packet, escaped once more into the SQL it does not.
+    const [[{ bytes }]] = (await pool.query('SELECT @@max_allowed_packet AS bytes')) as unknown as [
+      [{ bytes: number }],
+    ];
+    const large = new CheckpointStore(backend, { maxPayloadBytes: 4 * Number(bytes) });
+    const quotes = '"'.repeat(Math.floor(0.4 * Number(bytes)));
+    const err = await expectCkptError(large.checkpoint('q', quotes), 'PAYLOAD_TOO_LARGE');
+    expect(err.message).toMatch(/max_allowed_packet/);
+    expect(await large.info('q')).toBeNull();
+    await dropAndClose(backend);
+  }, 60_000);
+
   it("refuses a call larger than the server's max_allowed_packet, writing nothing, and goes on", async () => {
     const backend = await freshBackend();
     const [[{ bytes }]] = (await backend.pool.query(
@@ -324,6 +353,10 @@ describe('mysql options', () => {
     ['mysql', mysql],
     ['mysqlKv', mysqlKv],
   ])('%s() refuses bad options with INVALID_ARGUMENT, never showing a password', (_, factory) =>
-    expectBadConnectionOptionsRefused(factory, { scheme: 'mysql', handle: 'pool' }),
+    expectBadConnectionOptionsRefused(factory, {
+      scheme: 'mysql',
+      handle: 'pool',
+      switches: ['preparedStatements'],
+    }),
   );
 });
