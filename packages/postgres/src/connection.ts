@@ -1,6 +1,7 @@
 /**
- * The pool a store runs on, the per-query type parsing it needs, and the schema migration
- * that runs once when a store opens.
+ * The pool a store runs on, how statements go to it (prepared once per connection where it
+ * keeps them), the per-query type parsing they need, and the schema migration that runs once
+ * when a store opens.
  */
 
 import { createHash } from 'node:crypto';
@@ -53,7 +54,8 @@ export function prepared(text: string): Statement {
 // A connection that does not keep what was prepared on it (PgBouncer before 1.21 in
 // transaction mode hands each statement to any server connection; a reset such as DISCARD ALL
 // drops them), or a plan cached before a migration changed the columns a function returns.
-// Each is raised before the statement runs.
+// Each is raised before the statement runs; and a statement is a transaction of its own, so
+// whatever fails leaves nothing behind to run twice.
 const NOT_PREPARED = new Set(['26000', '42P05', '0A000']);
 
 /**
