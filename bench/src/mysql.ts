@@ -50,11 +50,13 @@ export async function benchMysql(url: string, plan: Plan, large: Sizes): Promise
             ((await pool.query(insert, [encoded]))[0] as { insertId: number }).insertId,
           select: async (key) =>
             ((await pool.query(select, [key]))[0] as { data: string }[])[0]!.data,
-          reference: {
-            name: 'prepared, callback API',
-            insert: (encoded) => prepared(insert, [encoded]),
-            select: (key) => prepared(select, [key as number]),
-          },
+          references: [
+            {
+              name: 'prepared, callback API',
+              insert: (encoded) => prepared(insert, [encoded]),
+              select: (key) => prepared(select, [key as number]),
+            },
+          ],
         },
         plan,
         { checkpoint: '<= 1.5x', load: '<= 1.2x' },

@@ -40,28 +40,34 @@ export async function benchPostgres(url: string, plan: Plan, large: Sizes): Prom
       )
       .then(() => true)
       .catch(() => false);
+    const insert = `INSERT INTO ${ns}.bench_raw (data) VALUES ($1) RETURNING id`;
+    const select = `SELECT data FROM ${ns}.bench_raw WHERE id = $1`;
     rows.push(
       ...(await versusRaw(
         'postgres',
         store,
         {
-          insert: async (encoded) =>
-            (
-              await pool.query(`INSERT INTO ${ns}.bench_raw (data) VALUES ($1) RETURNING id`, [
-                encoded,
-              ])
-            ).rows[0].id,
-          select: async (key) =>
-            (
-              await pool.query(`SELECT data FROM ${ns}.bench_raw WHERE id = $1`, [key])
-            ).rows[0].data,
-          ...(lz4 && {
-            reference: {
-              name: 'lz4 column',
-              insert: (encoded: string) =>
-                pool.query(`INSERT INTO ${ns}.bench_raw_lz4 (data) VALUES ($1)`, [encoded]),
+          insert: async (encoded) => (await pool.query(insert, [encoded])).rows[0].id,
+          select: async (key) => (await pool.query(select, [key])).rows[0].data,
+          references: [
+            // ckpt prepares its statements once per connection; pool.query(text, values) sends
+            // them unnamed, parsed and planned on each call. The raw calls prepared, likewise:
+            {
+              name: 'prepared',
+              insert: (encoded) =>
+                pool.query({ name: 'bench_insert', text: insert, values: [encoded] }),
+              select: (key) => pool.query({ name: 'bench_select', text: select, values: [key] }),
             },
-          }),
+            ...(lz4
+              ? [
+                  {
+                    name: 'lz4 column',
+                    insert: (encoded: string) =>
+                      pool.query(`INSERT INTO ${ns}.bench_raw_lz4 (data) VALUES ($1)`, [encoded]),
+                  },
+                ]
+              : []),
+          ],
         },
         plan,
         { checkpoint: '<= 1.3x', load: '<= 1.2x' },

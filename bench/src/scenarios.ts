@@ -26,14 +26,17 @@ export interface RawDriver {
   /** What the two are called in the table (default: raw INSERT, raw SELECT). */
   names?: { insert: string; select: string };
   /**
-   * Another way of doing the raw write or read, measured beside it for reference; its rows are
+   * Other ways of doing the raw write or read, measured beside it for reference; their rows are
    * called after the raw ones, with `, <name>` added.
    */
-  reference?: {
-    name: string;
-    insert?(encoded: string): Promise<unknown> | unknown;
-    select?(key: unknown): Promise<unknown> | unknown;
-  };
+  references?: RawReference[];
+}
+
+/** Another way of doing the raw write, the raw read, or both. */
+export interface RawReference {
+  name: string;
+  insert?(encoded: string): Promise<unknown> | unknown;
+  select?(key: unknown): Promise<unknown> | unknown;
 }
 
 function row(
@@ -72,7 +75,7 @@ export async function versusRaw(
   const rows: Row[] = [];
   const by = callers > 1 ? 'throughput' : 'median';
   const names = raw.names ?? { insert: 'raw INSERT', select: 'raw SELECT' };
-  const { insert: refInsert, select: refSelect, name: refName } = raw.reference ?? {};
+  const references = raw.references ?? [];
   const at = { ...plan, callers };
   for (const size of [1 * KIB, 64 * KIB]) {
     const data = agentState(size);
@@ -97,9 +100,9 @@ export async function versusRaw(
           name: `${names.insert} + JSON.stringify`,
           op: () => raw.insert(JSON.stringify(data)),
         },
-        ...(refInsert
-          ? [{ name: `${names.insert}, ${refName}`, op: () => refInsert(encoded) }]
-          : []),
+        ...references.flatMap(({ name, insert }) =>
+          insert ? [{ name: `${names.insert}, ${name}`, op: () => insert(encoded) }] : [],
+        ),
       ],
       at,
       bounded,
@@ -114,7 +117,9 @@ export async function versusRaw(
           name: `${names.select} + JSON.parse`,
           op: async () => JSON.parse(await raw.select(key)),
         },
-        ...(refSelect ? [{ name: `${names.select}, ${refName}`, op: () => refSelect(key) }] : []),
+        ...references.flatMap(({ name, select }) =>
+          select ? [{ name: `${names.select}, ${name}`, op: () => select(key) }] : [],
+        ),
       ],
       at,
     );

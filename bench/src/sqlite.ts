@@ -46,7 +46,7 @@ export async function benchSqlite(dir: string, plan: Plan, large: Sizes): Promis
         insert: (encoded) => insert.run(encoded).lastInsertRowid,
         select: (key) => select.get(key) as string,
         settle: () => backend.db.pragma('wal_checkpoint(TRUNCATE)'),
-        reference: { name: 'four b-trees', insert: insertFourBtrees },
+        references: [{ name: 'four b-trees', insert: insertFourBtrees }],
       },
       plan,
       { checkpoint: '<= 1.3x', load: '<= 1.2x' },
