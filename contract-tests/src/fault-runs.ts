@@ -12,8 +12,13 @@ export interface FaultReport {
   runs: number;
   /** Runs whose first call failed because of the cut. */
   failedFirst: number;
-  /** Cuts that happened: one each run, since each is armed inside the bytes a call moves. */
+  /** Cuts that happened: one each run. */
   cuts: number;
+  /**
+   * Calls made besides the runs, whose armed cut never fired (the call moved fewer bytes that
+   * way than the one measured); each is checked like a run, and another run made in its place.
+   */
+  uncut: number;
   /** Failed first calls that had committed anyway (their reply was cut): the retry replayed them. */
   committedBeforeCut: number;
   /** Runs stored zero times, and more than once. */
@@ -24,9 +29,9 @@ export interface FaultReport {
 }
 
 /**
- * Run `runs` checkpoints on `store` (which must reach its server through `proxy`), cutting
- * each call's connection at a random byte in alternating directions, then retrying it with
- * the same idempotency key until it succeeds.
+ * Make checkpoints on `store` (which must reach its server through `proxy`), cutting each
+ * call's connection at a random byte in alternating directions, then retrying it with the same
+ * idempotency key until it succeeds, until `runs` calls have been cut.
  */
 export async function runFaultInjection(options: {
   store: CheckpointStore;
@@ -57,9 +62,12 @@ export async function runFaultInjection(options: {
   let failedFirst = 0;
   let cuts = 0;
   let committedBeforeCut = 0;
-  for (let run = 0; run < runs; run++) {
-    const direction: Direction = run % 2 === 0 ? 'toClient' : 'toServer';
+  let calls = 0;
+  for (; cuts < runs; calls++) {
+    if (calls >= 2 * runs) throw new Error(`only ${cuts} of ${calls} fault runs cut their call`);
+    const direction: Direction = calls % 2 === 0 ? 'toClient' : 'toServer';
     proxy.cutAfter(Math.floor(Math.random() * size[direction]), direction);
+    const run = calls;
     const first = await write(run).then(
       () => true,
       () => false,
@@ -95,7 +103,7 @@ export async function runFaultInjection(options: {
   }
   let lost = 0;
   let duplicated = 0;
-  for (let run = 0; run < runs; run++) {
+  for (let run = 0; run < calls; run++) {
     const count = stored.get(tag(run)) ?? 0;
     if (count === 0) lost++;
     if (count > 1) duplicated++;
@@ -106,7 +114,16 @@ export async function runFaultInjection(options: {
     (await store.load(sessionId, info.head)) !== null &&
     new Set(infos.map((i) => i.seq)).size === infos.length &&
     info.checkpoints === infos.length;
-  return { runs, failedFirst, cuts, committedBeforeCut, lost, duplicated, consistent };
+  return {
+    runs,
+    failedFirst,
+    cuts,
+    uncut: calls - runs,
+    committedBeforeCut,
+    lost,
+    duplicated,
+    consistent,
+  };
 }
 
 /**
