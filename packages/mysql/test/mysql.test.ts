@@ -131,7 +131,7 @@ describe.skipIf(!available)('mysql', () => {
     await dropAndClose(backend);
   });
 
-  it.each([1, 2])(
+  it.each([1, 2, 3])(
     'upgrades a version %i schema in place, its sessions read back whole',
     async (version) => {
       const { namespace, admin } = await oldSchema(version);
