@@ -212,11 +212,7 @@ function appendProcedure(ns: string): string {
          END IF;
          ${refusals(t, 'v_parent')}
          ${checkpointRows(t, 'v_parent')}
-         IF p_key IS NOT NULL THEN
-           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
-         END IF;
-         COMMIT;
-         SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;
+         ${keyAndCommit(t, 'v_parent')}
        END`;
 }
 
@@ -247,17 +243,14 @@ function lockThenUpdateAppend(ns: string, headDetails: boolean): string {
                   headDetails ? ', head_parent = v_head, head_created_at = p_now' : ''
                 }
           WHERE id = p_id;
-         IF p_key IS NOT NULL THEN
-           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
-         END IF;
-         COMMIT;
-         SELECT 'written' AS status, v_seq AS seq, v_head AS parent;
+         ${keyAndCommit(t, 'v_head')}
        END`;
 }
 
 // What both versions of append share: its signature, the refusals that undo the call (the
-// idempotency key `v_seen` was seen; the head `head` is not the expected one), and the rows
-// of checkpoint `v_seq` whose parent is `parent`.
+// idempotency key `v_seen` was seen; the head `head` is not the expected one), the rows of
+// checkpoint `v_seq` whose parent is `parent`, and the end: the key recorded, the commit, and
+// the reply.
 function appendSignature(ns: string): string {
   return `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
          IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT)`;
@@ -285,6 +278,14 @@ function checkpointRows(t: ReturnType<typeof tables>, parent: string): string {
          IF p_transcript <> '[]' THEN
            INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
          END IF;`;
+}
+
+function keyAndCommit(t: ReturnType<typeof tables>, parent: string): string {
+  return `IF p_key IS NOT NULL THEN
+           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
+         END IF;
+         COMMIT;
+         SELECT 'written' AS status, v_seq AS seq, ${parent} AS parent;`;
 }
 
 function rollbackProcedure(ns: string, headDetails: boolean): string {
