@@ -51,6 +51,12 @@ export {
   type SeqRanges,
 } from './seq-ranges.js';
 export {
+  SqlBackend,
+  type SqlResult,
+  type SqlStatementName,
+  type SqlStatements,
+} from './sql-backend.js';
+export {
   type AppendRow,
   appendResultFromRow,
   type CheckpointRow,

@@ -3,33 +3,7 @@
  * created (one round trip, one transaction); each read is one statement. Nothing depends on
  * session state between statements, so any pool or PgBouncer in transaction mode works.
  */
-import {
-  type AppendInput,
-  type AppendResult,
-  type AppendRow,
-  appendResultFromRow,
-  type CheckpointBackend,
-  type CheckpointRow,
-  checkpointFromRow,
-  checkpointInfoFromRow,
-  type ForkInput,
-  type ForkResult,
-  forkResultFromRow,
-  type LineageRow,
-  lineageFromRow,
-  prefixUpperBound,
-  procedureArgs,
-  type RollbackInput,
-  type RollbackResult,
-  rollbackResultFromRow,
-  type SessionPosition,
-  type SessionRow,
-  type StoredCheckpoint,
-  type StoredCheckpointInfo,
-  type StoredLineageEntry,
-  type StoredSession,
-  sessionFromRow,
-} from '@ckpt/core';
+import { SqlBackend, type SqlResult, type SqlStatementName, type SqlStatements } from '@ckpt/core';
 import type pg from 'pg';
 import {
   type Connection,
@@ -45,7 +19,7 @@ import { schemaIdentifier } from './schema.js';
 // Every statement, in one place and readable on its own. `$n` are parameters. The pages
 // that take optional bounds are parsed on each call, so that each is planned for its values;
 // every other statement is prepared once per connection.
-function statements(namespace: string) {
+function statements(namespace: string): SqlStatements<Statement | string> {
   const ns = schemaIdentifier(namespace);
   const sessionColumns =
     'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
@@ -97,18 +71,18 @@ function statements(namespace: string) {
 }
 
 /** The PostgreSQL backend (see `postgres()`). */
-export class PostgresBackend implements CheckpointBackend {
+export class PostgresBackend extends SqlBackend {
   readonly name = 'postgres';
-  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
   readonly namespace: string;
   /** The pool queries run on. */
   readonly pool: pg.Pool;
   readonly #connection: Connection;
-  readonly #sql: ReturnType<typeof statements>;
+  readonly #sql: SqlStatements<Statement | string>;
   readonly #ready: Promise<void>;
   readonly #run: ReturnType<typeof statementRunner>;
 
   constructor(options: PostgresOptions) {
+    super();
     this.#connection = connect(options);
     this.pool = this.#connection.pool;
     this.namespace = this.#connection.namespace;
@@ -124,138 +98,10 @@ export class PostgresBackend implements CheckpointBackend {
     return this.#ready;
   }
 
-  async #query(statement: Statement | string, values: unknown[]): Promise<pg.QueryResult> {
+  protected async run(name: SqlStatementName, values: unknown[]): Promise<SqlResult> {
     await this.#ready;
-    return this.#run(statement, values);
-  }
-
-  async #rows<T>(statement: Statement | string, values: unknown[]): Promise<T[]> {
-    return (await this.#query(statement, values)).rows as T[];
-  }
-
-  async append(input: AppendInput): Promise<AppendResult> {
-    const [row] = await this.#rows<AppendRow>(this.#sql.append, procedureArgs.append(input));
-    return appendResultFromRow(row!);
-  }
-
-  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const [row] =
-      seq === null
-        ? await this.#rows<CheckpointRow>(this.#sql.loadHead, [sessionId])
-        : await this.#rows<CheckpointRow>(this.#sql.loadSeq, [sessionId, seq]);
-    return row ? checkpointFromRow(row) : null;
-  }
-
-  async session(sessionId: string): Promise<StoredSession | null> {
-    const [row] = await this.#rows<SessionRow>(this.#sql.session, [sessionId]);
-    return row ? sessionFromRow(row) : null;
-  }
-
-  async listCheckpoints(
-    sessionId: string,
-    query: { beforeSeq: number | null; limit: number },
-  ): Promise<StoredCheckpointInfo[]> {
-    const rows = await this.#rows<CheckpointRow>(this.#sql.listCheckpoints, [
-      sessionId,
-      query.beforeSeq,
-      query.limit,
-    ]);
-    return rows.map(checkpointInfoFromRow);
-  }
-
-  async lineage(
-    sessionId: string,
-    query: { fromSeq: number | null; limit: number; transcript: boolean },
-  ): Promise<StoredLineageEntry[]> {
-    const rows = await this.#rows<LineageRow>(this.#sql.lineage, [
-      sessionId,
-      query.fromSeq,
-      query.limit,
-      query.transcript,
-    ]);
-    return rows.map(lineageFromRow);
-  }
-
-  async rollback(input: RollbackInput): Promise<RollbackResult> {
-    const [row] = await this.#rows<{ status: string; head: number | null }>(
-      this.#sql.rollback,
-      procedureArgs.rollback(input),
-    );
-    return rollbackResultFromRow(row!);
-  }
-
-  async fork(input: ForkInput): Promise<ForkResult> {
-    const [row] = await this.#rows<{ status: string; seq: number | null }>(
-      this.#sql.fork,
-      procedureArgs.fork(input),
-    );
-    return forkResultFromRow(row!);
-  }
-
-  async prune(sessionId: string, keepLast: number): Promise<number> {
-    const [row] = await this.#rows<{ removed: number }>(this.#sql.prune, [sessionId, keepLast]);
-    return row!.removed;
-  }
-
-  async delete(sessionId: string): Promise<boolean> {
-    const [row] = await this.#rows<{ deleted: boolean }>(this.#sql.delete, [sessionId]);
-    return row!.deleted;
-  }
-
-  async sessions(query: {
-    after: SessionPosition | null;
-    limit: number;
-  }): Promise<StoredSession[]> {
-    const rows =
-      query.after === null
-        ? await this.#rows<SessionRow>(this.#sql.sessionsFirst, [query.limit])
-        : await this.#rows<SessionRow>(this.#sql.sessionsAfter, [
-            query.after.updatedAt,
-            query.after.sessionId,
-            query.limit,
-          ]);
-    return rows.map(sessionFromRow);
-  }
-
-  async stateGet(scope: string, key: string): Promise<string | undefined> {
-    const [row] = await this.#rows<{ value: string }>(this.#sql.stateGet, [scope, key]);
-    return row?.value;
-  }
-
-  async stateSet(scope: string, key: string, value: string): Promise<void> {
-    await this.#rows(this.#sql.stateSet, [scope, key, value]);
-  }
-
-  async stateDelete(scope: string, key: string): Promise<boolean> {
-    const result = await this.#query(this.#sql.stateDelete, [scope, key]);
-    return (result.rowCount ?? 0) > 0;
-  }
-
-  async stateCompareAndSet(
-    scope: string,
-    key: string,
-    expected: string | null,
-    value: string,
-  ): Promise<boolean> {
-    const result =
-      expected === null
-        ? await this.#query(this.#sql.stateInsert, [scope, key, value])
-        : await this.#query(this.#sql.stateReplace, [scope, key, expected, value]);
-    return result.rowCount === 1;
-  }
-
-  async stateKeys(
-    scope: string,
-    query: { prefix: string; after: string | null; limit: number },
-  ): Promise<string[]> {
-    const rows = await this.#rows<{ key: string }>(this.#sql.stateKeys, [
-      scope,
-      query.prefix,
-      prefixUpperBound(query.prefix),
-      query.after,
-      query.limit,
-    ]);
-    return rows.map((r) => r.key);
+    const result = await this.#run(this.#sql[name], values);
+    return { rows: result.rows, changed: result.rowCount ?? 0 };
   }
 
   async close(): Promise<void> {
