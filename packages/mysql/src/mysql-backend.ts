@@ -18,18 +18,18 @@ import { tables } from './schema.js';
 /** A statement as MySQL takes it: its SQL with `?` for each value, and which value each takes. */
 interface Numbered {
   sql: string;
-  /** For each `?` in order, the index of the value it takes. */
-  values: number[];
+  /** For each `?`, left to right, the index of the value it takes. */
+  order: number[];
 }
 
 /** `text` written with numbered parameters (`$1` is the first value), as MySQL takes it. */
 function numbered(text: string): Numbered {
-  const values: number[] = [];
+  const order: number[] = [];
   const sql = text.replace(/\$(\d+)/g, (_, n: string) => {
-    values.push(Number(n) - 1);
+    order.push(Number(n) - 1);
     return '?';
   });
-  return { sql, values };
+  return { sql, order };
 }
 
 function statements(ns: string): SqlStatements<Numbered> {
@@ -138,7 +138,7 @@ export class MysqlBackend extends SqlBackend {
     const statement = this.#sql[name];
     const result = await this.#statements.run(
       statement.sql,
-      statement.values.map((i) => values[i]),
+      statement.order.map((i) => values[i]),
     );
     if (!Array.isArray(result)) {
       return { rows: [], changed: (result as { affectedRows: number }).affectedRows };
