@@ -81,12 +81,10 @@ export interface SqlStatements<Statement> {
 export type SqlStatementName = keyof SqlStatements<unknown>;
 
 /** What running a statement gave: its rows (ids as text), and how many rows it changed. */
-export interface SqlResult {
-  rows: Record<string, unknown>[];
+export interface SqlResult<Row = Record<string, unknown>> {
+  rows: Row[];
   changed: number;
 }
-
-const first = <T>(result: SqlResult) => result.rows[0] as T | undefined;
 
 /** A SQL backend: every operation of the contract, as one statement that `run` sends. */
 export abstract class SqlBackend implements CheckpointBackend {
@@ -94,69 +92,78 @@ export abstract class SqlBackend implements CheckpointBackend {
   readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
 
   /** Run statement `name` with `values` (in the order `SqlStatements` lists). */
-  protected abstract run(name: SqlStatementName, values: unknown[]): Promise<SqlResult>;
+  protected abstract run<Row>(name: SqlStatementName, values: unknown[]): Promise<SqlResult<Row>>;
 
   abstract close(): Promise<void>;
 
   async append(input: AppendInput): Promise<AppendResult> {
-    const result = await this.run('append', procedureArgs.append(input));
-    return appendResultFromRow(first<AppendRow>(result)!);
+    const { rows } = await this.run<AppendRow>('append', procedureArgs.append(input));
+    return appendResultFromRow(rows[0]!);
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const result =
+    const { rows } =
       seq === null
-        ? await this.run('loadHead', [sessionId])
-        : await this.run('loadSeq', [sessionId, seq]);
-    const row = first<CheckpointRow>(result);
-    return row ? checkpointFromRow(row) : null;
+        ? await this.run<CheckpointRow>('loadHead', [sessionId])
+        : await this.run<CheckpointRow>('loadSeq', [sessionId, seq]);
+    return rows[0] ? checkpointFromRow(rows[0]) : null;
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
-    const row = first<SessionRow>(await this.run('session', [sessionId]));
-    return row ? sessionFromRow(row) : null;
+    const { rows } = await this.run<SessionRow>('session', [sessionId]);
+    return rows[0] ? sessionFromRow(rows[0]) : null;
   }
 
   async listCheckpoints(
     sessionId: string,
     query: { beforeSeq: number | null; limit: number },
   ): Promise<StoredCheckpointInfo[]> {
-    const { rows } = await this.run('listCheckpoints', [sessionId, query.beforeSeq, query.limit]);
-    return (rows as unknown as CheckpointRow[]).map(checkpointInfoFromRow);
+    const { rows } = await this.run<CheckpointRow>('listCheckpoints', [
+      sessionId,
+      query.beforeSeq,
+      query.limit,
+    ]);
+    return rows.map(checkpointInfoFromRow);
   }
 
   async lineage(
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ): Promise<StoredLineageEntry[]> {
-    const { rows } = await this.run('lineage', [
+    const { rows } = await this.run<LineageRow>('lineage', [
       sessionId,
       query.fromSeq,
       query.limit,
       query.transcript,
     ]);
-    return (rows as unknown as LineageRow[]).map(lineageFromRow);
+    return rows.map(lineageFromRow);
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
-    const result = await this.run('rollback', procedureArgs.rollback(input));
-    return rollbackResultFromRow(first<{ status: string; head: number | null }>(result)!);
+    const { rows } = await this.run<{ status: string; head: number | null }>(
+      'rollback',
+      procedureArgs.rollback(input),
+    );
+    return rollbackResultFromRow(rows[0]!);
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    const result = await this.run('fork', procedureArgs.fork(input));
-    return forkResultFromRow(first<{ status: string; seq: number | null }>(result)!);
+    const { rows } = await this.run<{ status: string; seq: number | null }>(
+      'fork',
+      procedureArgs.fork(input),
+    );
+    return forkResultFromRow(rows[0]!);
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
-    const row = first<{ removed: number | string }>(await this.run('prune', [sessionId, keepLast]));
-    return Number(row!.removed);
+    const { rows } = await this.run<{ removed: number | string }>('prune', [sessionId, keepLast]);
+    return Number(rows[0]!.removed);
   }
 
   async delete(sessionId: string): Promise<boolean> {
     // A boolean on PostgreSQL, a count on MySQL.
-    const row = first<{ deleted: boolean | number }>(await this.run('delete', [sessionId]));
-    return Number(row!.deleted) > 0;
+    const { rows } = await this.run<{ deleted: boolean | number }>('delete', [sessionId]);
+    return Number(rows[0]!.deleted) > 0;
   }
 
   async sessions(query: {
@@ -166,13 +173,14 @@ export abstract class SqlBackend implements CheckpointBackend {
     const { after, limit } = query;
     const { rows } =
       after === null
-        ? await this.run('sessionsFirst', [limit])
-        : await this.run('sessionsAfter', [after.updatedAt, after.sessionId, limit]);
-    return (rows as unknown as SessionRow[]).map(sessionFromRow);
+        ? await this.run<SessionRow>('sessionsFirst', [limit])
+        : await this.run<SessionRow>('sessionsAfter', [after.updatedAt, after.sessionId, limit]);
+    return rows.map(sessionFromRow);
   }
 
   async stateGet(scope: string, key: string): Promise<string | undefined> {
-    return first<{ value: string }>(await this.run('stateGet', [scope, key]))?.value;
+    const { rows } = await this.run<{ value: string }>('stateGet', [scope, key]);
+    return rows[0]?.value;
   }
 
   async stateSet(scope: string, key: string, value: string): Promise<void> {
@@ -201,13 +209,13 @@ export abstract class SqlBackend implements CheckpointBackend {
     query: { prefix: string; after: string | null; limit: number },
   ): Promise<string[]> {
     const { prefix, after, limit } = query;
-    const { rows } = await this.run('stateKeys', [
+    const { rows } = await this.run<{ key: string }>('stateKeys', [
       scope,
       prefix,
       prefixUpperBound(prefix),
       after,
       limit,
     ]);
-    return rows.map((row) => row.key as string);
+    return rows.map((row) => row.key);
   }
 }

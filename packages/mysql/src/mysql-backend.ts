@@ -134,7 +134,7 @@ export class MysqlBackend extends SqlBackend {
     return this.#statements.ready;
   }
 
-  protected async run(name: SqlStatementName, values: unknown[]): Promise<SqlResult> {
+  protected async run<Row>(name: SqlStatementName, values: unknown[]): Promise<SqlResult<Row>> {
     const statement = this.#sql[name];
     const result = await this.#statements.run(
       statement.sql,
@@ -145,7 +145,7 @@ export class MysqlBackend extends SqlBackend {
     }
     // A CALL gives its result sets, then a header: the rows are the first set.
     const rows = statement.sql.startsWith('CALL') ? result[0] : result;
-    return { rows: idsAsText(rows), changed: 0 };
+    return { rows: idsAsText(rows) as Row[], changed: 0 };
   }
 
   async close(): Promise<void> {

@@ -98,10 +98,10 @@ export class PostgresBackend extends SqlBackend {
     return this.#ready;
   }
 
-  protected async run(name: SqlStatementName, values: unknown[]): Promise<SqlResult> {
+  protected async run<Row>(name: SqlStatementName, values: unknown[]): Promise<SqlResult<Row>> {
     await this.#ready;
     const result = await this.#run(this.#sql[name], values);
-    return { rows: result.rows, changed: result.rowCount ?? 0 };
+    return { rows: result.rows as Row[], changed: result.rowCount ?? 0 };
   }
 
   async close(): Promise<void> {
