@@ -20,6 +20,8 @@ interface Numbered {
   sql: string;
   /** For each `?`, left to right, the index of the value it takes. */
   order: number[];
+  /** A CALL, whose rows are its first result set. */
+  call: boolean;
 }
 
 /** `text` written with numbered parameters (`$1` is the first value), as MySQL takes it. */
@@ -29,7 +31,7 @@ function numbered(text: string): Numbered {
     order.push(Number(n) - 1);
     return '?';
   });
-  return { sql, order };
+  return { sql, order, call: sql.startsWith('CALL') };
 }
 
 function statements(ns: string): SqlStatements<Numbered> {
@@ -89,9 +91,11 @@ function statements(ns: string): SqlStatements<Numbered> {
        WHERE scope = $1 AND k >= $2 AND ($3 IS NULL OR k < $3) AND ($4 IS NULL OR k > $4)
        ORDER BY k LIMIT $5`,
   };
-  return Object.fromEntries(
-    Object.entries(text).map(([name, sql]) => [name, numbered(sql)]),
-  ) as unknown as SqlStatements<Numbered>;
+  const names = Object.keys(text) as SqlStatementName[];
+  return Object.fromEntries(names.map((name) => [name, numbered(text[name])])) as Record<
+    SqlStatementName,
+    Numbered
+  >;
 }
 
 /** Ids and state keys come back from VARBINARY columns as bytes; the backend contract wants text. */
@@ -144,7 +148,7 @@ export class MysqlBackend extends SqlBackend {
       return { rows: [], changed: (result as { affectedRows: number }).affectedRows };
     }
     // A CALL gives its result sets, then a header: the rows are the first set.
-    const rows = statement.sql.startsWith('CALL') ? result[0] : result;
+    const rows = statement.call ? result[0] : result;
     return { rows: idsAsText(rows) as Row[], changed: 0 };
   }
 
