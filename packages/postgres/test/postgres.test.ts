@@ -32,18 +32,30 @@ describe.skipIf(!available)('postgres', () => {
     return new Map(rows.map((r) => [r.name, { statement: r.statement, runs: Number(r.runs) }]));
   }
 
-  it('sends one statement per operation, mutations included, preparing each once per connection', async () => {
+  /** A store on a fresh namespace and a pool of one connection, counting the statements sent. */
+  async function countedStore() {
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     opened.push(pool);
     const backend = postgres({ pool, namespace: freshNamespace() });
     await backend.ready();
     const store = new CheckpointStore(backend);
-    const counter = countCalls(pool, 'query');
+    return { pool, backend, store, counter: countCalls(pool, 'query') };
+  }
+
+  it('sends one statement per operation, mutations included, preparing each once per connection', async () => {
+    const { pool, backend, store, counter } = await countedStore();
     await expectOneStatementPerOperation(store, counter);
     await store.delete('s');
     const warm = await preparedOn(pool);
     const texts = [...warm.values()].map((p) => p.statement).join('\n');
-    for (const called of ['.append(', '.rollback(', '.fork(', '.lineage(', 's.head AS seq']) {
+    for (const called of [
+      '.append(',
+      'WITH moved AS',
+      '.rollback(',
+      '.fork(',
+      '.lineage(',
+      's.head AS seq',
+    ]) {
       expect(texts).toContain(called);
     }
     // The pool's one connection has prepared them all: a second round prepares nothing more,
@@ -52,6 +64,67 @@ describe.skipIf(!available)('postgres', () => {
     const again = await preparedOn(pool);
     expect([...again.keys()].sort()).toEqual([...warm.keys()].sort());
     for (const [name, { runs }] of warm) expect(again.get(name)!.runs).toBeGreaterThan(runs);
+    await dropAndClose(backend);
+  });
+
+  /** Resolves once some connection to the test database waits for a lock. */
+  async function waitForLockWaiter(): Promise<void> {
+    const watcher = new pg.Client({ connectionString: url });
+    await watcher.connect();
+    try {
+      for (let tries = 0; tries < 500; tries++) {
+        const { rows } = await watcher.query(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        if (rows[0].waiting > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('no connection came to wait for a lock');
+    } finally {
+      await watcher.end();
+    }
+  }
+
+  it('sends two statements for a checkpoint that cannot go straight through, and never more', async () => {
+    const { backend, store, counter } = await countedStore();
+    await store.checkpoint('s', 1);
+    counter.reset();
+    await store.checkpoint('fresh', 1, { expectedHead: null, transcript: ['a'] });
+    expect(counter.count, 'statements sent for a first checkpoint with expectedHead null').toBe(1);
+    const conflicts: [string, () => Promise<unknown>][] = [
+      ['a stale expectedHead', () => store.checkpoint('s', 2, { expectedHead: 7 })],
+      [
+        'expectedHead null on a session that exists',
+        () => store.checkpoint('s', 2, { expectedHead: null }),
+      ],
+      [
+        'expectedHead on a session that does not exist',
+        () => store.checkpoint('new', 1, { expectedHead: 1 }),
+      ],
+    ];
+    for (const [what, op] of conflicts) {
+      counter.reset();
+      await expect(op(), what).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(counter.count, `statements sent for ${what}`).toBe(2);
+    }
+    expect(await store.history('s')).toEqual([1]);
+
+    // Another connection is creating session 'race' and has not committed: the checkpoint's
+    // statement waits for it, finds the session made, writes nothing, and `append` adds seq 2.
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    const ns = `"${backend.namespace}"`;
+    await other.query('BEGIN');
+    await other.query(`SELECT * FROM ${ns}.append('race', '1', '{}', '[]', false, NULL, NULL, 1)`);
+    counter.reset();
+    const racing = store.checkpoint('race', 2);
+    await waitForLockWaiter();
+    await other.query('COMMIT');
+    await other.end();
+    expect(await racing).toMatchObject({ seq: 2, parent: 1 });
+    expect(counter.count).toBe(2);
+    expect(await store.history('race')).toEqual([1, 2]);
     await dropAndClose(backend);
   });
 
