@@ -11,7 +11,7 @@ import { CheckpointStore, isCkptError, openStore } from '@ckpt/core';
 import { type PostgresBackend, postgres, postgresKv, SCHEMA_VERSION } from '@ckpt/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrations } from '../src/schema.js';
+import { migrations, schemaIdentifier } from '../src/schema.js';
 import { available, dropAndClose, freshBackend, freshNamespace, url } from './support.js';
 
 // Pools the tests open themselves; a backend never ends a pool it was given.
@@ -67,27 +67,28 @@ describe.skipIf(!available)('postgres', () => {
     await dropAndClose(backend);
   });
 
-  /** Resolves once some connection to the test database waits for a lock. */
-  async function waitForLockWaiter(): Promise<void> {
+  /** Resolves once the server process `pid` waits for a lock. */
+  async function waitForLock(pid: number): Promise<void> {
     const watcher = new pg.Client({ connectionString: url });
     await watcher.connect();
     try {
       for (let tries = 0; tries < 500; tries++) {
         const { rows } = await watcher.query(
           `SELECT count(*)::int AS waiting FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            WHERE pid = $1 AND wait_event_type = 'Lock'`,
+          [pid],
         );
         if (rows[0].waiting > 0) return;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      throw new Error('no connection came to wait for a lock');
+      throw new Error(`server process ${pid} never waited for a lock`);
     } finally {
       await watcher.end();
     }
   }
 
   it('sends two statements for a checkpoint that cannot go straight through, and never more', async () => {
-    const { backend, store, counter } = await countedStore();
+    const { pool, backend, store, counter } = await countedStore();
     await store.checkpoint('s', 1);
     counter.reset();
     await store.checkpoint('fresh', 1, { expectedHead: null, transcript: ['a'] });
@@ -112,14 +113,15 @@ describe.skipIf(!available)('postgres', () => {
 
     // Another connection is creating session 'race' and has not committed: the checkpoint's
     // statement waits for it, finds the session made, writes nothing, and `append` adds seq 2.
+    const { rows } = await pool.query('SELECT pg_backend_pid() AS pid');
     const other = new pg.Client({ connectionString: url });
     await other.connect();
-    const ns = `"${backend.namespace}"`;
+    const ns = schemaIdentifier(backend.namespace);
     await other.query('BEGIN');
     await other.query(`SELECT * FROM ${ns}.append('race', '1', '{}', '[]', false, NULL, NULL, 1)`);
     counter.reset();
     const racing = store.checkpoint('race', 2);
-    await waitForLockWaiter();
+    await waitForLock(rows[0].pid);
     await other.query('COMMIT');
     await other.end();
     expect(await racing).toMatchObject({ seq: 2, parent: 1 });
