@@ -87,7 +87,8 @@ function statements(namespace: string): SqlStatements<Statement | string> {
  * statement writes only where it can go straight through: the session exists and its head is
  * as expected, or the session is new and nobody creates it at the same moment. Anywhere else
  * it writes nothing and returns no row, and `append` (a second statement) decides what
- * happened. It takes the values `append` takes, in the same order.
+ * happened. It takes the values `append` takes, in the same order; it writes nothing when
+ * given a key (`$7`), since a keyed checkpoint must record its key, which only `append` does.
  */
 function appendDirect(namespace: string): Statement {
   const ns = schemaIdentifier(namespace);
