@@ -21,8 +21,8 @@ import { benchSqlite, sqliteSettings } from './sqlite.js';
 
 const quick = process.env.CKPT_BENCH_QUICK === '1';
 const plan: Plan = quick
-  ? { rounds: 4, perRound: 25, warmup: 10 }
-  : { rounds: 20, perRound: 50, warmup: 50 };
+  ? { rounds: 4, perRound: 25, warmup: 10, warmupMs: 100 }
+  : { rounds: 20, perRound: 50, warmup: 50, warmupMs: 1000 };
 const large: Sizes = quick
   ? { sessions: 10_000, checkpoints: 2_000 }
   : { sessions: 100_000, checkpoints: 10_000 };

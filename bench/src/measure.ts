@@ -24,6 +24,12 @@ export interface Plan {
   rounds: number;
   perRound: number;
   warmup: number;
+  /**
+   * And for at least this long (ms). A process's first thousand or so calls of a path run
+   * several times slower than later ones (V8 compiles hot code in tiers, and a core's clock and
+   * the scheduler settle), and an agent saving after every step lives in the later state.
+   */
+  warmupMs: number;
   /** Callers running the operations at once (default 1); each makes `perRound` per round. */
   callers?: number;
 }
@@ -44,7 +50,8 @@ export async function interleaved(
   for (const v of variants) {
     await Promise.all(
       callers.map(async (c) => {
-        for (let i = 0; i < plan.warmup; i++) await v.op(c);
+        const until = performance.now() + plan.warmupMs;
+        for (let i = 0; i < plan.warmup || performance.now() < until; i++) await v.op(c);
       }),
     );
   }
