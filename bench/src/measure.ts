@@ -23,6 +23,7 @@ export interface Stats {
 export interface Plan {
   rounds: number;
   perRound: number;
+  /** Calls each variant (each caller) makes before it is measured, at the least. */
   warmup: number;
   /**
    * And for at least this long (ms). A process's first thousand or so calls of a path run
