@@ -26,9 +26,9 @@ export interface Plan {
   /** Calls each variant (each caller) makes before it is measured, at the least. */
   warmup: number;
   /**
-   * And for at least this long (ms). A process's first thousand or so calls of a path run
-   * several times slower than later ones (V8 compiles hot code in tiers, and a core's clock and
-   * the scheduler settle), and an agent saving after every step lives in the later state.
+   * And for at least this long (ms): a process's first thousand or so calls of a path run
+   * several times slower than later ones, and an agent saving after every step lives in the
+   * later state (the figures are in the README).
    */
   warmupMs: number;
   /** Callers running the operations at once (default 1); each makes `perRound` per round. */
