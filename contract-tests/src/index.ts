@@ -1,7 +1,8 @@
 /**
  * The contract suite every ckpt backend must pass. Call `runContractTests(harness)` inside a
  * vitest test file; it registers one `describe` block with every case. Also the helpers of
- * server backends' tests: the fault proxy, fault runs, round-trip counting, schema upgrades.
+ * server backends' tests: the fault proxy, fault runs, round-trip counting, schema upgrades,
+ * namespaces used again across cases.
  *
  * @packageDocumentation
  * @module @ckpt/contract-tests
@@ -27,6 +28,11 @@ export { type Direction, type FaultProxy, startFaultProxy } from './fault-proxy.
 export { expectEveryRunStoredOnce, type FaultReport, runFaultInjection } from './fault-runs.js';
 export type { ContractContext, ContractHarness } from './harness.js';
 export { expectDistinctSeqsFromManyWriters } from './many-writers.js';
+export {
+  type NamespacePool,
+  type NamespaceStorage,
+  namespacePool,
+} from './namespace-pool.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
