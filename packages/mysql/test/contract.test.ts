@@ -2,14 +2,7 @@ import { runContractTests } from '@ckpt/contract-tests';
 import { type CheckpointBackend, kvBackend } from '@ckpt/core';
 import { type MysqlBackend, mysql, mysqlKv } from '@ckpt/mysql';
 import { describe, it } from 'vitest';
-import {
-  available,
-  dropAndClose,
-  dropNamespace,
-  freshBackend,
-  freshNamespace,
-  url,
-} from './support.js';
+import { available, contractNamespaces, freshBackend, url } from './support.js';
 
 const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
 const asMysql = (b: CheckpointBackend) => b as MysqlBackend;
@@ -19,10 +12,13 @@ if (available) {
     name: 'mysql (MariaDB)',
     capabilities: ALL,
     connections: 6,
-    create: () => freshBackend(),
+    create: () => freshBackend(contractNamespaces.take()),
     connect: (b) => mysql({ url, namespace: asMysql(b).namespace }),
     namespaced: (_b, namespace) => mysql({ url, namespace }),
-    destroy: (b) => dropAndClose(asMysql(b)),
+    destroy: async (b) => {
+      await b.close();
+      await contractNamespaces.release(asMysql(b).namespace);
+    },
   });
 
   const kvNamespace = new WeakMap<CheckpointBackend, string>();
@@ -35,11 +31,11 @@ if (available) {
     name: 'kvBackend(mysqlKv())',
     capabilities: ALL,
     modelRuns: 100,
-    create: () => openKv(freshNamespace()),
+    create: () => openKv(contractNamespaces.take()),
     connect: (b) => openKv(kvNamespace.get(b)!),
     destroy: async (b) => {
       await b.close();
-      await dropNamespace(kvNamespace.get(b)!);
+      await contractNamespaces.release(kvNamespace.get(b)!);
     },
   });
 } else {

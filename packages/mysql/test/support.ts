@@ -1,5 +1,5 @@
 /** Shared by the MySQL tests: the server's URL, fresh namespaces, and cleanup. */
-import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+import { namespacePool, serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
 import { type MysqlBackend, mysql } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll } from 'vitest';
@@ -18,34 +18,45 @@ export function freshNamespace(): string {
   return `t${process.pid}_${made++}_${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** A backend in a fresh namespace, migrated. */
-export async function freshBackend(): Promise<MysqlBackend> {
-  const backend = mysql({ url, namespace: freshNamespace() });
+/** A backend in `namespace` (default: a fresh one), migrated. */
+export async function freshBackend(namespace = freshNamespace()): Promise<MysqlBackend> {
+  const backend = mysql({ url, namespace });
   await backend.ready();
   return backend;
 }
 
 // Cleanup runs on a pool of its own: a test may have closed the backend's pool.
 let admin: Pool | undefined;
+const adminPool = () => {
+  admin ??= mysql2.createPool({ uri: url, connectionLimit: 1 });
+  return admin;
+};
 afterAll(async () => {
+  await contractNamespaces.dropAll();
   await admin?.end();
   admin = undefined;
 });
 
+/** The names of `namespace`'s tables, or of its procedures. */
+async function namesOf(namespace: string, kind: 'tables' | 'routines'): Promise<string[]> {
+  const column = kind === 'tables' ? 'table' : 'routine';
+  // `_` is a LIKE wildcard: the namespace's own ones must match only themselves.
+  const like = `${namespace.replaceAll('_', '\\_')}\\_%`;
+  const [rows] = (await adminPool().query(
+    `SELECT ${column}_name AS name FROM information_schema.${kind} WHERE ${column}_schema = DATABASE() AND ${column}_name LIKE ?`,
+    [like],
+  )) as unknown as [{ name: string }[]];
+  return rows.map((row) => row.name);
+}
+
 /** Drop every table and procedure of `namespace`. */
 export async function dropNamespace(namespace: string): Promise<void> {
-  admin ??= mysql2.createPool({ uri: url, connectionLimit: 1 });
-  const like = `${namespace}\\_%`;
-  const [tables] = (await admin.query(
-    'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?',
-    [like],
-  )) as unknown as [{ name: string }[]];
-  for (const { name } of tables) await admin.query(`DROP TABLE IF EXISTS \`${name}\``);
-  const [routines] = (await admin.query(
-    'SELECT routine_name AS name FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name LIKE ?',
-    [like],
-  )) as unknown as [{ name: string }[]];
-  for (const { name } of routines) await admin.query(`DROP PROCEDURE IF EXISTS \`${name}\``);
+  for (const name of await namesOf(namespace, 'tables')) {
+    await adminPool().query(`DROP TABLE IF EXISTS \`${name}\``);
+  }
+  for (const name of await namesOf(namespace, 'routines')) {
+    await adminPool().query(`DROP PROCEDURE IF EXISTS \`${name}\``);
+  }
 }
 
 /** Close the backend and drop its namespace. */
@@ -53,3 +64,15 @@ export async function dropAndClose(backend: MysqlBackend): Promise<void> {
   await backend.close();
   await dropNamespace(backend.namespace);
 }
+
+/** The contract suite's namespaces, emptied and used again from case to case (see `namespacePool`). */
+export const contractNamespaces = namespacePool({
+  fresh: freshNamespace,
+  // Every table but `<namespace>_meta`, which records the schema version.
+  empty: async (namespace) => {
+    for (const name of await namesOf(namespace, 'tables')) {
+      if (name !== `${namespace}_meta`) await adminPool().query(`DELETE FROM \`${name}\``);
+    }
+  },
+  drop: dropNamespace,
+});

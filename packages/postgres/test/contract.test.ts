@@ -6,9 +6,8 @@ import {
   available,
   bouncerAvailable,
   bouncerUrl,
-  dropAndClose,
+  contractNamespaces,
   freshBackend,
-  freshNamespace,
   url,
 } from './support.js';
 
@@ -21,10 +20,13 @@ function postgresContract(name: string, at: string) {
     name,
     capabilities: ALL,
     connections: 6,
-    create: () => freshBackend(at),
+    create: () => freshBackend(at, contractNamespaces.take()),
     connect: (b) => postgres({ url: at, namespace: pgBackend(b).namespace }),
     namespaced: (_b, namespace) => postgres({ url: at, namespace }),
-    destroy: (b) => dropAndClose(pgBackend(b)),
+    destroy: async (b) => {
+      await b.close();
+      await contractNamespaces.release(pgBackend(b).namespace);
+    },
   });
 }
 
@@ -34,26 +36,20 @@ if (available) {
     postgresContract('postgres through PgBouncer (transaction pooling)', bouncerUrl);
 
   const kvNamespace = new WeakMap<CheckpointBackend, string>();
+  const openKv = (namespace: string) => {
+    const backend = kvBackend(postgresKv({ url, namespace }));
+    kvNamespace.set(backend, namespace);
+    return backend;
+  };
   runContractTests({
     name: 'kvBackend(postgresKv())',
     capabilities: ALL,
     modelRuns: 100,
-    create: () => {
-      const namespace = freshNamespace();
-      const backend = kvBackend(postgresKv({ url, namespace }));
-      kvNamespace.set(backend, namespace);
-      return backend;
-    },
-    connect: (b) => {
-      const namespace = kvNamespace.get(b)!;
-      const other = kvBackend(postgresKv({ url, namespace }));
-      kvNamespace.set(other, namespace);
-      return other;
-    },
+    create: () => openKv(contractNamespaces.take()),
+    connect: (b) => openKv(kvNamespace.get(b)!),
     destroy: async (b) => {
-      const cleanup = postgres({ url, namespace: kvNamespace.get(b)! });
       await b.close();
-      await dropAndClose(cleanup);
+      await contractNamespaces.release(kvNamespace.get(b)!);
     },
   });
 } else {

@@ -1,5 +1,5 @@
 /** Shared by the PostgreSQL tests: the server's URL, fresh namespaces, and cleanup. */
-import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+import { namespacePool, serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
 import { type PostgresBackend, postgres } from '@ckpt/postgres';
 import pg from 'pg';
 import { afterAll } from 'vitest';
@@ -30,23 +30,49 @@ export function freshNamespace(): string {
   return `t${process.pid}_${made++}_${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** A backend on `at` (default: the server) in a fresh namespace, migrated. */
-export async function freshBackend(at = url): Promise<PostgresBackend> {
-  const backend = postgres({ url: at, namespace: freshNamespace() });
+/** A backend on `at` (default: the server) in `namespace` (default: a fresh one), migrated. */
+export async function freshBackend(
+  at = url,
+  namespace = freshNamespace(),
+): Promise<PostgresBackend> {
+  const backend = postgres({ url: at, namespace });
   await backend.ready();
   return backend;
 }
 
 // Cleanup runs on a connection of its own: a test may have closed the backend's pool.
 let admin: pg.Pool | undefined;
+const adminPool = () => {
+  admin ??= new pg.Pool({ connectionString: url, max: 1 });
+  return admin;
+};
 afterAll(async () => {
+  await contractNamespaces.dropAll();
   await admin?.end();
   admin = undefined;
 });
 
+const dropSchema = async (namespace: string) => {
+  await adminPool().query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`);
+};
+
 /** Drop the backend's schema and close it. */
 export async function dropAndClose(backend: PostgresBackend): Promise<void> {
   await backend.close();
-  admin ??= new pg.Pool({ connectionString: url, max: 1 });
-  await admin.query(`DROP SCHEMA IF EXISTS ${backend.namespace} CASCADE`);
+  await dropSchema(backend.namespace);
 }
+
+/** The contract suite's namespaces, emptied and used again from case to case (see `namespacePool`). */
+export const contractNamespaces = namespacePool({
+  fresh: freshNamespace,
+  // Every table but `meta`, which records the schema version, in one round trip.
+  empty: async (namespace) => {
+    await adminPool().query(`
+      DO $$ DECLARE t text; BEGIN
+        FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = '${namespace}' AND tablename <> 'meta' LOOP
+          EXECUTE format('DELETE FROM %I.%I', '${namespace}', t);
+        END LOOP;
+      END $$`);
+  },
+  drop: dropSchema,
+});
