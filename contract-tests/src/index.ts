@@ -32,6 +32,7 @@ export {
   type NamespacePool,
   type NamespaceStorage,
   namespacePool,
+  type PoolHarness,
 } from './namespace-pool.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';

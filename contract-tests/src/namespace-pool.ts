@@ -5,6 +5,8 @@
  * run's time; emptying the tables of one that a case is done with costs one or two. An
  * emptied namespace holds what a new one holds, so no case sees what another wrote.
  */
+import type { CheckpointBackend } from '@ckpt/core';
+import type { ContractHarness } from './harness.js';
 
 /** How the pool makes, empties and drops a namespace on the server. */
 export interface NamespaceStorage {
@@ -28,13 +30,24 @@ export interface NamespacePool {
   release(namespace: string): Promise<void>;
   /** Drop every namespace the pool made; call it once, after the last case. */
   dropAll(): Promise<void>;
+  /**
+   * A harness's `create`, `connect`, `namespaced` and `destroy` for backends that `open` opens
+   * in a namespace: `create` opens one in a namespace from `take`, `connect` and `namespaced`
+   * open more, and `destroy` closes each and releases its namespace.
+   */
+  harness(open: (namespace: string) => CheckpointBackend | Promise<CheckpointBackend>): PoolHarness;
 }
+
+/** The parts of a `ContractHarness` that a `NamespacePool` provides. */
+export type PoolHarness = Required<
+  Pick<ContractHarness, 'create' | 'connect' | 'namespaced' | 'destroy'>
+>;
 
 /** A pool of namespaces on the storage `storage` describes. */
 export function namespacePool(storage: NamespaceStorage): NamespacePool {
   const made = new Set<string>();
   const spare: string[] = [];
-  return {
+  const pool: NamespacePool = {
     take() {
       const namespace = spare.pop() ?? storage.fresh();
       made.add(namespace);
@@ -51,5 +64,23 @@ export function namespacePool(storage: NamespaceStorage): NamespacePool {
       made.clear();
       spare.length = 0;
     },
+    harness(open) {
+      const namespaceOf = new WeakMap<CheckpointBackend, string>();
+      const opened = async (namespace: string) => {
+        const backend = await open(namespace);
+        namespaceOf.set(backend, namespace);
+        return backend;
+      };
+      return {
+        create: () => opened(pool.take()),
+        connect: (backend) => opened(namespaceOf.get(backend)!),
+        namespaced: (_backend, namespace) => opened(namespace),
+        destroy: async (backend) => {
+          await backend.close();
+          await pool.release(namespaceOf.get(backend)!);
+        },
+      };
+    },
   };
+  return pool;
 }

@@ -1,6 +1,8 @@
 /** The pool that lets a server adapter's contract run use namespaces again. */
 
 import { namespacePool } from '@ckpt/contract-tests';
+import type { CheckpointBackend } from '@ckpt/core';
+import { memory } from '@ckpt/memory';
 import { describe, expect, it } from 'vitest';
 
 /** A server of namespaces, each a list of rows, that logs what the pool asks of it. */
@@ -70,5 +72,35 @@ describe('namespacePool', () => {
       [`drop ${spare}`, `drop ${taken}`].sort(),
     );
     expect([spare, taken]).not.toContain(pool.take());
+  });
+
+  it('gives a harness whose backends open in its namespaces and give them back when destroyed', async () => {
+    const { storage, log } = fakeStorage();
+    const pool = namespacePool(storage);
+    const opened: { namespace: string; backend: CheckpointBackend; closed: boolean }[] = [];
+    const harness = pool.harness((namespace) => {
+      const backend = memory({ namespace: 'x' });
+      const entry = { namespace, backend, closed: false };
+      backend.close = async () => {
+        entry.closed = true;
+      };
+      opened.push(entry);
+      return backend;
+    });
+
+    const first = await harness.create();
+    const second = await harness.connect(first);
+    const isolated = await harness.namespaced(first, 'other');
+    expect(opened.map((entry) => entry.namespace)).toEqual([
+      opened[0]!.namespace,
+      opened[0]!.namespace,
+      'other',
+    ]);
+    for (const backend of [isolated, second, first]) await harness.destroy(backend);
+    expect(opened.every((entry) => entry.closed)).toBe(true);
+    expect(log).toEqual(['drop other', `empty ${opened[0]!.namespace}`]);
+
+    await harness.create();
+    expect(opened[3]!.namespace).toBe(opened[0]!.namespace);
   });
 });

@@ -1,6 +1,6 @@
 import { runContractTests } from '@ckpt/contract-tests';
-import { type CheckpointBackend, kvBackend } from '@ckpt/core';
-import { type PostgresBackend, postgres, postgresKv } from '@ckpt/postgres';
+import { kvBackend } from '@ckpt/core';
+import { postgresKv } from '@ckpt/postgres';
 import { describe, it } from 'vitest';
 import {
   available,
@@ -12,7 +12,6 @@ import {
 } from './support.js';
 
 const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
-const pgBackend = (b: CheckpointBackend) => b as PostgresBackend;
 
 /** The contract suite against PostgreSQL reached at `at` (the server, or PgBouncer in front of it). */
 function postgresContract(name: string, at: string) {
@@ -20,13 +19,7 @@ function postgresContract(name: string, at: string) {
     name,
     capabilities: ALL,
     connections: 6,
-    create: () => freshBackend(at, contractNamespaces.take()),
-    connect: (b) => postgres({ url: at, namespace: pgBackend(b).namespace }),
-    namespaced: (_b, namespace) => postgres({ url: at, namespace }),
-    destroy: async (b) => {
-      await b.close();
-      await contractNamespaces.release(pgBackend(b).namespace);
-    },
+    ...contractNamespaces.harness((namespace) => freshBackend(at, namespace)),
   });
 }
 
@@ -35,22 +28,11 @@ if (available) {
   if (bouncerAvailable)
     postgresContract('postgres through PgBouncer (transaction pooling)', bouncerUrl);
 
-  const kvNamespace = new WeakMap<CheckpointBackend, string>();
-  const openKv = (namespace: string) => {
-    const backend = kvBackend(postgresKv({ url, namespace }));
-    kvNamespace.set(backend, namespace);
-    return backend;
-  };
   runContractTests({
     name: 'kvBackend(postgresKv())',
     capabilities: ALL,
     modelRuns: 100,
-    create: () => openKv(contractNamespaces.take()),
-    connect: (b) => openKv(kvNamespace.get(b)!),
-    destroy: async (b) => {
-      await b.close();
-      await contractNamespaces.release(kvNamespace.get(b)!);
-    },
+    ...contractNamespaces.harness((namespace) => kvBackend(postgresKv({ url, namespace }))),
   });
 } else {
   describe.skip('postgres [skipped: the server cannot be reached]', () =>
