@@ -78,11 +78,29 @@ const CONNECTION_HINTS: Record<string, string> = {
   EPIPE: BROKEN_MID_CALL,
 };
 
+const LOGIN_REFUSED = 'the server refused the login: check the user and password in the URL';
+const NO_DATABASE =
+  'the database named in the URL does not exist: create it (CREATE DATABASE) or name one that does';
+
+// What to do when the server refuses the connection itself, by the codes the drivers give:
+// PostgreSQL's SQLSTATEs (pg) and MySQL's error names (mysql2).
+const LOGIN_HINTS: Record<string, string> = {
+  '28P01': LOGIN_REFUSED,
+  '28000': LOGIN_REFUSED,
+  '3D000': NO_DATABASE,
+  ER_ACCESS_DENIED_ERROR: LOGIN_REFUSED,
+  ER_ACCESS_DENIED_NO_PASSWORD_ERROR: LOGIN_REFUSED,
+  ER_BAD_DB_ERROR: NO_DATABASE,
+  ER_DBACCESS_DENIED_ERROR:
+    'the user may not use the database named in the URL: grant it access, or name another database',
+};
+
 /** Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. */
 export function toCkptError(err: unknown, backendName: string): CkptError {
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
-  const hint = CONNECTION_HINTS[errorCode(err)];
+  const code = errorCode(err);
+  const hint = CONNECTION_HINTS[code] ?? LOGIN_HINTS[code];
   return new CkptError(
     'BACKEND',
     `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,

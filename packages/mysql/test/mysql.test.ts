@@ -322,6 +322,29 @@ describe.skipIf(!available)('mysql', () => {
     expect(found).toEqual([]);
   });
 
+  it('says what to do when the server refuses the user or does not have the database', async () => {
+    const refused = async (change: (at: URL) => void) => {
+      const at = new URL(url);
+      change(at);
+      const store = new CheckpointStore(mysql({ url: at.toString(), namespace: freshNamespace() }));
+      const err = await store.load('s').catch((e: unknown) => e);
+      await store.close();
+      expect(isCkptError(err, 'BACKEND')).toBe(true);
+      return (err as Error).message;
+    };
+    expect(
+      await refused((at) => {
+        at.username = `ckpt_nobody_${process.pid}`;
+        at.password = 'wrong';
+      }),
+    ).toMatch(/Access denied.*; the server refused the login: check the user and password/);
+    expect(
+      await refused((at) => {
+        at.pathname = `/ckpt_missing_${process.pid}`;
+      }),
+    ).toMatch(/Unknown database.*; the database named in the URL does not exist: create it/);
+  });
+
   it('reports a failing server as BACKEND with the driver error as cause and no password', async () => {
     const secret = 'hunter2-very-secret';
     const store = new CheckpointStore(

@@ -400,6 +400,20 @@ describe.skipIf(!available)('postgres', () => {
     await pool.query(`DROP SCHEMA ${backend.namespace} CASCADE`);
   });
 
+  it('says to create the database when the URL names one the server does not have', async () => {
+    const missing = new URL(url);
+    missing.pathname = `/ckpt_missing_${process.pid}`;
+    const store = new CheckpointStore(
+      postgres({ url: missing.toString(), namespace: freshNamespace() }),
+    );
+    const err = await store.load('s').catch((e: unknown) => e);
+    expect(isCkptError(err, 'BACKEND')).toBe(true);
+    expect((err as Error).message).toMatch(
+      /does not exist; the database named in the URL does not exist: create it/,
+    );
+    await store.close();
+  });
+
   it('reports a failing server as BACKEND with the driver error as cause and no password', async () => {
     const secret = 'hunter2-very-secret';
     const store = new CheckpointStore(
