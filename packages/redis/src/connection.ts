@@ -2,7 +2,7 @@
 import { once } from 'node:events';
 import { invalidArgument, openConnection } from '@ckpt/core';
 import { type Cluster, Redis } from 'ioredis';
-import type { RedisClient } from './script.js';
+import { type RedisClient, setupRefusals } from './script.js';
 
 /** Options of `redis()` and `redisKv()`: a connection string or an existing ioredis client. */
 export type RedisOptions = ({ url: string } | { client: RedisClient }) & {
@@ -40,12 +40,30 @@ export function connect(options: RedisOptions): Connection {
     open(url) {
       const client = new Redis(url, CLIENT_OPTIONS);
       // Errors reach the calls that hit them; without a listener ioredis would log each one.
-      client.on('error', () => {});
+      client.on('error', (err) => refuseFailedSelect(client, err));
       return client;
     },
   });
   refuseReplicaReads(handle);
   return { client: handle, owned, namespace };
+}
+
+/**
+ * A URL's database (`redis://host:6379/3`) that the server does not have: ioredis reports the
+ * failed SELECT as an error event and goes on in database 0, where the store would read and
+ * write beside whatever else is there. The client is closed instead, before its first command,
+ * and every call fails saying why.
+ */
+function refuseFailedSelect(client: Redis, err: Error & { command?: { name?: string } }): void {
+  if (err.command?.name !== 'select') return;
+  setupRefusals.set(
+    client,
+    new Error(
+      `Redis refused database ${client.options.db} named in the URL (${err.message}); name one the server has, from 0 to its 'databases' setting less 1 (16 databases by default)`,
+      { cause: err },
+    ),
+  );
+  client.disconnect();
 }
 
 /**

@@ -49,6 +49,9 @@ export async function explained<T>(client: RedisClient, reply: Promise<T>): Prom
   }
 }
 
+/** Why a client the store opened was closed before its first command (see connection.ts). */
+export const setupRefusals = new WeakMap<RedisClient, Error>();
+
 // ioredis reports a connection it could not open or keep as "Reached the max retries per
 // request limit" or "Connection is closed", which names neither the server nor a remedy.
 function explain(err: unknown, client: RedisClient): unknown {
@@ -59,6 +62,8 @@ function explain(err: unknown, client: RedisClient): unknown {
   ) {
     return err;
   }
+  const refusal = setupRefusals.get(client);
+  if (refusal) return refusal;
   const { host, port } = client.options as { host?: string; port?: number };
   const where = host ? ` at ${host}:${port}` : '';
   return new Error(

@@ -298,6 +298,32 @@ describe.skipIf(!available)('redis', () => {
     await dropNamespace(admin(), namespace);
   });
 
+  it("works in the URL's database, and refuses one the server does not have instead of using database 0", async () => {
+    const inDatabase = (db: number, namespace: string) => {
+      const at = new URL(url);
+      at.pathname = `/${db}`;
+      at.searchParams.set('namespace', namespace);
+      return openStore(at.toString());
+    };
+    const namespace = freshNamespace();
+    const second = await inDatabase(1, namespace);
+    await second.checkpoint('s', { in: 1 });
+    expect(await keysOf(admin(), namespace)).toEqual([]);
+    await second.delete('s');
+    await second.close();
+
+    const missing = await inDatabase(99_999, namespace);
+    for (const call of [() => missing.checkpoint('s', 1), () => missing.load('s')]) {
+      const err = await call().catch((e: unknown) => e);
+      expect(isCkptError(err, 'BACKEND')).toBe(true);
+      expect((err as Error).message).toMatch(
+        /Redis refused database 99999 named in the URL \(ERR DB index is out of range\); name one the server has/,
+      );
+    }
+    await missing.close();
+    expect(await keysOf(admin(), namespace)).toEqual([]);
+  });
+
   it('fails with BACKEND, not a hang, when the server cannot be reached, and hides the password', async () => {
     const backend = redis({ url: 'redis://:hunter2@127.0.0.1:1', namespace: freshNamespace() });
     const err = await new CheckpointStore(backend).load('s').catch((e: unknown) => e);
