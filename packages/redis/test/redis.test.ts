@@ -266,6 +266,38 @@ describe.skipIf(!available)('redis', () => {
     await dropNamespace(admin(), `${namespace}_kv`);
   });
 
+  it('keeps every key under the prefix of a client made with keyPrefix, through every operation', async () => {
+    const client = new Redis(url, { keyPrefix: 'app:' });
+    opened.push(client);
+    const namespace = freshNamespace();
+    const store = new CheckpointStore(redis({ client, namespace }));
+    await store.checkpoint('s', { step: 1 }, { transcript: ['one'], idempotencyKey: 'k' });
+    expect((await store.checkpoint('s', { step: 9 }, { idempotencyKey: 'k' })).seq).toBe(1);
+    await store.checkpoint('s', { step: 2 }, { transcript: ['two'] });
+    await store.checkpoint('s', { step: 3 }, { transcript: ['three'] });
+    expect(await store.rollback('s', 2)).toBe(2);
+    await store.fork('s', { atSeq: 2, newId: 'f' });
+    expect((await store.load('f'))?.data).toEqual({ step: 2 });
+    expect((await store.transcript('f')).items.map((entry) => entry.item)).toEqual(['two', 'one']);
+    expect((await store.list('s')).items.map((info) => info.seq)).toEqual([3, 2, 1]);
+    expect((await store.sessions()).items.map((info) => info.sessionId)).toEqual(['f', 's']);
+    expect(await store.prune('s', { keepLast: 1 })).toBe(1);
+    const scope = store.state('scope');
+    await scope.set('x', 1);
+    expect(await scope.update('x', (n) => (n as number) + 1)).toBe(2);
+    expect((await scope.keys()).items).toEqual(['x']);
+
+    const prefixed = await keysOf(admin(), `app:${namespace}`);
+    expect(prefixed.length).toBeGreaterThan(0);
+    expect(await keysOf(admin(), namespace)).toEqual([]);
+    expect([await store.delete('s'), await store.delete('f'), await scope.delete('x')]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(await keysOf(admin(), `app:${namespace}`)).toEqual([]);
+  });
+
   it('leaves a client it was given open, and quits one it opened', async () => {
     const client = ownClient();
     const given = redis({ client, namespace: freshNamespace() });
