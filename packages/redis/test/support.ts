@@ -11,23 +11,36 @@ export const url = serviceUrl('redis');
 /** The cluster's seed nodes (scripts/start-redis-cluster.sh starts three masters on 7000-7002). */
 export const clusterUrl = process.env.CKPT_TEST_REDIS_CLUSTER_URL || 'redis://127.0.0.1:7000';
 
+/**
+ * Connect to the Redis at `at` once and run `check` on it. The probe's failure is its answer:
+ * the client neither retries nor logs it.
+ */
+async function probe(at: string, check: (client: Redis) => Promise<void> = async () => {}) {
+  const client = new Redis(at, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await check(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** Whether the single server answers. */
-export const available = await serviceAvailable(`Redis at ${url}`, async () => {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
-  await client.connect();
-  await client.quit();
-});
+export const available = await serviceAvailable(`Redis at ${url}`, () => probe(url));
 
 /** Whether the cluster answers with every slot served. */
 export const clusterAvailable = await serviceAvailable(
   `Redis Cluster at ${clusterUrl} (scripts/start-redis-cluster.sh)`,
-  async () => {
-    const client = new Redis(clusterUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
-    await client.connect();
-    const info = await client.cluster('INFO');
-    await client.quit();
-    if (!String(info).includes('cluster_state:ok')) throw new Error('cluster_state is not ok');
-  },
+  () =>
+    probe(clusterUrl, async (client) => {
+      const info = await client.cluster('INFO');
+      if (!String(info).includes('cluster_state:ok')) throw new Error('cluster_state is not ok');
+    }),
 );
 
 /** A new client on the cluster; the caller quits it. */
