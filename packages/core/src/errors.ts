@@ -82,8 +82,11 @@ const LOGIN_REFUSED = 'the server refused the login: check the user and password
 const NO_DATABASE =
   'the database named in the URL does not exist: create it (CREATE DATABASE) or name one that does';
 
-// What to do when the server refuses the connection itself, by the codes the drivers give:
-// PostgreSQL's SQLSTATEs (pg) and MySQL's error names (mysql2).
+const MISSING_PRIVILEGE =
+  "the user lacks a privilege the store needs: grant those listed in the README of the backend's package";
+
+// What to do when the server refuses the connection itself, or a privilege, by the codes the
+// drivers give: PostgreSQL's SQLSTATEs (pg) and MySQL's error names (mysql2).
 const LOGIN_HINTS: Record<string, string> = {
   '28P01': LOGIN_REFUSED,
   '28000': LOGIN_REFUSED,
@@ -93,6 +96,10 @@ const LOGIN_HINTS: Record<string, string> = {
   ER_BAD_DB_ERROR: NO_DATABASE,
   ER_DBACCESS_DENIED_ERROR:
     'the user may not use the database named in the URL: grant it access, or name another database',
+  '42501': MISSING_PRIVILEGE,
+  ER_TABLEACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
+  ER_PROCACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
+  ER_SPECIFIC_ACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
 };
 
 /** Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. */

@@ -65,26 +65,33 @@ describe('toCkptError', () => {
     expect(toCkptError(new Error('boom'), 'mysql').message).toBe('mysql backend failed: boom');
   });
 
-  it('says what to do about a refused login or a missing database', () => {
-    const driverError = (code: string) => Object.assign(new Error(`refused (${code})`), { code });
-    for (const code of [
-      '28P01',
-      '28000',
-      'ER_ACCESS_DENIED_ERROR',
-      'ER_ACCESS_DENIED_NO_PASSWORD_ERROR',
-    ]) {
-      expect(toCkptError(driverError(code), 'postgres').message).toMatch(
-        /; the server refused the login: check the user and password in the URL\.$/,
-      );
+  it.each([
+    {
+      codes: ['28P01', '28000', 'ER_ACCESS_DENIED_ERROR', 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR'],
+      hint: /; the server refused the login: check the user and password in the URL\.$/,
+    },
+    {
+      codes: ['3D000', 'ER_BAD_DB_ERROR'],
+      hint: /; the database named in the URL does not exist: create it/,
+    },
+    {
+      codes: ['ER_DBACCESS_DENIED_ERROR'],
+      hint: /; the user may not use the database named in the URL: grant it access/,
+    },
+    {
+      codes: [
+        '42501',
+        'ER_TABLEACCESS_DENIED_ERROR',
+        'ER_PROCACCESS_DENIED_ERROR',
+        'ER_SPECIFIC_ACCESS_DENIED_ERROR',
+      ],
+      hint: /; the user lacks a privilege the store needs: grant those listed in the README/,
+    },
+  ])('says what to do about the server refusing $codes.0 and its kind', ({ codes, hint }) => {
+    for (const code of codes) {
+      const refused = Object.assign(new Error(`refused (${code})`), { code });
+      expect(toCkptError(refused, 'postgres').message).toMatch(hint);
     }
-    for (const code of ['3D000', 'ER_BAD_DB_ERROR']) {
-      expect(toCkptError(driverError(code), 'mysql').message).toMatch(
-        /; the database named in the URL does not exist: create it/,
-      );
-    }
-    expect(toCkptError(driverError('ER_DBACCESS_DENIED_ERROR'), 'mysql').message).toMatch(
-      /; the user may not use the database named in the URL: grant it access/,
-    );
   });
 
   it('passes a CkptError through unchanged', () => {

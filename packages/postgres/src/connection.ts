@@ -201,7 +201,10 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
       '@ckpt/postgres',
     );
     if (current === 0) {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      // CREATE SCHEMA checks for CREATE on the database before it looks for the schema, even
+      // with IF NOT EXISTS: a schema an administrator made for this user is used as it is.
+      const made = await client.query('SELECT FROM pg_namespace WHERE nspname = $1', [ns]);
+      if (made.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`CREATE TABLE ${schema}.meta (key text PRIMARY KEY, value text NOT NULL)`);
     }
     for (let v = current; v < steps.length; v++) await client.query(steps[v]!);

@@ -400,6 +400,43 @@ describe.skipIf(!available)('postgres', () => {
     await pool.query(`DROP SCHEMA ${backend.namespace} CASCADE`);
   });
 
+  it('works in a schema an administrator made for a user who may not create schemas, and says what such a user lacks', async () => {
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(admin);
+    const role = `ckpt_app_${process.pid}`;
+    const [ready, refused] = [freshNamespace(), freshNamespace()];
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app'`);
+    const { rows } = await admin.query(
+      `SELECT has_database_privilege($1, current_database(), 'CREATE') AS may`,
+      [role],
+    );
+    expect(rows[0].may, 'a new role may not create schemas here').toBe(false);
+    await admin.query(`CREATE SCHEMA ${ready} AUTHORIZATION ${role}`);
+    const asApp = new URL(url);
+    asApp.username = role;
+    asApp.password = 'app';
+    try {
+      const store = new CheckpointStore(postgres({ url: asApp.toString(), namespace: ready }));
+      await store.checkpoint('s', { step: 1 });
+      await store.fork('s', { newId: 'f' });
+      expect((await store.load('f'))?.data).toEqual({ step: 1 });
+      await store.close();
+
+      const denied = new CheckpointStore(postgres({ url: asApp.toString(), namespace: refused }));
+      const err = await denied.load('s').catch((e: unknown) => e);
+      await denied.close();
+      expect(isCkptError(err, 'BACKEND')).toBe(true);
+      expect((err as Error).message).toMatch(
+        /permission denied for database .*; the user lacks a privilege the store needs/,
+      );
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${ready} CASCADE`);
+      await admin.query(`DROP SCHEMA IF EXISTS ${refused} CASCADE`);
+      await admin.query(`DROP ROLE ${role}`);
+    }
+  });
+
   it('says to create the database when the URL names one the server does not have', async () => {
     const missing = new URL(url);
     missing.pathname = `/ckpt_missing_${process.pid}`;
