@@ -87,16 +87,16 @@ const MISSING_PRIVILEGE =
 
 // What to do when the server refuses the connection itself, or a privilege, by the codes the
 // drivers give: PostgreSQL's SQLSTATEs (pg) and MySQL's error names (mysql2).
-const LOGIN_HINTS: Record<string, string> = {
+const SERVER_HINTS: Record<string, string> = {
   '28P01': LOGIN_REFUSED,
   '28000': LOGIN_REFUSED,
   '3D000': NO_DATABASE,
   ER_ACCESS_DENIED_ERROR: LOGIN_REFUSED,
   ER_ACCESS_DENIED_NO_PASSWORD_ERROR: LOGIN_REFUSED,
   ER_BAD_DB_ERROR: NO_DATABASE,
-  ER_DBACCESS_DENIED_ERROR:
-    'the user may not use the database named in the URL: grant it access, or name another database',
   '42501': MISSING_PRIVILEGE,
+  // MySQL's refusal of a database-wide privilege, CREATE ROUTINE included, not only of access.
+  ER_DBACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
   ER_TABLEACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
   ER_PROCACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
   ER_SPECIFIC_ACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
@@ -107,7 +107,7 @@ export function toCkptError(err: unknown, backendName: string): CkptError {
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
   const code = errorCode(err);
-  const hint = CONNECTION_HINTS[code] ?? LOGIN_HINTS[code];
+  const hint = CONNECTION_HINTS[code] ?? SERVER_HINTS[code];
   return new CkptError(
     'BACKEND',
     `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,

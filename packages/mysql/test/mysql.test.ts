@@ -322,6 +322,48 @@ describe.skipIf(!available)('mysql', () => {
     expect(found).toEqual([]);
   });
 
+  it('works for a user granted only the privileges its README lists, and says what one lacking a privilege needs', async () => {
+    const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
+    opened.push(admin);
+    const user = `ckpt_app_${process.pid}`;
+    const database = new URL(url).pathname.slice(1);
+    const listed =
+      'SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, CREATE ROUTINE, ALTER ROUTINE, EXECUTE';
+    const asUser = new URL(url);
+    asUser.username = user;
+    asUser.password = 'app';
+    const [granted, lacking] = [freshNamespace(), freshNamespace()];
+    await admin.query(`DROP USER IF EXISTS '${user}'@'%'`);
+    await admin.query(`CREATE USER '${user}'@'%' IDENTIFIED BY 'app'`);
+    try {
+      await admin.query(`GRANT ${listed} ON \`${database}\`.* TO '${user}'@'%'`);
+      const store = new CheckpointStore(mysql({ url: asUser.toString(), namespace: granted }));
+      await store.checkpoint('s', { step: 1 }, { idempotencyKey: 'k' });
+      await store.checkpoint('s', { step: 2 }, { transcript: ['two'] });
+      expect(await store.rollback('s', 1)).toBe(1);
+      await store.fork('s', { newId: 'f' });
+      await store.checkpoint('s', { step: 3 });
+      expect(await store.prune('s', { keepLast: 1 })).toBe(2);
+      await store.state('scope').set('k', 1);
+      expect((await store.sessions()).items).toHaveLength(2);
+      expect(await store.delete('f')).toBe(true);
+      await store.close();
+
+      await admin.query(`REVOKE CREATE ROUTINE ON \`${database}\`.* FROM '${user}'@'%'`);
+      const denied = new CheckpointStore(mysql({ url: asUser.toString(), namespace: lacking }));
+      const err = await denied.load('s').catch((e: unknown) => e);
+      await denied.close();
+      expect(isCkptError(err, 'BACKEND')).toBe(true);
+      expect((err as Error).message).toMatch(
+        /denied for user .*; the user lacks a privilege the store needs: grant those listed in the README/,
+      );
+    } finally {
+      await admin.query(`DROP USER '${user}'@'%'`);
+      await dropNamespace(granted);
+      await dropNamespace(lacking);
+    }
+  });
+
   it('says what to do when the server refuses the user or does not have the database', async () => {
     const refused = async (change: (at: URL) => void) => {
       const at = new URL(url);
