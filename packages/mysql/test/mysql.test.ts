@@ -322,7 +322,7 @@ describe.skipIf(!available)('mysql', () => {
     expect(found).toEqual([]);
   });
 
-  it('works for a user granted only the privileges its README lists, and says what one lacking a privilege needs', async () => {
+  it('works for a user granted only the privileges its README lists, says what one lacking a privilege needs, and needs no schema privilege once migrated', async () => {
     const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
     opened.push(admin);
     const user = `ckpt_app_${process.pid}`;
@@ -357,6 +357,15 @@ describe.skipIf(!available)('mysql', () => {
       expect((err as Error).message).toMatch(
         /denied for user .*; the user lacks a privilege the store needs: grant those listed in the README/,
       );
+
+      // Once migrated, a namespace needs no privilege that changes the schema.
+      await admin.query(
+        `REVOKE CREATE, ALTER, ALTER ROUTINE ON \`${database}\`.* FROM '${user}'@'%'`,
+      );
+      const migrated = new CheckpointStore(mysql({ url: asUser.toString(), namespace: granted }));
+      await migrated.checkpoint('s', { step: 4 });
+      expect((await migrated.load('s'))?.data).toEqual({ step: 4 });
+      await migrated.close();
     } finally {
       await admin.query(`DROP USER '${user}'@'%'`);
       await dropNamespace(granted);
