@@ -41,11 +41,16 @@ function statements(namespace: string): SqlStatements<Statement | string> {
     prune: prepared(`SELECT ${ns}.prune($1, $2) AS removed`),
     delete: prepared(`SELECT ${ns}.delete_session($1) AS deleted`),
     // A load is one SELECT, so it reads the head and its checkpoint from one snapshot. Prepared,
-    // a join costs less than a call of the `load` function earlier versions made (which stays
-    // for them): the function hands its rows back through a buffer of its own.
+    // it costs less than a call of the `load` function earlier versions made (which stays for
+    // them): the function hands its rows back through a buffer of its own. The body is a
+    // subquery, not a join: once the tables have statistics, the cached generic plan of the
+    // join looks the body up by session alone (one row a session, it guesses) and filters the
+    // seq, reading every body of a session with thousands; the subquery can only look it up by
+    // its whole key.
     loadHead: prepared(`
-      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata, b.data
-        FROM ${ns}.sessions s JOIN ${ns}.bodies b ON b.session_id = s.id AND b.seq = s.head
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
+             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data
+        FROM ${ns}.sessions s
        WHERE s.id = $1`),
     loadSeq: prepared(`
       SELECT c.seq, c.parent, c.created_at, c.metadata, b.data

@@ -366,6 +366,72 @@ describe.skipIf(!available)('postgres', () => {
     await dropAndClose(backend);
   });
 
+  it('reads a long session by key, not whole, once the plans cached are generic and the tables analyzed', async () => {
+    // Each session but one has a checkpoint, as in a catalog of short sessions: statistics then
+    // say a session has one row of each table, and a generic plan that finds a body by session
+    // alone looks cheap. On the long session such a plan reads all 400.
+    const namespace = freshNamespace();
+    const filler = new pg.Pool({
+      connectionString: url,
+      max: 8,
+      options: '-c synchronous_commit=off',
+    });
+    opened.push(filler);
+    const filled = new CheckpointStore(postgres({ pool: filler, namespace }));
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let i = next++; i < 1500; i = next++) await filled.checkpoint(`short-${i}`, { i });
+      }),
+    );
+    for (let i = 0; i < 400; i++)
+      await filled.checkpoint('long', { i }, { transcript: [`user ${i}`, `agent ${i}`] });
+    await filler.query(`ANALYZE ${schemaIdentifier(namespace)}.sessions, ${schemaIdentifier(namespace)}.checkpoints,
+                         ${schemaIdentifier(namespace)}.bodies, ${schemaIdentifier(namespace)}.transcripts`);
+
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 1,
+      options: '-c plan_cache_mode=force_generic_plan',
+    });
+    opened.push(pool);
+    const store = new CheckpointStore(postgres({ pool, namespace }));
+    /** Rows the server read from the namespace's tables while `op` ran (second run: prepared). */
+    const rowsRead = async (op: () => Promise<unknown>) => {
+      const read = async () => {
+        // The counters of the pool's one connection reach the shared view when it goes idle.
+        await pool.query('SELECT pg_stat_force_next_flush()');
+        const { rows } = await filler.query(
+          `SELECT sum(seq_tup_read + coalesce(idx_tup_fetch, 0))::int AS n FROM pg_stat_user_tables
+            WHERE schemaname = $1`,
+          [namespace],
+        );
+        return rows[0].n as number;
+      };
+      await op();
+      const before = await read();
+      await op();
+      return (await read()) - before;
+    };
+    // A row or two for one checkpoint; a page reads its rows and a step past them (a transcript
+    // page a checkpoint and its items a step). A scan of the long session reads 400 or more.
+    const onePerCall = 5;
+    const pageOfTen = 25;
+    expect(await rowsRead(() => store.load('long'))).toBeLessThanOrEqual(onePerCall);
+    expect(await rowsRead(() => store.load('long', 7))).toBeLessThanOrEqual(onePerCall);
+    expect(await rowsRead(() => store.info('long'))).toBeLessThanOrEqual(onePerCall);
+    expect(await rowsRead(() => store.checkpoint('long', { more: true }))).toBeLessThanOrEqual(
+      onePerCall,
+    );
+    expect(await rowsRead(() => store.rollback('long', 7))).toBeLessThanOrEqual(onePerCall);
+    expect(await rowsRead(() => store.list('long', { limit: 10 }))).toBeLessThanOrEqual(pageOfTen);
+    expect(await rowsRead(() => store.transcript('long', { limit: 10 }))).toBeLessThanOrEqual(
+      pageOfTen,
+    );
+    expect(await rowsRead(() => store.sessions({ limit: 10 }))).toBeLessThanOrEqual(pageOfTen);
+    await dropAndClose(store.backend as PostgresBackend);
+  });
+
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
     const backend = await freshBackend();
     await backend.pool.query(`UPDATE ${backend.namespace}.meta SET value = '7'`);
