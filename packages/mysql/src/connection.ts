@@ -211,13 +211,16 @@ async function migrate(pool: Pool, ns: string): Promise<number> {
         `CREATE TABLE ${t.meta} (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL) ENGINE=InnoDB`,
       );
     }
-    for (let v = current; v < steps.length; v++) {
-      for (const statement of steps[v]!) await conn.query(statement);
+    // A namespace already current is only read: a user that may only read opens it too.
+    if (current < steps.length) {
+      for (let v = current; v < steps.length; v++) {
+        for (const statement of steps[v]!) await conn.query(statement);
+      }
+      await conn.query(
+        `INSERT INTO ${t.meta} (k, value) VALUES ('schema_version', ?) ON DUPLICATE KEY UPDATE value = VALUES(value)`,
+        [String(steps.length)],
+      );
     }
-    await conn.query(
-      `INSERT INTO ${t.meta} (k, value) VALUES ('schema_version', ?) ON DUPLICATE KEY UPDATE value = VALUES(value)`,
-      [String(steps.length)],
-    );
     return Number(session.bytes);
   } finally {
     await conn.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => {});

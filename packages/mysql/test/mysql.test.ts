@@ -322,7 +322,7 @@ describe.skipIf(!available)('mysql', () => {
     expect(found).toEqual([]);
   });
 
-  it('works for a user granted only the privileges its README lists, says what one lacking a privilege needs, and needs no schema privilege once migrated', async () => {
+  it('works for a user granted only the privileges its README lists, says what one lacking a privilege needs, needs no schema privilege once migrated, and only SELECT to read', async () => {
     const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
     opened.push(admin);
     const user = `ckpt_app_${process.pid}`;
@@ -366,6 +366,32 @@ describe.skipIf(!available)('mysql', () => {
       await migrated.checkpoint('s', { step: 4 });
       expect((await migrated.load('s'))?.data).toEqual({ step: 4 });
       await migrated.close();
+
+      // And a user that may only read opens it and reads it all; a write fails and writes nothing.
+      await admin.query(
+        `REVOKE INSERT, UPDATE, DELETE, EXECUTE ON \`${database}\`.* FROM '${user}'@'%'`,
+      );
+      const reader = new CheckpointStore(mysql({ url: asUser.toString(), namespace: granted }));
+      try {
+        expect((await reader.load('s'))?.data).toEqual({ step: 4 });
+        expect((await reader.info('s'))?.checkpoints).toBe(2);
+        expect(await reader.history('s')).toEqual([3, 4]);
+        expect((await reader.list('s')).items.map((c) => c.seq)).toEqual([4, 3]);
+        expect((await reader.transcript('s')).items).toEqual([]);
+        expect((await reader.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
+        expect(await reader.state('scope').get('k')).toBe(1);
+        expect((await reader.state('scope').keys()).items).toEqual(['k']);
+        const refused = await reader.checkpoint('s', { step: 5 }).catch((e: unknown) => e);
+        expect(isCkptError(refused, 'BACKEND')).toBe(true);
+        expect((refused as Error).message).toMatch(
+          /command denied to user .*; the user lacks a privilege the store needs/,
+        );
+      } finally {
+        await reader.close();
+      }
+      const after = new CheckpointStore(mysql({ url, namespace: granted }));
+      expect(await after.head('s')).toBe(4);
+      await after.close();
     } finally {
       await admin.query(`DROP USER '${user}'@'%'`);
       await dropNamespace(granted);

@@ -207,12 +207,15 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
       if (made.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`CREATE TABLE ${schema}.meta (key text PRIMARY KEY, value text NOT NULL)`);
     }
-    for (let v = current; v < steps.length; v++) await client.query(steps[v]!);
-    await client.query(
-      `INSERT INTO ${schema}.meta (key, value) VALUES ('schema_version', $1)
-       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-      [String(steps.length)],
-    );
+    // A schema already current is only read, so that a role that may only read opens it too.
+    if (current < steps.length) {
+      for (let v = current; v < steps.length; v++) await client.query(steps[v]!);
+      await client.query(
+        `INSERT INTO ${schema}.meta (key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+        [String(steps.length)],
+      );
+    }
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});

@@ -503,6 +503,49 @@ describe.skipIf(!available)('postgres', () => {
     }
   });
 
+  it('lets a role that may only read open a migrated schema and read it all; its writes fail, saying what it lacks, and write nothing', async () => {
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(admin);
+    const role = `ckpt_reader_${process.pid}`;
+    const writer = await freshBackend();
+    const namespace = writer.namespace;
+    const written = new CheckpointStore(writer);
+    await written.checkpoint('s', { step: 1 }, { transcript: ['one'] });
+    await written.checkpoint('s', { step: 2 }, { transcript: ['two'] });
+    await written.state('scope').set('k', 'v');
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'reader'`);
+    await admin.query(`GRANT USAGE ON SCHEMA ${schemaIdentifier(namespace)} TO ${role}`);
+    await admin.query(
+      `GRANT SELECT ON ALL TABLES IN SCHEMA ${schemaIdentifier(namespace)} TO ${role}`,
+    );
+    const asReader = new URL(url);
+    asReader.username = role;
+    asReader.password = 'reader';
+    const reader = new CheckpointStore(postgres({ url: asReader.toString(), namespace }));
+    try {
+      expect((await reader.load('s'))?.data).toEqual({ step: 2 });
+      expect((await reader.load('s', 1))?.data).toEqual({ step: 1 });
+      expect((await reader.info('s'))?.checkpoints).toBe(2);
+      expect(await reader.history('s')).toEqual([1, 2]);
+      expect((await reader.list('s')).items.map((c) => c.seq)).toEqual([2, 1]);
+      expect((await reader.transcript('s')).items.map((e) => e.item)).toEqual(['two', 'one']);
+      expect((await reader.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
+      expect(await reader.state('scope').get('k')).toBe('v');
+      expect((await reader.state('scope').keys()).items).toEqual(['k']);
+
+      const err = await reader.checkpoint('s', { step: 3 }).catch((e: unknown) => e);
+      expect(isCkptError(err, 'BACKEND')).toBe(true);
+      expect((err as Error).message).toMatch(/permission denied .*; the user lacks a privilege/);
+      expect(await written.head('s')).toBe(2);
+      expect((await written.info('s'))?.checkpoints).toBe(2);
+    } finally {
+      await reader.close();
+      await dropAndClose(writer);
+      await admin.query(`DROP ROLE ${role}`);
+    }
+  });
+
   it('says to create the database when the URL names one the server does not have', async () => {
     const missing = new URL(url);
     missing.pathname = `/ckpt_missing_${process.pid}`;
