@@ -2,7 +2,8 @@
  * Opening a database file the way every ckpt SQLite store needs it: created mode 0600, WAL,
  * the chosen `synchronous` level, a busy timeout, and its schema migrated under a write lock.
  */
-import { closeSync, constants, openSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import {
   CkptError,
   checkNamespace,
@@ -117,7 +118,11 @@ function openError(err: unknown, path: string): unknown {
   if (isCkptError(err)) return err;
   const code = errorCode(err);
   const where = `sqlite() cannot open ${JSON.stringify(path)}`;
-  if (WRONG_PATH[code]) return invalidArgument('path', `${where}: ${WRONG_PATH[code]}.`);
+  // A directory that exists but takes no new files (such as /proc) gives ENOENT as well; the
+  // path is not wrong then, the system refuses it.
+  const refused = code === 'ENOENT' && existsSync(dirname(path));
+  if (WRONG_PATH[code] && !refused)
+    return invalidArgument('path', `${where}: ${WRONG_PATH[code]}.`);
   const reason = err instanceof Error ? err.message : String(err);
   return new CkptError('BACKEND', `${where}: ${reason}`, { cause: err });
 }

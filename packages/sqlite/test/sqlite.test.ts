@@ -118,6 +118,14 @@ describe('files', () => {
     expect(readFileSync(notADatabase, 'utf8')).toMatch(/^notes, not a database/);
   });
 
+  it('reports a directory that exists but takes no new file as BACKEND, not as a missing directory', () => {
+    // /proc exists and answers ENOENT to creating a file in it.
+    const err = refusal(() => sqlite({ path: '/proc/agent.db' }));
+    expect(err.code).toBe('BACKEND');
+    expect(err.message).toMatch(/cannot open "\/proc\/agent.db": ENOENT/);
+    expect(err.message).not.toMatch(/directory does not exist/);
+  });
+
   it('reports any other failure to open the file as BACKEND with the cause', () => {
     const path = fresh();
     const db = new Database(path);
@@ -179,6 +187,21 @@ describe('schema', () => {
       value: String(SCHEMA_VERSION),
     });
     db.close();
+  });
+
+  it('commits nothing when it opens a file whose schema is current', () => {
+    const path = fresh();
+    sqlite({ path }).db.close();
+    sqliteKv({ path }).close();
+    // PRAGMA data_version changes for a connection when another one commits to the file. (The
+    // version row is written again, with the value it holds; SQLite leaves such a row as it is.)
+    const watcher = new Database(path);
+    const version = () => watcher.pragma('data_version', { simple: true });
+    const before = version();
+    sqlite({ path }).db.close();
+    sqliteKv({ path }).close();
+    expect(version()).toBe(before);
+    watcher.close();
   });
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', () => {
