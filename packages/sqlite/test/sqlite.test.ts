@@ -189,17 +189,17 @@ describe('schema', () => {
     db.close();
   });
 
-  it('commits nothing when it opens a file whose schema is current', () => {
+  it('commits nothing when it opens a file whose schema is current', async () => {
     const path = fresh();
     sqlite({ path }).db.close();
-    sqliteKv({ path }).close();
+    await sqliteKv({ path }).close?.();
     // PRAGMA data_version changes for a connection when another one commits to the file. (The
     // version row is written again, with the value it holds; SQLite leaves such a row as it is.)
     const watcher = new Database(path);
     const version = () => watcher.pragma('data_version', { simple: true });
     const before = version();
     sqlite({ path }).db.close();
-    sqliteKv({ path }).close();
+    await sqliteKv({ path }).close?.();
     expect(version()).toBe(before);
     watcher.close();
   });
