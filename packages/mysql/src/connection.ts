@@ -131,7 +131,7 @@ function checkPacket(sql: string, values: unknown[], packetBytes: number, escape
  * of the pool underneath a promise pool. The promise interface captures a stack trace for
  * every call (mysql2's `trace` option, on by default), which costs more CPU than the rest of a
  * short query; the store wraps a failure in an error of its own, raised where the caller
- * awaits it, anyway.
+ * awaits it, anyway. With `plain` (see readsPlainRows), the call carries no row options.
  */
 function send(
   pool: Pool,
