@@ -71,15 +71,17 @@ export function statementRunner(
 ): (statement: Statement | string, values: unknown[]) => Promise<pg.QueryResult> {
   let named = prepare;
   const rolledBack = new Set<string>();
+  const run = (text: string, values: unknown[], name?: string) =>
+    runStatement(pool, text, values, rolledBack, name);
   return async (statement, values) => {
     const { text, name } = typeof statement === 'string' ? { text: statement } : statement;
-    if (!named || name === undefined) return runStatement(pool, text, values, rolledBack);
+    if (!named || name === undefined) return run(text, values);
     try {
-      return await runStatement(pool, text, values, rolledBack, name);
+      return await run(text, values, name);
     } catch (err) {
       if (!NOT_PREPARED.has(errorCode(err))) throw err;
       named = false;
-      return runStatement(pool, text, values, rolledBack);
+      return run(text, values);
     }
   };
 }
