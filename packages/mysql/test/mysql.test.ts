@@ -261,14 +261,18 @@ describe.skipIf(!available)('mysql', () => {
     await dropNamespace(backend.namespace);
   });
 
-  it.each([{ rowsAsArray: true }, { typeCast: false }, { nestTables: true }])(
-    'reads its rows right on a pool the caller configured with %j',
-    async (poolOptions) => {
-      const pool = mysql2.createPool({ uri: url, ...poolOptions });
-      opened.push(pool);
-      await expectEveryKindOfCallToWork(pool);
-    },
-  );
+  it.each([
+    { rowsAsArray: true },
+    { typeCast: false },
+    { nestTables: true },
+    // Every BIGINT (seqs, times, counts) then arrives as a string.
+    { supportBigNumbers: true, bigNumberStrings: true },
+    { dateStrings: true },
+  ])('reads its rows right on a pool the caller configured with %j', async (poolOptions) => {
+    const pool = mysql2.createPool({ uri: url, ...poolOptions });
+    opened.push(pool);
+    await expectEveryKindOfCallToWork(pool);
+  });
 
   it('runs on an object that only wraps the promise methods of a pool', async () => {
     // Such as a wrapper that traces each query: it has no callback pool underneath.
@@ -292,10 +296,14 @@ describe.skipIf(!available)('mysql', () => {
     ]) {
       await store.checkpoint('s', { step: 1 }, { metadata: { m: 1 }, transcript: ['hi'] });
       await store.checkpoint('s', { step: 2 });
-      expect((await store.load('s'))?.data).toEqual({ step: 2 });
+      const head = await store.load('s');
+      expect(head).toMatchObject({ seq: 2, parent: 1, data: { step: 2 } });
+      expect(Math.abs(head!.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
       expect((await store.load('s', 1))?.metadata).toEqual({ m: 1 });
       expect(await store.history('s')).toEqual([1, 2]);
-      expect((await store.info('s'))?.checkpoints).toBe(2);
+      const info = await store.info('s');
+      expect(info).toMatchObject({ head: 2, checkpoints: 2 });
+      expect(info!.updatedAt.getTime()).toBe(head!.createdAt.getTime());
       expect((await store.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
       await store.state('scope').set('k', 'v');
       expect(await store.state('scope').get('k')).toBe('v');
