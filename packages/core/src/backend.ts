@@ -169,4 +169,11 @@ export interface CheckpointBackend {
 
   /** Release connections the backend opened itself (never a client it was given). */
   close(): Promise<void>;
+
+  /**
+   * Optional: what to do about a failure its driver or server raised (such as a refused login),
+   * for the message of the BACKEND error the store makes of it; undefined when there is nothing
+   * to say. The store knows Node's own connection errors; only the backend knows its server's.
+   */
+  errorHint?(err: unknown): string | undefined;
 }

@@ -50,11 +50,11 @@ function pathOf(walk: Walk): string {
 
 /**
  * Strings at least this long are quoted by `quote()` rather than by JSON.stringify. On Node 20,
- * JSON.stringify checks each character of a string for escaping at about 3 ns (a 64 KiB agent
- * state of messages takes some 190 µs), where a regular expression scan takes under 1 ns; but
- * for many small values its per-value cost is lower than building the text piece by piece in
- * JavaScript. So long strings are quoted here, and every array or object that holds none is
- * left whole to JSON.stringify.
+ * JSON.stringify checks each character of a long string for escaping several times slower than
+ * a regular expression scans it (core's README gives the figures); but for many small values
+ * its per-value cost is lower than building the text piece by piece in JavaScript. So long
+ * strings are quoted here, and every array or object that holds none is left whole to
+ * JSON.stringify.
  */
 const LONG_STRING = 64;
 

@@ -78,36 +78,18 @@ const CONNECTION_HINTS: Record<string, string> = {
   EPIPE: BROKEN_MID_CALL,
 };
 
-const LOGIN_REFUSED = 'the server refused the login: check the user and password in the URL';
-const NO_DATABASE =
-  'the database named in the URL does not exist: create it (CREATE DATABASE) or name one that does';
+/** What to do about a failure a driver or server raised, for its BACKEND error; undefined: no hint. */
+export type ErrorHint = (err: unknown) => string | undefined;
 
-const MISSING_PRIVILEGE =
-  "the user lacks a privilege the store needs: grant those listed in the README of the backend's package";
-
-// What to do when the server refuses the connection itself, or a privilege, by the codes the
-// drivers give: PostgreSQL's SQLSTATEs (pg) and MySQL's error names (mysql2).
-const SERVER_HINTS: Record<string, string> = {
-  '28P01': LOGIN_REFUSED,
-  '28000': LOGIN_REFUSED,
-  '3D000': NO_DATABASE,
-  ER_ACCESS_DENIED_ERROR: LOGIN_REFUSED,
-  ER_ACCESS_DENIED_NO_PASSWORD_ERROR: LOGIN_REFUSED,
-  ER_BAD_DB_ERROR: NO_DATABASE,
-  '42501': MISSING_PRIVILEGE,
-  // MySQL's refusal of a database-wide privilege, CREATE ROUTINE included, not only of access.
-  ER_DBACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
-  ER_TABLEACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
-  ER_PROCACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
-  ER_SPECIFIC_ACCESS_DENIED_ERROR: MISSING_PRIVILEGE,
-};
-
-/** Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. */
-export function toCkptError(err: unknown, backendName: string): CkptError {
+/**
+ * Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. Its message says what
+ * to do: about Node's connection errors here, and about the server's own codes through the
+ * backend's `errorHint`, since only the adapter knows its driver's codes.
+ */
+export function toCkptError(err: unknown, backendName: string, errorHint?: ErrorHint): CkptError {
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
-  const code = errorCode(err);
-  const hint = CONNECTION_HINTS[code] ?? SERVER_HINTS[code];
+  const hint = CONNECTION_HINTS[errorCode(err)] ?? errorHint?.(err);
   return new CkptError(
     'BACKEND',
     `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,

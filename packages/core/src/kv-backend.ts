@@ -1,16 +1,6 @@
 /**
  * `kvBackend(kv)`: the whole CheckpointBackend on a KvStore of get/set/delete (and, when
- * present, compareAndSet and list).
- *
- * Layout, under the prefix (default `ckpt:`), with `ID` the escaped session id and `GEN` a
- * random generation fixed when the session is created (so a deleted and re-created or forked
- * session never reads another incarnation's keys):
- *
- *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write
- *   c:ID:GEN:SEQ         checkpoint body: header line, data, metadata, transcript
- *   t:ID:NONCE           a staged body, while its append is being published
- *   i:ID:GEN:KEY         idempotency key -> seq
- *   v:SCOPE:KEY          state value
+ * present, compareAndSet and list), laid out as kv-layout.ts says.
  *
  * The session record is the single commit point: an append stages its body under a key of its
  * own, then swaps the record (compare-and-set) to name the new seq as head with the staged key
@@ -18,7 +8,6 @@
  * pending write finishes it first. A crash at any step leaves the record naming only bodies
  * that can be read, so a session is never unreadable and its head never dangles.
  */
-import { randomBytes } from 'node:crypto';
 import type {
   AppendInput,
   AppendResult,
@@ -34,7 +23,9 @@ import type {
 } from './backend.js';
 import { CkptError, invalidArgument } from './errors.js';
 import type { KvStore } from './kv.js';
-import { compareCodePoints, compareSessionsNewestFirst } from './order.js';
+import { conformingKv } from './kv-conformance.js';
+import { type Body, kvKeys, makeBody, parseBody, type SessionRecord, token } from './kv-layout.js';
+import { compareSessionsNewestFirst } from './order.js';
 import {
   rangesAppend,
   rangesCount,
@@ -42,9 +33,8 @@ import {
   rangesFrom,
   rangesHas,
   rangesPrune,
-  type SeqRanges,
 } from './seq-ranges.js';
-import { checkOptions, describe, methodList, missingMethods } from './validate.js';
+import { checkOptions, describe } from './validate.js';
 
 /** Options of `kvBackend`. */
 export interface KvBackendOptions {
@@ -52,75 +42,10 @@ export interface KvBackendOptions {
   prefix?: string;
 }
 
-interface SessionRecord {
-  gen: string;
-  head: number;
-  last: number;
-  seqs: SeqRanges;
-  forkedFrom: { sessionId: string; seq: number } | null;
-  metadata: string;
-  createdAt: number;
-  updatedAt: number;
-  pending: { seq: number; nonce: string; key: string | null } | null;
-}
-
+/** A session record and the exact text it was read as, which a compare-and-set must match. */
 interface Snapshot {
   raw: string;
   rec: SessionRecord;
-}
-
-interface BodyHeader {
-  seq: number;
-  parent: number | null;
-  createdAt: number;
-}
-
-// Each part of a body is JSON text, and JSON.stringify never writes a raw newline, so a
-// newline separates the parts without escaping them a second time.
-function makeBody(header: BodyHeader, data: string, metadata: string, transcript: string): string {
-  return `${JSON.stringify(header)}\n${data}\n${metadata}\n${transcript}`;
-}
-
-function parseBody(
-  body: string,
-): BodyHeader & { data: string; metadata: string; transcript: string } {
-  const a = body.indexOf('\n');
-  const b = body.indexOf('\n', a + 1);
-  const c = body.indexOf('\n', b + 1);
-  const header = JSON.parse(body.slice(0, a)) as BodyHeader;
-  return {
-    ...header,
-    data: body.slice(a + 1, b),
-    metadata: body.slice(b + 1, c),
-    transcript: body.slice(c + 1),
-  };
-}
-
-// Escapes the separator so a name can never reach into another name's keys.
-function escapeName(name: string): string {
-  return name.replace(/%/g, '%25').replace(/:/g, '%3A');
-}
-
-function unescapeName(text: string): string {
-  return text.replace(/%3A/g, ':').replace(/%25/g, '%');
-}
-
-const REQUIRED = ['get', 'set', 'delete'] as const;
-const OPTIONAL = ['compareAndSet', 'list', 'close'] as const;
-
-function checkKvStore(kv: unknown): void {
-  const missing = missingMethods(kv, REQUIRED);
-  const broken = OPTIONAL.filter(
-    (m) =>
-      (kv as Record<string, unknown> | null)?.[m] !== undefined &&
-      missingMethods(kv, [m]).length > 0,
-  );
-  if (missing.length > 0 || broken.length > 0) {
-    throw invalidArgument(
-      'kv',
-      `kvBackend(kv) needs a KvStore: get(), set() and delete(), and optionally compareAndSet(), list() and close(); got ${describe(kv)}, which lacks ${methodList([...missing, ...broken])}.`,
-    );
-  }
 }
 
 function checkPrefix(prefix: unknown = 'ckpt:'): string {
@@ -133,81 +58,17 @@ function checkPrefix(prefix: unknown = 'ckpt:'): string {
 // Bounds a compare-and-set loop; each lost race means another caller made progress.
 const MAX_RACES = 10_000;
 
-/**
- * `kv` as the rest of this file reads it. A store written to other conventions works as well:
- * a missing key answered with null (as Redis clients and localStorage answer) reads as
- * undefined, and delete() or compareAndSet() answered with 1 or 0 read as true or false.
- */
-function conventional(kv: KvStore): KvStore {
-  const { compareAndSet, list, close } = kv;
-  return {
-    get: async (key) => storedText(await kv.get(key)),
-    set: (key, value) => kv.set(key, value),
-    delete: async (key) => Boolean(await kv.delete(key)),
-    ...(compareAndSet && {
-      compareAndSet: async (key, expected, value) =>
-        Boolean(await compareAndSet.call(kv, key, expected, value)),
-    }),
-    ...(list && {
-      list: async (prefix, page) => checkedKeys(await list.call(kv, prefix, page), prefix, page),
-    }),
-    ...(close && { close: () => close.call(kv) }),
-  };
-}
-
-/** What `get()` answered, as text or undefined; anything else would fail later as bad JSON. */
-function storedText(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (value === undefined || value === null) return undefined;
-  throw new Error(
-    `kv.get() must answer the string that set() was given, or undefined; it answered ${describe(value)} (a store that decodes JSON itself must be given strings to keep as they are)`,
-  );
-}
-
-/**
- * The keys `list()` answered, refused when they break its contract: a store that ignored
- * `after` would make the listings built on it page forever, and one that did not sort or
- * filter them would make them wrong without a word.
- */
-function checkedKeys(
-  keys: unknown,
-  prefix: string,
-  page: { after?: string; limit?: number } = {},
-): string[] {
-  if (!Array.isArray(keys)) {
-    throw new Error(`kv.list() must answer an array of keys; it answered ${describe(keys)}`);
-  }
-  if (page.limit !== undefined && keys.length > page.limit) {
-    throw new Error(`kv.list() answered ${keys.length} keys when asked for at most ${page.limit}`);
-  }
-  let previous = page.after;
-  for (const key of keys) {
-    if (typeof key !== 'string' || !key.startsWith(prefix)) {
-      throw new Error(
-        `kv.list(${JSON.stringify(prefix)}) answered ${describe(key)}, which is not a key with that prefix`,
-      );
-    }
-    if (previous !== undefined && compareCodePoints(key, previous) <= 0) {
-      throw new Error(
-        `kv.list() must answer keys in ascending order (by UTF-8 bytes), each after options.after; it answered ${JSON.stringify(key)} after ${JSON.stringify(previous)}`,
-      );
-    }
-    previous = key;
-  }
-  return keys;
-}
-
 /** A CheckpointBackend on any `KvStore`. */
 export function kvBackend(given: KvStore, options?: KvBackendOptions): CheckpointBackend {
-  checkKvStore(given);
-  const kv = conventional(given);
-  const p = checkPrefix(checkOptions(options, 'options', ['prefix']).prefix);
-  const sessionKey = (id: string) => `${p}s:${escapeName(id)}`;
-  const bodyKey = (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`;
-  const stagedKey = (id: string, nonce: string) => `${p}t:${escapeName(id)}:${nonce}`;
-  const idemPrefix = (id: string, gen: string) => `${p}i:${escapeName(id)}:${gen}:`;
-  const stateKey = (scope: string, key: string) => `${p}v:${escapeName(scope)}:${key}`;
-  const token = () => randomBytes(6).toString('hex');
+  const kv = conformingKv(given);
+  const keys = kvKeys(checkPrefix(checkOptions(options, 'options', ['prefix']).prefix));
+  const {
+    session: sessionKey,
+    body: bodyKey,
+    staged: stagedKey,
+    idempotencyPrefix: idemPrefix,
+  } = keys;
+  const stateKey = (scope: string, key: string) => keys.statePrefix(scope) + key;
 
   const compareAndSet = async (key: string, expected: string | null, value: string) => {
     if (kv.compareAndSet) return kv.compareAndSet(key, expected, value);
@@ -265,10 +126,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
   const readAsOfOneRecord = async <T>(
     id: string,
     absent: T,
-    readBodies: (
-      rec: SessionRecord,
-      body: (seq: number) => Promise<ReturnType<typeof parseBody> | null>,
-    ) => Promise<T>,
+    readBodies: (rec: SessionRecord, body: (seq: number) => Promise<Body | null>) => Promise<T>,
   ): Promise<T> => {
     for (let race = 0; race < MAX_RACES; race++) {
       const snap = await read(id);
@@ -515,12 +373,11 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     },
 
     async sessions({ after, limit }: { after: SessionPosition | null; limit: number }) {
-      const base = `${p}s:`;
       const all: StoredSession[] = [];
-      for (const key of await listAll(base)) {
+      for (const key of await listAll(keys.sessions)) {
         const raw = await kv.get(key);
         if (raw === undefined) continue;
-        all.push(toStored(unescapeName(key.slice(base.length)), JSON.parse(raw) as SessionRecord));
+        all.push(toStored(keys.sessionIdOf(key), JSON.parse(raw) as SessionRecord));
       }
       all.sort(compareSessionsNewestFirst);
       const start =
@@ -535,17 +392,19 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       compareAndSet(stateKey(scope, key), expected, value),
 
     async stateKeys(scope, { prefix, after, limit }) {
-      const base = stateKey(scope, '');
-      const keys = await kv.list!(
+      const base = keys.statePrefix(scope);
+      const found = await kv.list!(
         base + prefix,
         after === null ? { limit } : { after: base + after, limit },
       );
-      return keys.map((key) => key.slice(base.length));
+      return found.map((key) => key.slice(base.length));
     },
 
     async close() {
       await kv.close?.();
     },
+
+    ...(kv.errorHint && { errorHint: kv.errorHint }),
   };
 }
 

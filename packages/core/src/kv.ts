@@ -16,4 +16,9 @@ export interface KvStore {
   list?(prefix: string, options?: { after?: string; limit?: number }): Promise<string[]>;
   /** Optional: release resources. */
   close?(): Promise<void>;
+  /**
+   * Optional: what to do about a failure the store's driver raised, for the message of the
+   * BACKEND error it becomes (as `CheckpointBackend.errorHint`); undefined for nothing to say.
+   */
+  errorHint?(err: unknown): string | undefined;
 }

@@ -1,4 +1,5 @@
 /** `openStore(url)`: pick and load a backend package from a connection string. */
+import { loadPackage } from './adapter-loading.js';
 import type { CheckpointBackend } from './backend.js';
 import { CkptError, invalidArgument, redactPasswords } from './errors.js';
 import { checkNamespace } from './namespace.js';
@@ -125,7 +126,7 @@ export async function openStore(url: string, options?: StoreOptions): Promise<Ch
     ...scheme.options(plain, plain.slice(colon + 1), params),
     namespace: checkNamespace(namespace),
   };
-  const mod = await loadAdapter(scheme);
+  const mod = await loadPackage(scheme.pkg, scheme.driver);
   const factory = mod[scheme.factory] as Factory | undefined;
   if (typeof factory !== 'function') {
     throw new CkptError(
@@ -134,31 +135,4 @@ export async function openStore(url: string, options?: StoreOptions): Promise<Ch
     );
   }
   return new CheckpointStore(await factory(factoryOptions), options);
-}
-
-async function loadAdapter(scheme: Scheme): Promise<Record<string, unknown>> {
-  try {
-    return (await import(scheme.pkg)) as Record<string, unknown>;
-  } catch (err) {
-    throw isMissingPackage(err, scheme.pkg) ? missingAdapter(scheme.pkg, scheme.driver, err) : err;
-  }
-}
-
-/** Whether `err` is Node's report that `pkg` itself (not something it imports) is not installed. */
-export function isMissingPackage(err: unknown, pkg: string): boolean {
-  const code = (err as { code?: string } | null)?.code;
-  return (
-    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
-    String((err as Error).message).includes(pkg)
-  );
-}
-
-/** The error that tells the user which packages to install for a URL scheme. */
-export function missingAdapter(pkg: string, driver: string | null, cause?: unknown): CkptError {
-  const install = [pkg, driver].filter(Boolean).join(' ');
-  return new CkptError(
-    'UNSUPPORTED',
-    `openStore needs the ${pkg} package for this URL; install it: npm install ${install}`,
-    { cause, details: { package: pkg } },
-  );
 }

@@ -9,6 +9,7 @@ import type {
   StoredCheckpoint,
   StoredSession,
 } from './backend.js';
+import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
 import {
   checkPayloadSize,
   decodeJson,
@@ -18,9 +19,17 @@ import {
   encodeMetadata,
   encodeTranscript,
 } from './encode.js';
-import { CkptError, invalidArgument, isCkptError, toCkptError, unsupported } from './errors.js';
+import {
+  CkptError,
+  type ErrorHint,
+  invalidArgument,
+  isCkptError,
+  toCkptError,
+  unsupported,
+} from './errors.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
 import { createStateScope } from './state.js';
+import { walkTranscript } from './transcript-walk.js';
 import type {
   Checkpoint,
   CheckpointInfo,
@@ -34,24 +43,16 @@ import type {
   TranscriptEntry,
   UpdateOptions,
 } from './types.js';
-import {
-  checkExpectedHead,
-  checkName,
-  checkOptions,
-  checkPositiveInteger,
-  describe,
-} from './validate.js';
+import { checkExpectedHead, checkName, checkOptions, checkPositiveInteger } from './validate.js';
 
 /** The default largest encoded checkpoint: 8 MiB. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 const DEFAULT_UPDATE_ATTEMPTS = 10;
-// How many checkpoints one transcript page may walk past without finding items before it
-// returns what it has (with a cursor), so that a page's cost stays bounded.
-const TRANSCRIPT_WALK_BUDGET = 1000;
 
 /** Durable, versioned checkpoints of agent sessions on any `CheckpointBackend`. */
 export class CheckpointStore {
   readonly #backend: CheckpointBackend;
+  readonly #errorHint: ErrorHint | undefined;
   readonly #maxPayloadBytes: number;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -59,7 +60,7 @@ export class CheckpointStore {
    * How many calls have started and not yet settled, which close() waits for. A count, not a
    * set of the calls' promises: a promise held in a long-lived set keeps its result (a whole
    * decoded checkpoint) reachable, so each minor GC while it is there copies that result and
-   * then promotes it. With 64 loads of 64 KiB in flight that was nearly half of their cost.
+   * then promotes it, which with many large loads in flight costs more than the loads.
    */
   #running = 0;
   /** Set by close() while it waits: called when the last running call settles. */
@@ -74,6 +75,7 @@ export class CheckpointStore {
     }
     const opts = checkOptions(options, 'options', ['maxPayloadBytes']);
     this.#backend = backend;
+    this.#errorHint = backend.errorHint?.bind(backend);
     this.#maxPayloadBytes =
       opts.maxPayloadBytes === undefined
         ? DEFAULT_MAX_PAYLOAD_BYTES
@@ -221,7 +223,7 @@ export class CheckpointStore {
       checkName(sessionId, 'sessionId');
       const owner: CursorOwner = { method: 'list', listing: sessionId };
       const { limit, after } = readPage<number>(page, owner);
-      const beforeSeq = after === null ? null : checkCursorSeq(after);
+      const beforeSeq = after === null ? null : listPosition(after);
       const rows = await this.#backend.listCheckpoints(sessionId, { beforeSeq, limit: limit + 1 });
       const infos = rows.map((row) => ({
         sessionId,
@@ -240,44 +242,12 @@ export class CheckpointStore {
       checkName(sessionId, 'sessionId');
       const owner: CursorOwner = { method: 'transcript', listing: sessionId };
       const { limit, after } = readPage<[number, number]>(page, owner);
-      // Position: the entry (seq, index) the previous page ended on; this page goes on with
-      // that checkpoint's earlier items, then its ancestors.
-      const start = after === null ? null : checkTranscriptPosition(after);
-      const entries: TranscriptEntry[] = [];
-      let fromSeq: number | null = start === null ? null : start[0];
-      let walked = 0;
-      let lastWalked: number | null = null;
-      let exhausted = false;
-      while (entries.length <= limit && walked < TRANSCRIPT_WALK_BUDGET) {
-        const chunk = await this.#backend.lineage(sessionId, {
-          fromSeq,
-          limit: limit + 1,
-          transcript: true,
-        });
-        for (const entry of chunk) {
-          walked++;
-          lastWalked = entry.seq;
-          const items = decodeJson(entry.transcript ?? '[]') as JsonValue[];
-          const below = start !== null && entry.seq === start[0] ? start[1] : items.length;
-          for (let index = Math.min(below, items.length) - 1; index >= 0; index--) {
-            const item = items[index] as JsonValue;
-            entries.push({ seq: entry.seq, index, item, createdAt: new Date(entry.createdAt) });
-          }
-          if (entries.length > limit) break;
-        }
-        const last = chunk[chunk.length - 1];
-        if (chunk.length <= limit || last === undefined || last.parent === null) {
-          exhausted = true;
-          break;
-        }
-        fromSeq = last.parent;
-      }
+      const start = after === null ? null : transcriptPosition(after);
+      const { entries, resumeAt } = await walkTranscript(this.#backend, sessionId, limit, start);
       if (entries.length > limit) {
         return toPage(entries, limit, owner, (last) => [last.seq, last.index]);
       }
-      if (exhausted || lastWalked === null) return { items: entries, cursor: null };
-      // The walk budget ran out before the page filled: go on after the last checkpoint walked.
-      return { items: entries, cursor: encodeCursor(owner, [lastWalked, 0]) };
+      return { items: entries, cursor: resumeAt === null ? null : encodeCursor(owner, resumeAt) };
     });
   }
 
@@ -358,7 +328,7 @@ export class CheckpointStore {
       if (!this.#backend.capabilities.listSessions) {
         throw unsupported(this.#backend.name, 'sessions()', 'list');
       }
-      const position: SessionPosition | null = after === null ? null : checkSessionPosition(after);
+      const position: SessionPosition | null = after === null ? null : sessionPosition(after);
       const rows = await this.#backend.sessions({ after: position, limit: limit + 1 });
       return toPage(rows.map(toSessionInfo), limit, owner, (last) => [
         last.updatedAt.getTime(),
@@ -416,7 +386,7 @@ export class CheckpointStore {
     try {
       return await fn();
     } catch (err) {
-      throw toCkptError(err, this.#backend.name);
+      throw toCkptError(err, this.#backend.name, this.#errorHint);
     } finally {
       if (--this.#running === 0) this.#settled?.();
     }
@@ -464,42 +434,6 @@ function notFound(sessionId: string, missing: 'session' | 'seq', seq: number | n
   return new CkptError('NOT_FOUND', `${what}.`, {
     details: { argument: missing === 'session' ? 'sessionId' : 'seq' },
   });
-}
-
-function checkCursorSeq(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
-  }
-  return value;
-}
-
-function checkTranscriptPosition(value: unknown): [number, number] {
-  if (
-    !Array.isArray(value) ||
-    value.length !== 2 ||
-    !Number.isSafeInteger(value[0]) ||
-    !Number.isSafeInteger(value[1]) ||
-    value[0] < 1 ||
-    value[1] < 0
-  ) {
-    throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
-  }
-  return [value[0], value[1]];
-}
-
-function checkSessionPosition(value: unknown): SessionPosition {
-  if (
-    !Array.isArray(value) ||
-    value.length !== 2 ||
-    !Number.isSafeInteger(value[0]) ||
-    typeof value[1] !== 'string'
-  ) {
-    throw invalidArgument(
-      'cursor',
-      `cursor is damaged (${describe(value)}); start over with null.`,
-    );
-  }
-  return { updatedAt: value[0], sessionId: value[1] };
 }
 
 function backoff(attempt: number): Promise<void> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type ConnectionSpec, isCkptError, openConnection } from '../src/index.js';
+import { type ConnectionSpec, openConnection } from '../src/adapter.js';
+import { isCkptError } from '../src/index.js';
 
 interface Handle {
   query(): void;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CkptError, isCkptError, redactPasswords, toCkptError } from '../src/errors.js';
+import { hintsByCode, SERVER_HINTS } from '../src/server-hints.js';
 
 describe('CkptError', () => {
   it('is recognised by isCkptError across two copies of the package', async () => {
@@ -65,34 +66,36 @@ describe('toCkptError', () => {
     expect(toCkptError(new Error('boom'), 'mysql').message).toBe('mysql backend failed: boom');
   });
 
-  it.each([
-    {
-      codes: ['28P01', '28000', 'ER_ACCESS_DENIED_ERROR', 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR'],
-      hint: /; the server refused the login: check the user and password in the URL\.$/,
-    },
-    {
-      codes: ['3D000', 'ER_BAD_DB_ERROR'],
-      hint: /; the database named in the URL does not exist: create it/,
-    },
-    {
-      codes: [
-        '42501',
-        'ER_DBACCESS_DENIED_ERROR',
-        'ER_TABLEACCESS_DENIED_ERROR',
-        'ER_PROCACCESS_DENIED_ERROR',
-        'ER_SPECIFIC_ACCESS_DENIED_ERROR',
-      ],
-      hint: /; the user lacks a privilege the store needs: grant those listed in the README/,
-    },
-  ])('says what to do about the server refusing $codes.0 and its kind', ({ codes, hint }) => {
-    for (const code of codes) {
-      const refused = Object.assign(new Error(`refused (${code})`), { code });
-      expect(toCkptError(refused, 'postgres').message).toMatch(hint);
-    }
+  it("ends the message with the backend's hint for a failure only it knows", () => {
+    const refused = Object.assign(new Error('password authentication failed'), { code: 'X1' });
+    const hint = hintsByCode({ X1: 'check the password in the URL' });
+    expect(toCkptError(refused, 'postgres', hint).message).toBe(
+      'postgres backend failed: password authentication failed; check the password in the URL.',
+    );
+    expect(toCkptError(new Error('boom'), 'postgres', hint).message).toBe(
+      'postgres backend failed: boom',
+    );
+  });
+
+  it("says what to do about Node's connection errors before asking the backend", () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const hint = () => 'not this';
+    expect(toCkptError(refused, 'mysql', hint).message).toMatch(/nothing accepts connections/);
   });
 
   it('passes a CkptError through unchanged', () => {
     const err = new CkptError('CONFLICT', 'x');
     expect(toCkptError(err, 'memory')).toBe(err);
+  });
+});
+
+describe('hintsByCode', () => {
+  it("answers a failure's code from its table, and nothing for any other", () => {
+    const hint = hintsByCode({ '28P01': SERVER_HINTS.loginRefused });
+    expect(hint(Object.assign(new Error('x'), { code: '28P01' }))).toBe(SERVER_HINTS.loginRefused);
+    expect(hint(Object.assign(new Error('x'), { code: '3D000' }))).toBeUndefined();
+    expect(hint(new Error('no code'))).toBeUndefined();
+    // A code that names a property every object has is not in the table.
+    expect(hint(Object.assign(new Error('x'), { code: 'toString' }))).toBeUndefined();
   });
 });

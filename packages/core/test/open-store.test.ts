@@ -1,6 +1,9 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isMissingPackage, loadPackage, missingAdapter } from '../src/adapter-loading.js';
 import { CheckpointStore, isCkptError, openStore } from '../src/index.js';
-import { isMissingPackage, missingAdapter } from '../src/open-store.js';
 
 async function refusal(promise: Promise<unknown>) {
   const err = await promise.then(
@@ -90,6 +93,38 @@ describe('openStore', () => {
     expect(isCkptError(err, 'UNSUPPORTED')).toBe(true);
     expect(err.message).toContain('npm install @ckpt/mysql mysql2');
     expect(err.cause).toBe(notInstalled);
+  });
+
+  it("finds an adapter core cannot see in the application's directory, by its ES module entry", async () => {
+    const app = mkdtempSync(join(tmpdir(), 'ckpt-app-'));
+    try {
+      const pkg = join(app, 'node_modules', '@ckpt-test', 'adapter');
+      mkdirSync(join(pkg, 'dist'), { recursive: true });
+      writeFileSync(
+        join(pkg, 'package.json'),
+        JSON.stringify({
+          name: '@ckpt-test/adapter',
+          type: 'module',
+          exports: {
+            '.': {
+              import: { default: './dist/index.js' },
+              require: { default: './dist/index.cjs' },
+            },
+            './package.json': './package.json',
+          },
+        }),
+      );
+      writeFileSync(join(pkg, 'dist', 'index.js'), "export const loadedAs = 'esm';\n");
+      writeFileSync(join(pkg, 'dist', 'index.cjs'), "exports.loadedAs = 'cjs';\n");
+      const mod = await loadPackage('@ckpt-test/adapter', null, app);
+      expect(mod.loadedAs).toBe('esm');
+      // Found in neither place: the error says what to install.
+      const err = await refusal(loadPackage('@ckpt-test/missing', 'driver', app));
+      expect(err.code).toBe('UNSUPPORTED');
+      expect(err.message).toContain('npm install @ckpt-test/missing driver');
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
   });
 
   it('applies store options', async () => {

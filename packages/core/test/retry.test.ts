@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ROLLED_BACK_ATTEMPTS, retryRolledBack } from '../src/index.js';
+import { ROLLED_BACK_ATTEMPTS, retryRolledBack } from '../src/adapter.js';
 
 const rolledBack: ReadonlySet<string> = new Set(['ROLLED_BACK']);
 const failure = (code: string) => Object.assign(new Error(code), { code });

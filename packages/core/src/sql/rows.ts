@@ -1,66 +1,17 @@
 /**
- * What the SQL backends (SQLite, PostgreSQL, MySQL) share: their tables, the arguments of
- * their stored procedures, and the rows they return with their mapping to the backend
- * contract's types. Written once here, so that the adapters keep only their SQL. Numbers may
- * arrive as numbers or numeric strings, depending on the driver.
+ * The rows the SQL backends' statements return (snake_case columns), and their mapping to the
+ * backend contract's types. Numbers may arrive as numbers or numeric strings, depending on the
+ * driver.
  */
 import type {
-  AppendInput,
   AppendResult,
-  ForkInput,
   ForkResult,
-  RollbackInput,
   RollbackResult,
   StoredCheckpoint,
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
-} from './backend.js';
-
-/** The tables every SQL backend creates, by their names within the namespace. */
-export const SQL_TABLES = [
-  'meta',
-  'sessions',
-  'checkpoints',
-  'bodies',
-  'transcripts',
-  'idempotency',
-  'state',
-  'kv',
-] as const;
-
-/** Each table's full name: `prefix` + its name (`ckpt_` on SQLite and MySQL, `ckpt.` on PostgreSQL). */
-export function sqlTables(prefix: string): Record<(typeof SQL_TABLES)[number], string> {
-  return Object.fromEntries(SQL_TABLES.map((name) => [name, prefix + name])) as Record<
-    (typeof SQL_TABLES)[number],
-    string
-  >;
-}
-
-/**
- * The arguments of the `append`, `rollback` and `fork` procedures, in order. An expected head
- * travels as a flag and a value, since null is a value of its own (the session must not exist).
- */
-export const procedureArgs = {
-  append: (input: AppendInput): unknown[] => [
-    input.sessionId,
-    input.data,
-    input.metadata,
-    input.transcript,
-    input.expectedHead !== undefined,
-    input.expectedHead ?? null,
-    input.idempotencyKey ?? null,
-    input.now,
-  ],
-  rollback: (input: RollbackInput): unknown[] => [
-    input.sessionId,
-    input.seq,
-    input.expectedHead !== undefined,
-    input.expectedHead ?? null,
-    input.now,
-  ],
-  fork: (input: ForkInput): unknown[] => [input.sessionId, input.atSeq, input.newId, input.now],
-};
+} from '../backend.js';
 
 type Num = number | string;
 const num = (value: Num): number => Number(value);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isCkptError, migrationStart } from '../src/index.js';
+import { isCkptError } from '../src/index.js';
+import { migrationStart } from '../src/sql/migrate.js';
 
 const where = "namespace 'x'";
 const start = (found: Parameters<typeof migrationStart>[0]) =>

@@ -1,0 +1,92 @@
+/**
+ * What `kvBackend` accepts as a `KvStore`, and the store as the rest of the KV backend reads
+ * it: checked for its methods when it is given, and for what it answers on every call, so
+ * that a store that breaks the contract fails with a message saying how, not later and
+ * somewhere else.
+ */
+import { invalidArgument } from './errors.js';
+import type { KvStore } from './kv.js';
+import { compareCodePoints } from './order.js';
+import { describe, methodList, missingMethods } from './validate.js';
+
+const REQUIRED = ['get', 'set', 'delete'] as const;
+const OPTIONAL = ['compareAndSet', 'list', 'close', 'errorHint'] as const;
+
+/**
+ * `given`, refused unless it has the required methods (and functions for the optional ones it
+ * names), as the KV backend reads it. A store written to other conventions works as well: a
+ * missing key answered with null (as Redis clients and localStorage answer) reads as
+ * undefined, and delete() or compareAndSet() answered with 1 or 0 read as true or false.
+ */
+export function conformingKv(given: unknown): KvStore {
+  const missing = missingMethods(given, REQUIRED);
+  const broken = OPTIONAL.filter(
+    (m) =>
+      (given as Record<string, unknown> | null)?.[m] !== undefined &&
+      missingMethods(given, [m]).length > 0,
+  );
+  if (missing.length > 0 || broken.length > 0) {
+    throw invalidArgument(
+      'kv',
+      `kvBackend(kv) needs a KvStore: get(), set() and delete(), and optionally compareAndSet(), list(), close() and errorHint(); got ${describe(given)}, which lacks ${methodList([...missing, ...broken])}.`,
+    );
+  }
+  const kv = given as KvStore;
+  const { compareAndSet, list, close, errorHint } = kv;
+  return {
+    get: async (key) => storedText(await kv.get(key)),
+    set: (key, value) => kv.set(key, value),
+    delete: async (key) => Boolean(await kv.delete(key)),
+    ...(compareAndSet && {
+      compareAndSet: async (key, expected, value) =>
+        Boolean(await compareAndSet.call(kv, key, expected, value)),
+    }),
+    ...(list && {
+      list: async (prefix, page) => checkedKeys(await list.call(kv, prefix, page), prefix, page),
+    }),
+    ...(close && { close: () => close.call(kv) }),
+    ...(errorHint && { errorHint: (err) => errorHint.call(kv, err) }),
+  };
+}
+
+/** What `get()` answered, as text or undefined; anything else would fail later as bad JSON. */
+function storedText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return undefined;
+  throw new Error(
+    `kv.get() must answer the string that set() was given, or undefined; it answered ${describe(value)} (a store that decodes JSON itself must be given strings to keep as they are)`,
+  );
+}
+
+/**
+ * The keys `list()` answered, refused when they break its contract: a store that ignored
+ * `after` would make the listings built on it page forever, and one that did not sort or
+ * filter them would make them wrong without a word.
+ */
+function checkedKeys(
+  keys: unknown,
+  prefix: string,
+  page: { after?: string; limit?: number } = {},
+): string[] {
+  if (!Array.isArray(keys)) {
+    throw new Error(`kv.list() must answer an array of keys; it answered ${describe(keys)}`);
+  }
+  if (page.limit !== undefined && keys.length > page.limit) {
+    throw new Error(`kv.list() answered ${keys.length} keys when asked for at most ${page.limit}`);
+  }
+  let previous = page.after;
+  for (const key of keys) {
+    if (typeof key !== 'string' || !key.startsWith(prefix)) {
+      throw new Error(
+        `kv.list(${JSON.stringify(prefix)}) answered ${describe(key)}, which is not a key with that prefix`,
+      );
+    }
+    if (previous !== undefined && compareCodePoints(key, previous) <= 0) {
+      throw new Error(
+        `kv.list() must answer keys in ascending order (by UTF-8 bytes), each after options.after; it answered ${JSON.stringify(key)} after ${JSON.stringify(previous)}`,
+      );
+    }
+    previous = key;
+  }
+  return keys;
+}

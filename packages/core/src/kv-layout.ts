@@ -1,0 +1,93 @@
+/**
+ * Where `kvBackend` keeps things in a KvStore, and the format of what it keeps. Under the
+ * prefix (default `ckpt:`), with `ID` the escaped session id and `GEN` a random generation
+ * fixed when the session is created (so a deleted and re-created or forked session never reads
+ * another incarnation's keys):
+ *
+ *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write
+ *   c:ID:GEN:SEQ         checkpoint body: header line, data, metadata, transcript
+ *   t:ID:NONCE           a staged body, while its append is being published
+ *   i:ID:GEN:KEY         idempotency key -> seq
+ *   v:SCOPE:KEY          state value
+ */
+import { randomBytes } from 'node:crypto';
+import type { SeqRanges } from './seq-ranges.js';
+
+/** A session's record: its single commit point (see kv-backend.ts). */
+export interface SessionRecord {
+  gen: string;
+  head: number;
+  last: number;
+  seqs: SeqRanges;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  metadata: string;
+  createdAt: number;
+  updatedAt: number;
+  /** An append published but not yet finished: its body is still at the staged key. */
+  pending: { seq: number; nonce: string; key: string | null } | null;
+}
+
+/** The first line of a body. */
+interface BodyHeader {
+  seq: number;
+  parent: number | null;
+  createdAt: number;
+}
+
+/** A checkpoint as a body holds it. */
+export type Body = BodyHeader & { data: string; metadata: string; transcript: string };
+
+// Each part of a body is JSON text, and JSON.stringify never writes a raw newline, so a
+// newline separates the parts without escaping them a second time.
+export function makeBody(
+  header: BodyHeader,
+  data: string,
+  metadata: string,
+  transcript: string,
+): string {
+  return `${JSON.stringify(header)}\n${data}\n${metadata}\n${transcript}`;
+}
+
+export function parseBody(body: string): Body {
+  const a = body.indexOf('\n');
+  const b = body.indexOf('\n', a + 1);
+  const c = body.indexOf('\n', b + 1);
+  const header = JSON.parse(body.slice(0, a)) as BodyHeader;
+  return {
+    ...header,
+    data: body.slice(a + 1, b),
+    metadata: body.slice(b + 1, c),
+    transcript: body.slice(c + 1),
+  };
+}
+
+// Escapes the separator so a name can never reach into another name's keys.
+function escapeName(name: string): string {
+  return name.replace(/%/g, '%25').replace(/:/g, '%3A');
+}
+
+function unescapeName(text: string): string {
+  return text.replace(/%3A/g, ':').replace(/%25/g, '%');
+}
+
+/** A random generation or nonce. */
+export function token(): string {
+  return randomBytes(6).toString('hex');
+}
+
+/** The keys of the layout above, under `p`. */
+export function kvKeys(p: string) {
+  const sessions = `${p}s:`;
+  return {
+    /** The prefix of every session record: the catalog. */
+    sessions,
+    session: (id: string) => sessions + escapeName(id),
+    /** The session id of a key under `sessions`. */
+    sessionIdOf: (key: string) => unescapeName(key.slice(sessions.length)),
+    body: (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`,
+    staged: (id: string, nonce: string) => `${p}t:${escapeName(id)}:${nonce}`,
+    idempotencyPrefix: (id: string, gen: string) => `${p}i:${escapeName(id)}:${gen}:`,
+    /** The prefix of scope `scope`'s state keys; a key is appended as it is. */
+    statePrefix: (scope: string) => `${p}v:${escapeName(scope)}:`,
+  };
+}

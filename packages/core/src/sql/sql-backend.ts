@@ -1,0 +1,274 @@
+/**
+ * The native backend of a SQL database, written once for SQLite, PostgreSQL and MySQL: what
+ * each read sends and how its rows become the backend contract's types, and the state methods
+ * on the state table. An adapter supplies its statements and how to run one. Where every
+ * mutation is one call of a procedure or function its migrations created (PostgreSQL, MySQL),
+ * `SqlProcedureBackend` makes those calls as well.
+ */
+import type {
+  AppendInput,
+  AppendResult,
+  CheckpointBackend,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+  SessionPosition,
+  StoredCheckpoint,
+  StoredCheckpointInfo,
+  StoredLineageEntry,
+  StoredSession,
+} from '../backend.js';
+import { type KeyValueStatements, KeyValueTable } from './key-value-table.js';
+import {
+  type AppendRow,
+  appendResultFromRow,
+  type CheckpointRow,
+  checkpointFromRow,
+  checkpointInfoFromRow,
+  forkResultFromRow,
+  type LineageRow,
+  lineageFromRow,
+  rollbackResultFromRow,
+  type SessionRow,
+  sessionFromRow,
+} from './rows.js';
+import type { SqlResult } from './run.js';
+
+/**
+ * A SQL backend's reads, by name. Each is given the values listed, in that order, and takes
+ * them by number (`$1` is the first), each as often as its SQL needs.
+ */
+export interface SqlReads<S> {
+  /** sessionId; the head's row: seq, parent, created_at, metadata, data */
+  loadHead: S;
+  /** sessionId, seq; as loadHead */
+  loadSeq: S;
+  /** sessionId; the session's row */
+  session: S;
+  /** sessionId, beforeSeq (null: all), limit; rows without data, seq descending */
+  listCheckpoints: S;
+  /** sessionId, fromSeq (null: the head), limit, withTranscript; rows newest first */
+  lineage: S;
+  /** limit; session rows, updated_at then id descending */
+  sessionsFirst: S;
+  /** updatedAt, sessionId (the last session of the page before), limit; as sessionsFirst */
+  sessionsAfter: S;
+}
+
+/** The statements a `SqlBackend` runs: its reads, and those of its state table (keyed by scope and key). */
+export interface SqlBackendStatements<S> {
+  reads: SqlReads<S>;
+  state: KeyValueStatements<S>;
+}
+
+/**
+ * A SQL backend's reads and state, one statement each, which `execute` sends. The mutations
+ * are the adapter's own: a transaction in its driver, or a procedure (`SqlProcedureBackend`).
+ */
+export abstract class SqlBackend<S> implements CheckpointBackend {
+  abstract readonly name: string;
+  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  readonly #reads: SqlReads<S>;
+  readonly #state: KeyValueTable<S>;
+
+  constructor(statements: SqlBackendStatements<S>) {
+    this.#reads = statements.reads;
+    this.#state = new KeyValueTable(statements.state, <Row>(statement: S, values: unknown[]) =>
+      this.execute<Row>(statement, values),
+    );
+  }
+
+  /** Run `statement` with `values` (`$1` is the first) in one round trip. */
+  protected abstract execute<Row = Record<string, unknown>>(
+    statement: S,
+    values: unknown[],
+  ): Promise<SqlResult<Row>>;
+
+  abstract append(input: AppendInput): Promise<AppendResult>;
+  abstract rollback(input: RollbackInput): Promise<RollbackResult>;
+  abstract fork(input: ForkInput): Promise<ForkResult>;
+  abstract prune(sessionId: string, keepLast: number): Promise<number>;
+  abstract delete(sessionId: string): Promise<boolean>;
+  abstract close(): Promise<void>;
+
+  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
+    const { rows } =
+      seq === null
+        ? await this.execute<CheckpointRow>(this.#reads.loadHead, [sessionId])
+        : await this.execute<CheckpointRow>(this.#reads.loadSeq, [sessionId, seq]);
+    return rows[0] ? checkpointFromRow(rows[0]) : null;
+  }
+
+  async session(sessionId: string): Promise<StoredSession | null> {
+    const { rows } = await this.execute<SessionRow>(this.#reads.session, [sessionId]);
+    return rows[0] ? sessionFromRow(rows[0]) : null;
+  }
+
+  async listCheckpoints(
+    sessionId: string,
+    query: { beforeSeq: number | null; limit: number },
+  ): Promise<StoredCheckpointInfo[]> {
+    const { rows } = await this.execute<CheckpointRow>(this.#reads.listCheckpoints, [
+      sessionId,
+      query.beforeSeq,
+      query.limit,
+    ]);
+    return rows.map(checkpointInfoFromRow);
+  }
+
+  async lineage(
+    sessionId: string,
+    query: { fromSeq: number | null; limit: number; transcript: boolean },
+  ): Promise<StoredLineageEntry[]> {
+    const { rows } = await this.execute<LineageRow>(this.#reads.lineage, [
+      sessionId,
+      query.fromSeq,
+      query.limit,
+      query.transcript,
+    ]);
+    return rows.map(lineageFromRow);
+  }
+
+  async sessions(query: {
+    after: SessionPosition | null;
+    limit: number;
+  }): Promise<StoredSession[]> {
+    const { after, limit } = query;
+    const { rows } =
+      after === null
+        ? await this.execute<SessionRow>(this.#reads.sessionsFirst, [limit])
+        : await this.execute<SessionRow>(this.#reads.sessionsAfter, [
+            after.updatedAt,
+            after.sessionId,
+            limit,
+          ]);
+    return rows.map(sessionFromRow);
+  }
+
+  stateGet(scope: string, key: string): Promise<string | undefined> {
+    return this.#state.get([scope, key]);
+  }
+
+  stateSet(scope: string, key: string, value: string): Promise<void> {
+    return this.#state.set([scope, key], value);
+  }
+
+  stateDelete(scope: string, key: string): Promise<boolean> {
+    return this.#state.delete([scope, key]);
+  }
+
+  stateCompareAndSet(
+    scope: string,
+    key: string,
+    expected: string | null,
+    value: string,
+  ): Promise<boolean> {
+    return this.#state.compareAndSet([scope, key], expected, value);
+  }
+
+  stateKeys(
+    scope: string,
+    query: { prefix: string; after: string | null; limit: number },
+  ): Promise<string[]> {
+    return this.#state.keys([scope], query);
+  }
+}
+
+/**
+ * A SQL backend's mutations, each one call of a procedure or function, by name; values as in
+ * `SqlReads`. Each returns one row: a status, and the columns that status needs.
+ */
+export interface SqlProcedures<S> {
+  /** sessionId, data, metadata, transcript, checkExpectedHead, expectedHead, idempotencyKey, now */
+  append: S;
+  /** sessionId, seq, checkExpectedHead, expectedHead, now */
+  rollback: S;
+  /** sessionId, atSeq, newId, now */
+  fork: S;
+  /** sessionId, keepLast; one row: `removed` */
+  prune: S;
+  /** sessionId; one row: `deleted` (true or a count above 0 when there was a session) */
+  delete: S;
+}
+
+/**
+ * The values of the `append`, `rollback` and `fork` procedures, in order. An expected head
+ * travels as a flag and a value, since null is a value of its own (the session must not exist).
+ */
+const procedureArgs = {
+  append: (input: AppendInput): unknown[] => [
+    input.sessionId,
+    input.data,
+    input.metadata,
+    input.transcript,
+    input.expectedHead !== undefined,
+    input.expectedHead ?? null,
+    input.idempotencyKey ?? null,
+    input.now,
+  ],
+  rollback: (input: RollbackInput): unknown[] => [
+    input.sessionId,
+    input.seq,
+    input.expectedHead !== undefined,
+    input.expectedHead ?? null,
+    input.now,
+  ],
+  fork: (input: ForkInput): unknown[] => [input.sessionId, input.atSeq, input.newId, input.now],
+};
+
+/** A SQL backend on which every operation is one statement: each mutation, one procedure call. */
+export abstract class SqlProcedureBackend<S> extends SqlBackend<S> {
+  readonly #procedures: SqlProcedures<S>;
+
+  constructor(statements: SqlBackendStatements<S> & { procedures: SqlProcedures<S> }) {
+    super(statements);
+    this.#procedures = statements.procedures;
+  }
+
+  async append(input: AppendInput): Promise<AppendResult> {
+    return (await this.appendWith(this.#procedures.append, input))!;
+  }
+
+  /**
+   * Run an append statement given the append procedure's values: its one row's outcome, or null
+   * for no row (a statement that writes only where it can go straight through, and otherwise
+   * leaves the call to the procedure).
+   */
+  protected async appendWith(statement: S, input: AppendInput): Promise<AppendResult | null> {
+    const { rows } = await this.execute<AppendRow>(statement, procedureArgs.append(input));
+    return rows[0] ? appendResultFromRow(rows[0]) : null;
+  }
+
+  async rollback(input: RollbackInput): Promise<RollbackResult> {
+    const { rows } = await this.execute<{ status: string; head: number | null }>(
+      this.#procedures.rollback,
+      procedureArgs.rollback(input),
+    );
+    return rollbackResultFromRow(rows[0]!);
+  }
+
+  async fork(input: ForkInput): Promise<ForkResult> {
+    const { rows } = await this.execute<{ status: string; seq: number | null }>(
+      this.#procedures.fork,
+      procedureArgs.fork(input),
+    );
+    return forkResultFromRow(rows[0]!);
+  }
+
+  async prune(sessionId: string, keepLast: number): Promise<number> {
+    const { rows } = await this.execute<{ removed: number | string }>(this.#procedures.prune, [
+      sessionId,
+      keepLast,
+    ]);
+    return Number(rows[0]!.removed);
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    // A boolean on PostgreSQL, a count on MySQL.
+    const { rows } = await this.execute<{ deleted: boolean | number }>(this.#procedures.delete, [
+      sessionId,
+    ]);
+    return Number(rows[0]!.deleted) > 0;
+  }
+}
