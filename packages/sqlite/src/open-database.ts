@@ -4,15 +4,9 @@
  */
 import { closeSync, constants, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import {
-  CkptError,
-  checkNamespace,
-  checkOptions,
-  errorCode,
-  invalidArgument,
-  isCkptError,
-  migrationStart,
-} from '@ckpt/core';
+import { CkptError, isCkptError } from '@ckpt/core';
+import { checkNamespace, checkOptions, errorCode, invalidArgument } from '@ckpt/core/adapter';
+import { migrate } from '@ckpt/core/sql';
 import Database from 'better-sqlite3';
 import { tables } from './schema.js';
 
@@ -74,7 +68,7 @@ export function openDatabase(
     if (!inMemory) whileBusy(() => opened.pragma('journal_mode = WAL'));
     opened.pragma(`synchronous = ${synchronous.toUpperCase()}`);
     opened.pragma(`cache_size = -${CACHE_KIB}`);
-    whileBusy(() => migrate(opened, namespace, versionKey, migrations(namespace)));
+    whileBusy(() => migrateFile(opened, namespace, versionKey, migrations(namespace)));
     return { db: opened, namespace, synchronous };
   } catch (err) {
     db?.close();
@@ -146,36 +140,45 @@ function whileBusy<T>(fn: () => T): T {
   }
 }
 
-function migrate(db: Database.Database, ns: string, versionKey: string, steps: string[]): void {
-  const { meta } = tables(ns);
-  const latest = steps.length;
-  // IMMEDIATE takes the write lock first, so processes opening a new file at once migrate one
-  // after the other and the later ones find the work done.
-  db.transaction(() => {
-    const ours = new Set(Object.values(tables(ns)));
-    const existing = (
-      db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as { name: string }[]
-    ).filter((t) => ours.has(t.name));
-    const hasMeta = existing.some((t) => t.name === meta);
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS ${meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
-    );
-    const row = db.prepare(`SELECT value FROM ${meta} WHERE key = ?`).get(versionKey) as
-      | { value: string }
-      | undefined;
-    const current = migrationStart(
-      {
-        hasMeta,
-        recorded: row?.value,
-        ownTables: existing.map((t) => t.name).filter((name) => name !== meta),
-      },
-      latest,
-      `namespace '${ns}'`,
-      '@ckpt/sqlite',
-    );
-    for (let v = current; v < latest; v++) db.exec(steps[v]!);
-    db.prepare(
-      `INSERT INTO ${meta} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-    ).run(versionKey, String(latest));
-  }).immediate();
+/** Bring namespace `ns` to the latest of `steps` under `versionKey`, holding the write lock. */
+function migrateFile(db: Database.Database, ns: string, versionKey: string, steps: string[]): void {
+  const t = tables(ns);
+  const ours = new Set(Object.values(t));
+  migrate<string>({
+    where: `namespace '${ns}'`,
+    pkg: '@ckpt/sqlite',
+    meta: t.meta,
+    steps,
+    // IMMEDIATE takes the write lock first, so processes opening a new file at once migrate
+    // one after the other and the later ones find the work done.
+    locked: (work) => db.transaction(() => work()).immediate(),
+    tables: () =>
+      (
+        db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as {
+          name: string;
+        }[]
+      )
+        .map((row) => row.name)
+        .filter((name) => ours.has(name)),
+    version: () =>
+      (
+        db.prepare(`SELECT value FROM ${t.meta} WHERE key = ?`).get(versionKey) as
+          | { value: string }
+          | undefined
+      )?.value,
+    // The native store and the KV store record their versions in one meta table.
+    createMeta: () => {
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS ${t.meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+      );
+    },
+    run: (step) => {
+      db.exec(step);
+    },
+    record: (version) => {
+      db.prepare(
+        `INSERT INTO ${t.meta} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      ).run(versionKey, String(version));
+    },
+  });
 }

@@ -3,7 +3,7 @@
  * namespaces share one file). Checkpoint payloads and transcript items live in tables of their
  * own, so that listing checkpoints or sessions never reads them.
  */
-import { sqlTables } from '@ckpt/core';
+import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
 export const SCHEMA_VERSION = 1;

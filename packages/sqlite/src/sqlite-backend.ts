@@ -1,45 +1,35 @@
 /**
- * The native SQLite backend. better-sqlite3 is synchronous, so each method runs its
- * statements in one transaction without yielding; writes use BEGIN IMMEDIATE, so a writer
- * takes the database's write lock before it reads what it will change, and several processes
- * on one file serialise their writes instead of deadlocking.
+ * The native SQLite backend. Reads and state are the SQL family's, one statement each. Each
+ * mutation is a transaction of its own statements, run without yielding (better-sqlite3 is
+ * synchronous) in BEGIN IMMEDIATE, so a writer takes the database's write lock before it reads
+ * what it will change, and several processes on one file serialise their writes instead of
+ * deadlocking.
  */
+import type {
+  AppendInput,
+  AppendResult,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+} from '@ckpt/core/adapter';
 import {
-  type AppendInput,
-  type AppendResult,
-  type CheckpointBackend,
+  type CheckpointRow,
   checkpointFromRow,
-  checkpointInfoFromRow,
-  type ForkInput,
-  type ForkResult,
-  lineageFromRow,
-  prefixUpperBound,
-  type RollbackInput,
-  type RollbackResult,
-  type SessionPosition,
-  type StoredCheckpoint,
-  type StoredCheckpointInfo,
-  type StoredLineageEntry,
-  type StoredSession,
-  sessionFromRow,
-} from '@ckpt/core';
+  keyValueSql,
+  SqlBackend,
+  type SqlReads,
+  type SqlResult,
+} from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
 import { type OpenedDatabase, openDatabase, type SqliteOptions } from './open-database.js';
 import { checkpointMigrations, tables } from './schema.js';
+import { execute, prepare, prepareAll, rowsOf, type SqliteStatement } from './statements.js';
 
-interface SessionRow {
-  id: string;
-  head: number;
-  last_seq: number;
-  checkpoints: number;
-  forked_from_id: string | null;
-  forked_from_seq: number | null;
-  metadata: string;
-  created_at: number;
-  updated_at: number;
-}
+type Tables = ReturnType<typeof tables>;
 
-interface CheckpointRow {
+/** A checkpoint's row, where its data and transcript items are named by the ids of their rows. */
+interface CheckpointRefs {
   seq: number;
   parent: number | null;
   created_at: number;
@@ -48,32 +38,55 @@ interface CheckpointRow {
   transcript: number | null;
 }
 
-interface LoadedRow {
-  seq: number;
-  parent: number | null;
-  created_at: number;
-  metadata: string;
-  data: string;
-}
-
-// Every statement, in one place and readable on its own.
-function statements(db: Database.Database, t: ReturnType<typeof tables>) {
-  // `:from` (null: the head) and its ancestors, newest first, at most `:limit`; the walk
-  // carries each row's columns so that nothing joins the checkpoints table again.
-  const chain = (columns: string) => `
+/** `$2` (null: the head) and its ancestors in session `$1`, newest first, at most `$3`, with `columns`. */
+function chain(t: Tables, columns: string): string {
+  // The walk carries each row's columns, so that nothing joins the checkpoints table again.
+  return `
     WITH RECURSIVE chain (seq, parent, created_at, metadata, body, transcript, depth) AS (
       SELECT seq, parent, created_at, metadata, body, transcript, 1 FROM ${t.checkpoints}
-       WHERE session_id = :id
-         AND seq = coalesce(:from, (SELECT head FROM ${t.sessions} WHERE id = :id))
+       WHERE session_id = $1
+         AND seq = coalesce($2, (SELECT head FROM ${t.sessions} WHERE id = $1))
       UNION ALL
       SELECT c.seq, c.parent, c.created_at, c.metadata, c.body, c.transcript, chain.depth + 1
-        FROM chain JOIN ${t.checkpoints} c ON c.session_id = :id AND c.seq = chain.parent
-       WHERE chain.depth < :limit
+        FROM chain JOIN ${t.checkpoints} c ON c.session_id = $1 AND c.seq = chain.parent
+       WHERE chain.depth < $3
     )
-    SELECT ${columns} FROM chain LEFT JOIN ${t.transcripts} x ON x.id = chain.transcript
-     ORDER BY chain.depth`;
+    SELECT ${columns} FROM chain ORDER BY chain.depth`;
+}
+
+/** The reads every SQL backend has, in SQLite's SQL. */
+function reads(t: Tables): SqlReads<string> {
   return {
-    session: db.prepare(`SELECT * FROM ${t.sessions} WHERE id = ?`),
+    loadHead: `
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
+             s.metadata, b.data
+        FROM ${t.sessions} s JOIN ${t.bodies} b ON b.id = s.head_body
+       WHERE s.id = $1`,
+    loadSeq: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
+       WHERE c.session_id = $1 AND c.seq = $2`,
+    session: `SELECT * FROM ${t.sessions} WHERE id = $1`,
+    listCheckpoints: `
+      SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
+       WHERE session_id = $1 AND seq < coalesce($2, 9007199254740992)
+       ORDER BY seq DESC LIMIT $3`,
+    lineage: chain(
+      t,
+      `chain.seq, chain.parent, chain.created_at,
+       CASE WHEN $4 THEN coalesce((SELECT items FROM ${t.transcripts} WHERE id = chain.transcript), '[]')
+       END AS transcript`,
+    ),
+    sessionsFirst: `SELECT * FROM ${t.sessions} ORDER BY updated_at DESC, id DESC LIMIT $1`,
+    sessionsAfter: `
+      SELECT * FROM ${t.sessions} WHERE (updated_at, id) < ($1, $2)
+       ORDER BY updated_at DESC, id DESC LIMIT $3`,
+  };
+}
+
+/** The statements only the mutations run, inside their transactions. */
+function mutations(db: Database.Database, t: Tables) {
+  return {
     headOf: db.prepare(`SELECT head, last_seq FROM ${t.sessions} WHERE id = ?`),
     idempotent: db.prepare(`SELECT seq FROM ${t.idempotency} WHERE session_id = ? AND key = ?`),
     insertBody: db.prepare(`INSERT INTO ${t.bodies} (data) VALUES (?)`),
@@ -92,26 +105,11 @@ function statements(db: Database.Database, t: ReturnType<typeof tables>) {
     insertIdempotency: db.prepare(
       `INSERT INTO ${t.idempotency} (session_id, key, seq) VALUES (?, ?, ?)`,
     ),
-    loadHead: db.prepare(`
-      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
-             s.metadata, b.data
-        FROM ${t.sessions} s JOIN ${t.bodies} b ON b.id = s.head_body
-       WHERE s.id = ?`),
-    loadSeq: db.prepare(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
-        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
-       WHERE c.session_id = ? AND c.seq = ?`),
     checkpointRow: db.prepare(`SELECT * FROM ${t.checkpoints} WHERE session_id = ? AND seq = ?`),
-    listCheckpoints: db.prepare(`
-      SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
-       WHERE session_id = :id AND seq < coalesce(:before, 9007199254740992)
-       ORDER BY seq DESC LIMIT :limit`),
-    lineage: db.prepare(chain('chain.seq, chain.parent, chain.created_at')),
-    lineageWithTranscript: db.prepare(
-      chain("chain.seq, chain.parent, chain.created_at, coalesce(x.items, '[]') AS transcript"),
-    ),
-    lineageRows: db.prepare(
+    chainRefs: prepare(
+      db,
       chain(
+        t,
         'chain.seq, chain.parent, chain.created_at, chain.metadata, chain.body, chain.transcript',
       ),
     ),
@@ -152,40 +150,16 @@ function statements(db: Database.Database, t: ReturnType<typeof tables>) {
     deleteCheckpoints: db.prepare(`DELETE FROM ${t.checkpoints} WHERE session_id = ?`),
     deleteIdempotency: db.prepare(`DELETE FROM ${t.idempotency} WHERE session_id = ?`),
     deleteSession: db.prepare(`DELETE FROM ${t.sessions} WHERE id = ?`),
-    sessionsFirst: db.prepare(
-      `SELECT * FROM ${t.sessions} ORDER BY updated_at DESC, id DESC LIMIT ?`,
-    ),
-    sessionsAfter: db.prepare(`
-      SELECT * FROM ${t.sessions} WHERE (updated_at, id) < (:updatedAt, :id)
-       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
-    stateGet: db.prepare(`SELECT value FROM ${t.state} WHERE scope = ? AND key = ?`),
-    stateSet: db.prepare(`
-      INSERT INTO ${t.state} (scope, key, value) VALUES (?, ?, ?)
-      ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value`),
-    stateDelete: db.prepare(`DELETE FROM ${t.state} WHERE scope = ? AND key = ?`),
-    stateInsert: db.prepare(
-      `INSERT INTO ${t.state} (scope, key, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
-    ),
-    stateReplace: db.prepare(
-      `UPDATE ${t.state} SET value = ? WHERE scope = ? AND key = ? AND value = ?`,
-    ),
-    stateKeys: db.prepare(`
-      SELECT key FROM ${t.state}
-       WHERE scope = :scope AND key >= :prefix AND (:bound IS NULL OR key < :bound)
-         AND (:after IS NULL OR key > :after)
-       ORDER BY key LIMIT :limit`),
   };
 }
 
 /** The SQLite backend (see `sqlite()`). */
-export class SqliteBackend implements CheckpointBackend {
+export class SqliteBackend extends SqlBackend<SqliteStatement> {
   readonly name = 'sqlite';
-  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
   /** The better-sqlite3 connection, for inspection; the backend owns and closes it. */
   readonly db: Database.Database;
   readonly namespace: string;
   readonly synchronous: OpenedDatabase['synchronous'];
-  readonly #sql: ReturnType<typeof statements>;
   // Built once: better-sqlite3 wraps a function in BEGIN IMMEDIATE … COMMIT (or ROLLBACK).
   readonly #append: Database.Transaction<(input: AppendInput) => AppendResult>;
   readonly #rollback: Database.Transaction<(input: RollbackInput) => RollbackResult>;
@@ -195,19 +169,27 @@ export class SqliteBackend implements CheckpointBackend {
 
   constructor(options: SqliteOptions) {
     const opened = openDatabase(options, 'checkpoints_schema_version', checkpointMigrations);
+    const t = tables(opened.namespace);
+    const read = prepareAll(opened.db, reads(t));
+    super({
+      reads: read,
+      state: prepareAll(
+        opened.db,
+        keyValueSql({ table: t.state, keys: ['scope', 'key'], onConflict: 'ON CONFLICT' }),
+      ),
+    });
     this.db = opened.db;
     this.namespace = opened.namespace;
     this.synchronous = opened.synchronous;
-    const sql = statements(this.db, tables(this.namespace));
-    this.#sql = sql;
+    const sql = mutations(this.db, t);
 
     this.#append = this.db.transaction((input: AppendInput): AppendResult => {
       const id = input.sessionId;
-      const session = sql.headOf.get(id) as Pick<SessionRow, 'head' | 'last_seq'> | undefined;
+      const session = sql.headOf.get(id) as { head: number; last_seq: number } | undefined;
       if (session && input.idempotencyKey !== undefined) {
         const seen = sql.idempotent.get(id, input.idempotencyKey) as { seq: number } | undefined;
         if (seen) {
-          const row = sql.loadSeq.get(id, seen.seq) as LoadedRow | undefined;
+          const [row] = rowsOf<CheckpointRow>(read.loadSeq, [id, seen.seq]);
           return {
             status: 'replayed',
             seq: seen.seq,
@@ -235,12 +217,14 @@ export class SqliteBackend implements CheckpointBackend {
     });
 
     this.#rollback = this.db.transaction((input: RollbackInput): RollbackResult => {
-      const session = sql.headOf.get(input.sessionId) as Pick<SessionRow, 'head'> | undefined;
+      const session = sql.headOf.get(input.sessionId) as { head: number } | undefined;
       if (!session) return { status: 'not_found', missing: 'session' };
       if (input.expectedHead !== undefined && input.expectedHead !== session.head) {
         return { status: 'conflict', head: session.head };
       }
-      const target = sql.checkpointRow.get(input.sessionId, input.seq) as CheckpointRow | undefined;
+      const target = sql.checkpointRow.get(input.sessionId, input.seq) as
+        | CheckpointRefs
+        | undefined;
       if (!target) return { status: 'not_found', missing: 'seq' };
       const { seq, parent, created_at, body, metadata } = target;
       sql.moveHead.run(seq, parent, created_at, body, metadata, input.now, input.sessionId);
@@ -248,17 +232,17 @@ export class SqliteBackend implements CheckpointBackend {
     });
 
     this.#fork = this.db.transaction((input: ForkInput): ForkResult => {
-      const source = sql.headOf.get(input.sessionId) as Pick<SessionRow, 'head'> | undefined;
+      const source = sql.headOf.get(input.sessionId) as { head: number } | undefined;
       if (!source) return { status: 'not_found', missing: 'session' };
       const at = input.atSeq ?? source.head;
       if (!sql.checkpointRow.get(input.sessionId, at))
         return { status: 'not_found', missing: 'seq' };
       if (sql.headOf.get(input.newId)) return { status: 'exists' };
-      const rows = sql.lineageRows.all({
-        id: input.sessionId,
-        from: at,
-        limit: Number.MAX_SAFE_INTEGER,
-      }) as CheckpointRow[];
+      const rows = rowsOf<CheckpointRefs>(sql.chainRefs, [
+        input.sessionId,
+        at,
+        Number.MAX_SAFE_INTEGER,
+      ]);
       // Each copy gets bodies of its own, so that nothing the two sessions do later is shared.
       let headBody = 0;
       for (const row of rows) {
@@ -292,7 +276,7 @@ export class SqliteBackend implements CheckpointBackend {
     });
 
     this.#prune = this.db.transaction((sessionId: string, keepLast: number): number => {
-      const session = sql.headOf.get(sessionId) as Pick<SessionRow, 'head'> | undefined;
+      const session = sql.headOf.get(sessionId) as { head: number } | undefined;
       if (!session) return 0;
       // The keepLast-th highest seq: everything below it goes, except the head.
       const lowestKept = sql.pruneThreshold.get(sessionId, keepLast - 1) as
@@ -316,46 +300,12 @@ export class SqliteBackend implements CheckpointBackend {
     });
   }
 
+  protected execute<Row>(statement: SqliteStatement, values: unknown[]): Promise<SqlResult<Row>> {
+    return execute(statement, values);
+  }
+
   async append(input: AppendInput): Promise<AppendResult> {
     return this.#append.immediate(input);
-  }
-
-  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const row = (
-      seq === null ? this.#sql.loadHead.get(sessionId) : this.#sql.loadSeq.get(sessionId, seq)
-    ) as LoadedRow | undefined;
-    return row ? checkpointFromRow(row) : null;
-  }
-
-  async session(sessionId: string): Promise<StoredSession | null> {
-    const row = this.#sql.session.get(sessionId) as SessionRow | undefined;
-    return row ? sessionFromRow(row) : null;
-  }
-
-  async listCheckpoints(
-    sessionId: string,
-    query: { beforeSeq: number | null; limit: number },
-  ): Promise<StoredCheckpointInfo[]> {
-    const rows = this.#sql.listCheckpoints.all({
-      id: sessionId,
-      before: query.beforeSeq,
-      limit: query.limit,
-    }) as Omit<LoadedRow, 'data'>[];
-    return rows.map(checkpointInfoFromRow);
-  }
-
-  async lineage(
-    sessionId: string,
-    query: { fromSeq: number | null; limit: number; transcript: boolean },
-  ): Promise<StoredLineageEntry[]> {
-    const statement = query.transcript ? this.#sql.lineageWithTranscript : this.#sql.lineage;
-    const rows = statement.all({ id: sessionId, from: query.fromSeq, limit: query.limit }) as {
-      seq: number;
-      parent: number | null;
-      created_at: number;
-      transcript?: string;
-    }[];
-    return rows.map(lineageFromRow);
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
@@ -372,61 +322,6 @@ export class SqliteBackend implements CheckpointBackend {
 
   async delete(sessionId: string): Promise<boolean> {
     return this.#delete.immediate(sessionId);
-  }
-
-  async sessions(query: {
-    after: SessionPosition | null;
-    limit: number;
-  }): Promise<StoredSession[]> {
-    const rows = (
-      query.after === null
-        ? this.#sql.sessionsFirst.all(query.limit)
-        : this.#sql.sessionsAfter.all({
-            updatedAt: query.after.updatedAt,
-            id: query.after.sessionId,
-            limit: query.limit,
-          })
-    ) as SessionRow[];
-    return rows.map(sessionFromRow);
-  }
-
-  async stateGet(scope: string, key: string): Promise<string | undefined> {
-    return (this.#sql.stateGet.get(scope, key) as { value: string } | undefined)?.value;
-  }
-
-  async stateSet(scope: string, key: string, value: string): Promise<void> {
-    this.#sql.stateSet.run(scope, key, value);
-  }
-
-  async stateDelete(scope: string, key: string): Promise<boolean> {
-    return this.#sql.stateDelete.run(scope, key).changes > 0;
-  }
-
-  async stateCompareAndSet(
-    scope: string,
-    key: string,
-    expected: string | null,
-    value: string,
-  ): Promise<boolean> {
-    const result =
-      expected === null
-        ? this.#sql.stateInsert.run(scope, key, value)
-        : this.#sql.stateReplace.run(value, scope, key, expected);
-    return result.changes === 1;
-  }
-
-  async stateKeys(
-    scope: string,
-    query: { prefix: string; after: string | null; limit: number },
-  ): Promise<string[]> {
-    const rows = this.#sql.stateKeys.all({
-      scope,
-      prefix: query.prefix,
-      bound: prefixUpperBound(query.prefix),
-      after: query.after,
-      limit: query.limit,
-    }) as { key: string }[];
-    return rows.map((r) => r.key);
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { workspaceAliases } from '../../../../vitest.aliases.js';
+import { workspaceSources } from '../../../../vitest.aliases.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 // Inside the package, so that node finds better-sqlite3 from the bundle.
@@ -26,7 +26,16 @@ export function workerScript(): Promise<string> {
       format: 'esm',
       target: 'node20',
       external: ['better-sqlite3'],
-      alias: workspaceAliases,
+      plugins: [
+        {
+          name: 'workspace sources',
+          setup(bundle) {
+            bundle.onResolve({ filter: /^@ckpt\// }, ({ path }) =>
+              workspaceSources[path] ? { path: workspaceSources[path] } : undefined,
+            );
+          },
+        },
+      ],
       logLevel: 'error',
     });
     return outfile;
