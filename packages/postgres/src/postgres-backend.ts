@@ -4,49 +4,35 @@
  * conflicts takes two. Each read is one statement. Nothing depends on session state between
  * statements, so any pool or PgBouncer in transaction mode works.
  */
+import type { AppendInput, AppendResult } from '@ckpt/core/adapter';
 import {
-  type AppendInput,
-  type AppendResult,
-  type AppendRow,
-  appendResultFromRow,
-  procedureArgs,
-  SqlBackend,
+  type RunStatement,
+  SqlProcedureBackend,
+  type SqlProcedures,
+  type SqlReads,
   type SqlResult,
-  type SqlStatementName,
-  type SqlStatements,
-} from '@ckpt/core';
+} from '@ckpt/core/sql';
 import type pg from 'pg';
-import {
-  type Connection,
-  connect,
-  migrate,
-  type PostgresOptions,
-  prepared,
-  type Statement,
-  statementRunner,
-} from './connection.js';
+import { connect, type PostgresOptions } from './connection.js';
+import { postgresErrorHint } from './error-hints.js';
+import { keyValueStatements } from './key-value-statements.js';
+import { migrate } from './migrate.js';
 import { schemaIdentifier } from './schema.js';
+import { prepared, type Statement, statementRunner } from './statement-runner.js';
 
 // Every statement, in one place and readable on its own. `$n` are parameters. The pages
 // that take optional bounds are parsed on each call, so that each is planned for its values;
 // every other statement is prepared once per connection.
-function statements(namespace: string): SqlStatements<Statement | string> {
+function reads(namespace: string): SqlReads<Statement | string> {
   const ns = schemaIdentifier(namespace);
   const sessionColumns =
     'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
   return {
-    append: prepared(`SELECT * FROM ${ns}.append($1, $2, $3, $4, $5, $6, $7, $8)`),
-    rollback: prepared(`SELECT * FROM ${ns}.rollback($1, $2, $3, $4, $5)`),
-    fork: prepared(`SELECT * FROM ${ns}.fork($1, $2, $3, $4)`),
-    prune: prepared(`SELECT ${ns}.prune($1, $2) AS removed`),
-    delete: prepared(`SELECT ${ns}.delete_session($1) AS deleted`),
-    // A load is one SELECT, so it reads the head and its checkpoint from one snapshot. Prepared,
-    // it costs less than a call of the `load` function earlier versions made (which stays for
-    // them): the function hands its rows back through a buffer of its own. The body is a
-    // subquery, not a join: once the tables have statistics, the cached generic plan of the
-    // join looks the body up by session alone (one row a session, it guesses) and filters the
-    // seq, reading every body of a session with thousands; the subquery can only look it up by
-    // its whole key.
+    // A load is one SELECT, so it reads the head and its checkpoint from one snapshot. The body
+    // is a subquery, not a join: once the tables have statistics, the cached generic plan of
+    // the join looks the body up by session alone (one row a session, it guesses) and filters
+    // the seq, reading every body of a session with thousands; the subquery can only look it
+    // up by its whole key.
     loadHead: prepared(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
              (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data
@@ -68,27 +54,23 @@ function statements(namespace: string): SqlStatements<Statement | string> {
     sessionsAfter: `
       SELECT ${sessionColumns} FROM ${ns}.sessions WHERE (updated_at, id) < ($1, $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
-    stateGet: prepared(`SELECT value FROM ${ns}.state WHERE scope = $1 AND key = $2`),
-    stateSet: prepared(`
-      INSERT INTO ${ns}.state (scope, key, value) VALUES ($1, $2, $3)
-      ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value`),
-    stateDelete: prepared(`DELETE FROM ${ns}.state WHERE scope = $1 AND key = $2`),
-    stateInsert: prepared(
-      `INSERT INTO ${ns}.state (scope, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-    ),
-    stateReplace: prepared(
-      `UPDATE ${ns}.state SET value = $4 WHERE scope = $1 AND key = $2 AND value = $3`,
-    ),
-    stateKeys: `
-      SELECT key FROM ${ns}.state
-       WHERE scope = $1 AND key >= $2 AND ($3::text IS NULL OR key < $3) AND ($4::text IS NULL OR key > $4)
-       ORDER BY key LIMIT $5`,
+  };
+}
+
+function procedures(namespace: string): SqlProcedures<Statement> {
+  const ns = schemaIdentifier(namespace);
+  return {
+    append: prepared(`SELECT * FROM ${ns}.append($1, $2, $3, $4, $5, $6, $7, $8)`),
+    rollback: prepared(`SELECT * FROM ${ns}.rollback($1, $2, $3, $4, $5)`),
+    fork: prepared(`SELECT * FROM ${ns}.fork($1, $2, $3, $4)`),
+    prune: prepared(`SELECT ${ns}.prune($1, $2) AS removed`),
+    delete: prepared(`SELECT ${ns}.delete_session($1) AS deleted`),
   };
 }
 
 /**
  * A checkpoint without an idempotency key as one statement, instead of a call of the `append`
- * function: the function's PL/pgSQL costs some 40 µs a call on top of the same writes. The
+ * function, whose PL/pgSQL costs a good part of a call on top of the same writes. The
  * statement writes only where it can go straight through: the session exists and its head is
  * as expected, or the session is new and nobody creates it at the same moment. Anywhere else
  * it writes nothing and returns no row, and `append` (a second statement) decides what
@@ -126,28 +108,32 @@ function appendDirect(namespace: string): Statement {
 }
 
 /** The PostgreSQL backend (see `postgres()`). */
-export class PostgresBackend extends SqlBackend {
+export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly name = 'postgres';
   readonly namespace: string;
   /** The pool queries run on. */
   readonly pool: pg.Pool;
-  readonly #connection: Connection;
-  readonly #sql: SqlStatements<Statement | string>;
+  readonly #owned: boolean;
   readonly #ready: Promise<void>;
-  readonly #run: ReturnType<typeof statementRunner>;
+  readonly #run: RunStatement<Statement | string>;
   readonly #appendDirect: Statement;
 
   constructor(options: PostgresOptions) {
-    super();
-    this.#connection = connect(options);
-    this.pool = this.#connection.pool;
-    this.namespace = this.#connection.namespace;
-    this.#sql = statements(this.namespace);
+    const connection = connect(options);
+    const ns = schemaIdentifier(connection.namespace);
+    super({
+      reads: reads(connection.namespace),
+      state: keyValueStatements(`${ns}.state`, ['scope', 'key']),
+      procedures: procedures(connection.namespace),
+    });
+    this.pool = connection.pool;
+    this.namespace = connection.namespace;
+    this.#owned = connection.owned;
     this.#appendDirect = appendDirect(this.namespace);
-    this.#run = statementRunner(this.pool, this.#connection.preparedStatements);
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
+    this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
   }
 
   /** Resolves once the schema is migrated; rejects (with SCHEMA) when it cannot be. */
@@ -155,26 +141,27 @@ export class PostgresBackend extends SqlBackend {
     return this.#ready;
   }
 
-  protected run<Row>(name: SqlStatementName, values: unknown[]): Promise<SqlResult<Row>> {
-    return this.#send(this.#sql[name], values);
+  protected execute<Row>(
+    statement: Statement | string,
+    values: unknown[],
+  ): Promise<SqlResult<Row>> {
+    return this.#run(statement, values);
   }
 
   override async append(input: AppendInput): Promise<AppendResult> {
     if (input.idempotencyKey === undefined) {
-      const direct = await this.#send<AppendRow>(this.#appendDirect, procedureArgs.append(input));
-      if (direct.rows[0]) return appendResultFromRow(direct.rows[0]);
+      const direct = await this.appendWith(this.#appendDirect, input);
+      if (direct) return direct;
     }
     return super.append(input);
   }
 
-  async #send<Row>(statement: Statement | string, values: unknown[]): Promise<SqlResult<Row>> {
-    await this.#ready;
-    const result = await this.#run(statement, values);
-    return { rows: result.rows as Row[], changed: result.rowCount ?? 0 };
+  errorHint(err: unknown): string | undefined {
+    return postgresErrorHint(err);
   }
 
   async close(): Promise<void> {
     await this.#ready.catch(() => {});
-    if (this.#connection.owned && !this.pool.ended) await this.pool.end();
+    if (this.#owned && !this.pool.ended) await this.pool.end();
   }
 }

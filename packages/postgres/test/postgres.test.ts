@@ -12,6 +12,7 @@ import { type PostgresBackend, postgres, postgresKv, SCHEMA_VERSION } from '@ckp
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrations, schemaIdentifier } from '../src/schema.js';
+import { oldFunctions } from './old-schemas.js';
 import { available, dropAndClose, freshBackend, freshNamespace, url } from './support.js';
 
 // Pools the tests open themselves; a backend never ends a pool it was given.
@@ -292,6 +293,7 @@ describe.skipIf(!available)('postgres', () => {
     await admin.query(`CREATE SCHEMA ${namespace}`);
     await admin.query(`CREATE TABLE ${namespace}.meta (key text PRIMARY KEY, value text NOT NULL)`);
     for (const step of migrations(namespace).slice(0, version)) await admin.query(step);
+    await admin.query(oldFunctions(namespace, version));
     await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', $1)`, [version]);
     return { namespace, admin };
   }

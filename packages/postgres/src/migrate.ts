@@ -1,0 +1,71 @@
+/**
+ * The migration that runs once when a store opens: the SQL family's runner, under a
+ * transaction-scoped advisory lock, so that processes starting at once against an empty
+ * database migrate it once.
+ */
+import { migrate as runMigration, SQL_TABLES } from '@ckpt/core/sql';
+import type pg from 'pg';
+import { functions } from './functions.js';
+import { migrations, schemaIdentifier } from './schema.js';
+
+/** Bring schema `ns` to SCHEMA_VERSION. */
+export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
+  const schema = schemaIdentifier(ns);
+  // The connection that holds the lock; every part of the migration runs on it.
+  let client: pg.PoolClient;
+  await runMigration<string>({
+    where: `schema '${ns}'`,
+    pkg: '@ckpt/postgres',
+    meta: 'meta',
+    steps: migrations(ns),
+    async locked(work) {
+      client = await pool.connect();
+      try {
+        // READ COMMITTED whatever the pool's default: each statement must see what a migration
+        // that held the lock before this one committed, not a snapshot from before the wait.
+        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ckpt:migrate:${ns}`]);
+        await work();
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async tables() {
+      const found = await client.query<{ tablename: string }>(
+        'SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename = ANY($2)',
+        [ns, SQL_TABLES],
+      );
+      return found.rows.map((row) => row.tablename);
+    },
+    async version() {
+      const recorded = await client.query<{ value: string }>(
+        `SELECT value FROM ${schema}.meta WHERE key = 'schema_version'`,
+      );
+      return recorded.rows[0]?.value ?? null;
+    },
+    async createMeta() {
+      // CREATE SCHEMA checks for CREATE on the database before it looks for the schema, even
+      // with IF NOT EXISTS: a schema an administrator made for this user is used as it is.
+      const made = await client.query('SELECT FROM pg_namespace WHERE nspname = $1', [ns]);
+      if (made.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(`CREATE TABLE ${schema}.meta (key text PRIMARY KEY, value text NOT NULL)`);
+    },
+    async run(step) {
+      await client.query(step);
+    },
+    async routines() {
+      await client.query(functions(ns));
+    },
+    async record(version) {
+      await client.query(
+        `INSERT INTO ${schema}.meta (key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+        [String(version)],
+      );
+    },
+  });
+}
