@@ -1,52 +1,29 @@
 /**
  * The native MySQL / MariaDB backend. Each mutation is one CALL of a stored procedure (one
  * transaction); each read is one statement; each statement is one round trip once its
- * connection has prepared it (see connection.ts). Deadlocks and lock-wait timeouts,
- * after which the server has rolled the transaction back, are retried here.
+ * connection has prepared it (see statement-runner.ts). Deadlocks and lock-wait timeouts,
+ * after which the server has rolled the transaction back, are run again.
  */
-import { SqlBackend, type SqlResult, type SqlStatementName, type SqlStatements } from '@ckpt/core';
-import type { Pool } from 'mysql2/promise';
 import {
-  type Connection,
-  connect,
-  type MysqlOptions,
-  openStatements,
-  type Statements,
-} from './connection.js';
+  SqlProcedureBackend,
+  type SqlProcedures,
+  type SqlReads,
+  type SqlResult,
+} from '@ckpt/core/sql';
+import type { Pool } from 'mysql2/promise';
+import { connect, type MysqlOptions } from './connection.js';
+import { mysqlErrorHint } from './error-hints.js';
+import { keyValueStatements, statements } from './key-value-statements.js';
+import { migrate } from './migrate.js';
 import { tables } from './schema.js';
+import { type MysqlStatement, statementRunner } from './statement-runner.js';
 
-/** A statement as MySQL takes it: its SQL with `?` for each value, and which value each takes. */
-interface Numbered {
-  sql: string;
-  /** For each `?`, left to right, the index of the value it takes. */
-  order: number[];
-  /** A CALL, whose rows are its first result set. */
-  call: boolean;
-}
-
-/** `text` written with numbered parameters (`$1` is the first value), as MySQL takes it. */
-function numbered(text: string): Numbered {
-  const order: number[] = [];
-  const sql = text.replace(/\$(\d+)/g, (_, n: string) => {
-    order.push(Number(n) - 1);
-    return '?';
-  });
-  return { sql, order, call: sql.startsWith('CALL') };
-}
-
-function statements(ns: string): SqlStatements<Numbered> {
+function reads(ns: string): SqlReads<MysqlStatement> {
   const t = tables(ns);
   const sessionColumns =
     'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
-  const text: SqlStatements<string> = {
-    append: `CALL ${ns}_append($1, $2, $3, $4, $5, $6, $7, $8)`,
-    rollback: `CALL ${ns}_rollback($1, $2, $3, $4, $5)`,
-    fork: `CALL ${ns}_fork($1, $2, $3, $4)`,
-    prune: `CALL ${ns}_prune($1, $2)`,
-    delete: `CALL ${ns}_delete($1)`,
-    // A load is one SELECT, so it reads the head and its checkpoint from one snapshot. Prepared
-    // once per connection, a join costs less than the CALL of the `<ns>_load` procedure that
-    // earlier versions made (which stays for them).
+  const text: SqlReads<string> = {
+    // A load is one SELECT, so it reads the head and its checkpoint from one snapshot.
     loadHead: `
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata, b.data
         FROM ${t.sessions} s JOIN ${t.bodies} b ON b.session_id = s.id AND b.seq = s.head
@@ -81,81 +58,64 @@ function statements(ns: string): SqlStatements<Numbered> {
       SELECT ${sessionColumns} FROM ${t.sessions}
        WHERE updated_at < $1 OR (updated_at = $1 AND id < $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
-    stateGet: `SELECT value FROM ${t.state} WHERE scope = $1 AND k = $2`,
-    stateSet: `INSERT INTO ${t.state} (scope, k, value) VALUES ($1, $2, $3) ON DUPLICATE KEY UPDATE value = VALUES(value)`,
-    stateDelete: `DELETE FROM ${t.state} WHERE scope = $1 AND k = $2`,
-    stateInsert: `INSERT IGNORE INTO ${t.state} (scope, k, value) VALUES ($1, $2, $3)`,
-    stateReplace: `UPDATE ${t.state} SET value = $4 WHERE scope = $1 AND k = $2 AND value = $3`,
-    stateKeys: `
-      SELECT k AS \`key\` FROM ${t.state}
-       WHERE scope = $1 AND k >= $2 AND ($3 IS NULL OR k < $3) AND ($4 IS NULL OR k > $4)
-       ORDER BY k LIMIT $5`,
   };
-  const names = Object.keys(text) as SqlStatementName[];
-  return Object.fromEntries(names.map((name) => [name, numbered(text[name])])) as Record<
-    SqlStatementName,
-    Numbered
-  >;
+  return statements(text);
 }
 
-/** Ids and state keys come back from VARBINARY columns as bytes; the backend contract wants text. */
-function idsAsText(rows: Record<string, unknown>[]): Record<string, unknown>[] {
-  for (const row of rows) {
-    for (const column in row) {
-      const value = row[column];
-      if (Buffer.isBuffer(value)) row[column] = value.toString('utf8');
-    }
-  }
-  return rows;
+function procedures(ns: string): SqlProcedures<MysqlStatement> {
+  return statements({
+    append: `CALL ${ns}_append($1, $2, $3, $4, $5, $6, $7, $8)`,
+    rollback: `CALL ${ns}_rollback($1, $2, $3, $4, $5)`,
+    fork: `CALL ${ns}_fork($1, $2, $3, $4)`,
+    prune: `CALL ${ns}_prune($1, $2)`,
+    delete: `CALL ${ns}_delete($1)`,
+  });
 }
 
 /** The MySQL / MariaDB backend (see `mysql()`). */
-export class MysqlBackend extends SqlBackend {
+export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   readonly name = 'mysql';
   readonly namespace: string;
   /** The promise pool queries run on. */
   readonly pool: Pool;
-  readonly #connection: Connection;
-  readonly #sql: SqlStatements<Numbered>;
-  readonly #statements: Statements;
+  readonly #owned: boolean;
+  readonly #ready: Promise<number>;
+  readonly #run: ReturnType<typeof statementRunner>;
   #closed = false;
 
   constructor(options: MysqlOptions) {
-    super();
-    this.#connection = connect(options);
-    this.pool = this.#connection.pool;
-    this.namespace = this.#connection.namespace;
-    this.#sql = statements(this.namespace);
-    this.#statements = openStatements(
-      this.pool,
-      this.namespace,
-      this.#connection.preparedStatements,
-    );
+    const connection = connect(options);
+    super({
+      reads: reads(connection.namespace),
+      state: keyValueStatements(tables(connection.namespace).state, ['scope', 'k']),
+      procedures: procedures(connection.namespace),
+    });
+    this.pool = connection.pool;
+    this.namespace = connection.namespace;
+    this.#owned = connection.owned;
+    this.#ready = migrate(this.pool, this.namespace);
+    // Reported by the first call that awaits it, not as an unhandled rejection.
+    this.#ready.catch(() => {});
+    this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
   }
 
   /** Resolves once the tables are migrated; rejects (with SCHEMA or UNSUPPORTED) when they cannot be. */
-  ready(): Promise<void> {
-    return this.#statements.ready;
+  async ready(): Promise<void> {
+    await this.#ready;
   }
 
-  protected async run<Row>(name: SqlStatementName, values: unknown[]): Promise<SqlResult<Row>> {
-    const statement = this.#sql[name];
-    const result = await this.#statements.run(
-      statement.sql,
-      statement.order.map((i) => values[i]),
-    );
-    if (!Array.isArray(result)) {
-      return { rows: [], changed: (result as { affectedRows: number }).affectedRows };
-    }
-    // A CALL gives its result sets, then a header: the rows are the first set.
-    const rows = statement.call ? result[0] : result;
-    return { rows: idsAsText(rows) as Row[], changed: 0 };
+  protected execute<Row>(statement: MysqlStatement, values: unknown[]): Promise<SqlResult<Row>> {
+    return this.#run(statement, values);
+  }
+
+  errorHint(err: unknown): string | undefined {
+    return mysqlErrorHint(err);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#statements.ready.catch(() => {});
-    if (this.#connection.owned) await this.pool.end();
+    await this.#ready.catch(() => {});
+    if (this.#owned) await this.pool.end();
   }
 }

@@ -1,0 +1,165 @@
+/**
+ * The stored procedures the MySQL backend calls, as this version defines them: each mutation
+ * is one procedure, so it costs one round trip, and each reads committed data without gap
+ * locks and undoes itself on any error. They are created anew after the steps of any upgrade
+ * (MySQL has no CREATE OR REPLACE PROCEDURE: each is dropped, then created), so each is
+ * written once, here; a change to one comes with a new schema version, whose upgrade installs
+ * it.
+ */
+import { ID, tables } from './schema.js';
+
+const BEGIN = `
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+    SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+    START TRANSACTION;`;
+
+/** The statements that drop and create every procedure of namespace `ns`. */
+export function procedures(ns: string): string[] {
+  const t = tables(ns);
+  const created = {
+    // The first statement takes the session row's exclusive lock whether or not the session
+    // exists, so no locking read ever touches a missing row; it also takes the next seq and
+    // moves the head. A call that must not write (its idempotency key was seen, or the head
+    // is not the expected one) then rolls back, which leaves the row as it was.
+    append: `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
+         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_seq BIGINT;
+         DECLARE v_parent BIGINT;
+         DECLARE v_seen BIGINT DEFAULT NULL;
+         ${BEGIN}
+         -- Each value is set from the row as it was: the same under MariaDB's
+         -- SIMULTANEOUS_ASSIGNMENT as under the usual left-to-right assignment.
+         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
+                                    metadata, created_at, updated_at)
+         VALUES (p_id, 1, 1, 1, NULL, p_now, p_metadata, p_now, p_now)
+         ON DUPLICATE KEY UPDATE head_parent = head, head = last_seq + 1, last_seq = last_seq + 1,
+                                 checkpoints = checkpoints + 1, head_created_at = p_now,
+                                 metadata = p_metadata, updated_at = p_now;
+         -- A transaction reads its own writes: the seq just taken and the head it replaced.
+         SELECT head, head_parent INTO v_seq, v_parent FROM ${t.sessions} WHERE id = p_id;
+         IF p_key IS NOT NULL AND v_seq > 1 THEN
+           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
+         END IF;
+         IF v_seen IS NOT NULL THEN
+           ROLLBACK;
+           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
+             FROM (SELECT 1 AS one) AS one
+             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
+             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
+           LEAVE proc;
+         END IF;
+         IF p_check AND NOT (v_parent <=> p_expected) THEN
+           ROLLBACK;
+           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_parent AS head;
+           LEAVE proc;
+         END IF;
+         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
+         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
+         IF p_transcript <> '[]' THEN
+           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
+         END IF;
+         IF p_key IS NOT NULL THEN
+           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
+         END IF;
+         COMMIT;
+         SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;
+       END`,
+    rollback: `CREATE PROCEDURE ${ns}_rollback(IN p_id ${ID}, IN p_seq BIGINT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_metadata LONGTEXT DEFAULT NULL;
+         ${BEGIN}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS head; LEAVE proc; END IF;
+         IF p_check AND NOT (v_head <=> p_expected) THEN
+           ROLLBACK; SELECT 'conflict' AS status, v_head AS head; LEAVE proc;
+         END IF;
+         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = p_seq;
+         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, v_head AS head; LEAVE proc; END IF;
+         UPDATE ${t.sessions} SET head = p_seq, metadata = v_metadata, updated_at = p_now WHERE id = p_id;
+         UPDATE ${t.sessions} s JOIN ${t.checkpoints} c ON c.session_id = s.id AND c.seq = s.head
+            SET s.head_parent = c.parent, s.head_created_at = c.created_at WHERE s.head > 0 AND s.id = p_id;
+         COMMIT;
+         SELECT 'done' AS status, p_seq AS head;
+       END`,
+    // fork copies the chain one checkpoint at a time, walking up the parents.
+    fork: `CREATE PROCEDURE ${ns}_fork(IN p_id ${ID}, IN p_at BIGINT, IN p_new ${ID}, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_metadata LONGTEXT DEFAULT NULL;
+         DECLARE v_seq BIGINT;
+         DECLARE v_parent BIGINT;
+         DECLARE v_count BIGINT DEFAULT 0;
+         ${BEGIN}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id LOCK IN SHARE MODE;
+         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS seq; LEAVE proc; END IF;
+         SET v_seq = COALESCE(p_at, v_head);
+         SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+         IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, NULL AS seq; LEAVE proc; END IF;
+         INSERT IGNORE INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
+         VALUES (p_new, v_seq, v_seq, 0, p_id, v_seq, v_metadata, p_now, p_now);
+         IF ROW_COUNT() = 0 THEN ROLLBACK; SELECT 'exists' AS status, NULL AS seq; LEAVE proc; END IF;
+         SET v_parent = v_seq;
+         WHILE v_parent IS NOT NULL DO
+           SET v_seq = v_parent;
+           SET v_parent = NULL;
+           INSERT INTO ${t.checkpoints} SELECT p_new, seq, parent, created_at, metadata
+             FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+           IF ROW_COUNT() > 0 THEN
+             SET v_count = v_count + 1;
+             INSERT INTO ${t.bodies} SELECT p_new, seq, data FROM ${t.bodies} WHERE session_id = p_id AND seq = v_seq;
+             INSERT INTO ${t.transcripts} SELECT p_new, seq, items FROM ${t.transcripts} WHERE session_id = p_id AND seq = v_seq;
+             SELECT parent INTO v_parent FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
+           END IF;
+         END WHILE;
+         UPDATE ${t.sessions} SET checkpoints = v_count WHERE id = p_new;
+         UPDATE ${t.sessions} s JOIN ${t.checkpoints} c ON c.session_id = s.id AND c.seq = s.head
+            SET s.head_parent = c.parent, s.head_created_at = c.created_at WHERE s.head > 0 AND s.id = p_new;
+         COMMIT;
+         SELECT 'done' AS status, COALESCE(p_at, v_head) AS seq;
+       END`,
+    prune: `CREATE PROCEDURE ${ns}_prune(IN p_id ${ID}, IN p_keep BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_below BIGINT DEFAULT NULL;
+         DECLARE v_skip BIGINT DEFAULT p_keep - 1;
+         DECLARE v_removed BIGINT DEFAULT 0;
+         ${BEGIN}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_head IS NOT NULL THEN
+           SELECT seq INTO v_below FROM ${t.checkpoints} WHERE session_id = p_id ORDER BY seq DESC LIMIT v_skip, 1;
+         END IF;
+         IF v_below IS NOT NULL THEN
+           DELETE FROM ${t.bodies} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
+           DELETE FROM ${t.transcripts} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
+           DELETE FROM ${t.checkpoints} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
+           SET v_removed = ROW_COUNT();
+           UPDATE ${t.sessions} SET checkpoints = checkpoints - v_removed WHERE id = p_id;
+         END IF;
+         COMMIT;
+         SELECT v_removed AS removed;
+       END`,
+    delete: `CREATE PROCEDURE ${ns}_delete(IN p_id ${ID})
+       proc: BEGIN
+         DECLARE v_found BIGINT DEFAULT 0;
+         ${BEGIN}
+         DELETE FROM ${t.sessions} WHERE id = p_id;
+         SET v_found = ROW_COUNT();
+         DELETE FROM ${t.checkpoints} WHERE session_id = p_id;
+         DELETE FROM ${t.bodies} WHERE session_id = p_id;
+         DELETE FROM ${t.transcripts} WHERE session_id = p_id;
+         DELETE FROM ${t.idempotency} WHERE session_id = p_id;
+         COMMIT;
+         SELECT v_found AS deleted;
+       END`,
+  };
+  return [
+    // Earlier versions read through this one; no statement calls it now.
+    `DROP PROCEDURE IF EXISTS ${ns}_load`,
+    ...Object.entries(created).flatMap(([name, text]) => [
+      `DROP PROCEDURE IF EXISTS ${ns}_${name}`,
+      text,
+    ]),
+  ];
+}

@@ -1,0 +1,155 @@
+/**
+ * How statements go to a pool: each once the namespace is migrated, prepared once per
+ * connection (or as text), refused before it is sent when it would not fit a packet, and run
+ * again while it fails leaving nothing behind.
+ */
+import { CkptError } from '@ckpt/core';
+import { retryRolledBack } from '@ckpt/core/adapter';
+import { type Positional, positional, positionalValues, type RunStatement } from '@ckpt/core/sql';
+import type { ExecuteValues, Pool, QueryOptions } from 'mysql2/promise';
+
+/** A statement as MySQL takes it: `?` placeholders, and whether it is a CALL. */
+export interface MysqlStatement extends Positional {
+  /** A CALL, whose rows are its first result set. */
+  call: boolean;
+}
+
+/** `text`, written with `$n` parameters, as a statement MySQL takes. */
+export function statement(text: string): MysqlStatement {
+  const { sql, order } = positional(text);
+  return { sql, order, call: sql.startsWith('CALL') };
+}
+
+/**
+ * Query options that read rows as objects of typed columns, whatever the options of a pool
+ * the caller gave (`rowsAsArray`, `typeCast: false`, `nestTables` would change them).
+ */
+export const PLAIN_ROWS = { rowsAsArray: false, typeCast: true, nestTables: false } as const;
+
+/**
+ * Whether `pool`'s connections read rows as PLAIN_ROWS says already, so that its statements
+ * need no options: mysql2 takes longer for a call given as an options object than for
+ * `(sql, values)`.
+ */
+function readsPlainRows(pool: Pool): boolean {
+  const config = (
+    (pool as Partial<Pool>).pool?.config as
+      | { connectionConfig?: { rowsAsArray?: boolean; typeCast?: unknown; nestTables?: unknown } }
+      | undefined
+  )?.connectionConfig;
+  return (
+    config !== undefined &&
+    !config.rowsAsArray &&
+    config.typeCast === true &&
+    (config.nestTables === undefined || config.nestTables === false)
+  );
+}
+
+// Errors after which nothing of the call is left, so running it again is safe: the server
+// rolled back the whole transaction (a procedure's handler rolls back on a lock wait timeout
+// too), or the procedure was missing, for the instant in which an upgrade in another process
+// replaces it with DROP and CREATE (MySQL has no CREATE OR REPLACE PROCEDURE).
+const NOTHING_LEFT = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_SP_DOES_NOT_EXIST']);
+
+/**
+ * Runs statements on `pool`, each once `packetBytes` (the migration, which resolves to the
+ * server's max_allowed_packet) has resolved. With `prepare`, every statement is prepared once
+ * per connection and then sent in the binary protocol, which carries values as they are: the
+ * text protocol escapes them into the SQL (JSON is full of quotes), and the server then parses
+ * the whole literal, which for a large checkpoint takes longer than the rest of the call. The
+ * server also skips parsing a prepared statement on every run.
+ */
+export function statementRunner(
+  pool: Pool,
+  prepare: boolean,
+  packetBytes: Promise<number>,
+): RunStatement<MysqlStatement> {
+  const method = prepare ? 'execute' : 'query';
+  const plain = readsPlainRows(pool);
+  return async <Row>(statement: MysqlStatement, values: unknown[]) => {
+    const ordered = positionalValues(statement.order, values);
+    checkPacket(statement.sql, ordered, await packetBytes, !prepare);
+    const result = await retryRolledBack(
+      () => send(pool, method, statement.sql, ordered, plain),
+      NOTHING_LEFT,
+    );
+    if (!Array.isArray(result)) {
+      return { rows: [], changed: (result as { affectedRows: number }).affectedRows };
+    }
+    // A CALL gives its result sets, then a header: the rows are the first set.
+    const rows = (statement.call ? result[0] : result) as Record<string, unknown>[];
+    return { rows: idsAsText(rows) as Row[], changed: 0 };
+  };
+}
+
+/** Ids and state keys come back from VARBINARY columns as bytes; the backend contract wants text. */
+function idsAsText(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  for (const row of rows) {
+    for (const column in row) {
+      const value = row[column];
+      if (Buffer.isBuffer(value)) row[column] = value.toString('utf8');
+    }
+  }
+  return rows;
+}
+
+// Room in a packet for what is not a value: the statement's text and the protocol's framing.
+const PACKET_SLACK = 64 * 1024;
+
+// What the text protocol escapes, each into two characters (mysql2's escaping of a string).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are escaped.
+const ESCAPED = /[\0\b\t\n\r\x1a"'\\]/g;
+
+/**
+ * Refuse, before anything is sent, a statement larger than the server's max_allowed_packet,
+ * which would make the server drop the connection mid-write. `escaped`: values go into the
+ * SQL as escaped literals (the text protocol).
+ */
+function checkPacket(sql: string, values: unknown[], packetBytes: number, escaped: boolean): void {
+  let units = sql.length;
+  for (const value of values) if (typeof value === 'string') units += value.length;
+  // UTF-8 takes at most 3 bytes per UTF-16 unit, and escaping at most doubles those: most
+  // statements need no exact count.
+  if (units * (escaped ? 6 : 3) + PACKET_SLACK <= packetBytes) return;
+  let bytes = Buffer.byteLength(sql);
+  for (const value of values) {
+    if (typeof value !== 'string') continue;
+    bytes += Buffer.byteLength(value);
+    if (escaped) bytes += value.match(ESCAPED)?.length ?? 0;
+  }
+  if (bytes + PACKET_SLACK > packetBytes) {
+    throw new CkptError(
+      'PAYLOAD_TOO_LARGE',
+      `this call sends ${bytes} bytes, more than the MySQL server's max_allowed_packet of ${packetBytes} bytes can carry; raise max_allowed_packet on the server, or lower the store's maxPayloadBytes to fit it. Nothing was written.`,
+      { details: { bytes, maxAllowedPacket: packetBytes } },
+    );
+  }
+}
+
+/**
+ * Run a statement, prepared (`execute`) or as text (`query`), through the callback interface
+ * of the pool underneath a promise pool. The promise interface captures a stack trace for
+ * every call (mysql2's `trace` option, on by default), which costs more CPU than the rest of a
+ * short query; the store wraps a failure in an error of its own, raised where the caller
+ * awaits it, anyway. With `plain` (see readsPlainRows), the call carries no row options.
+ */
+function send(
+  pool: Pool,
+  method: 'execute' | 'query',
+  sql: string,
+  values: unknown[],
+  plain: boolean,
+): Promise<unknown> {
+  const options: QueryOptions = { sql, values, ...PLAIN_ROWS };
+  const core = (pool as Partial<Pool>).pool;
+  if (typeof core?.[method] !== 'function') {
+    const sent = method === 'execute' ? pool.execute(options) : pool.query(options);
+    return sent.then(([result]) => result);
+  }
+  return new Promise((resolve, reject) => {
+    const done = (err: unknown, result: unknown) => (err ? reject(err) : resolve(result));
+    if (!plain) core[method](options, done);
+    else if (method === 'execute') core.execute(sql, values as ExecuteValues, done);
+    else core.query(sql, values, done);
+  });
+}
