@@ -3,13 +3,14 @@
  * without awaiting anything, so each one is atomic by construction, and several
  * `CheckpointStore`s sharing one instance see each other's writes at once.
  */
+
+import { compareCodePoints } from '@ckpt/core';
 import {
   type AppendInput,
   type AppendResult,
   type CheckpointBackend,
   checkNamespace,
   checkOptions,
-  compareCodePoints,
   compareSessionsNewestFirst,
   type ForkInput,
   type ForkResult,
@@ -18,7 +19,7 @@ import {
   type SessionPosition,
   type StoredCheckpoint,
   type StoredSession,
-} from '@ckpt/core';
+} from '@ckpt/core/adapter';
 
 /** Options of `memory()` and `memoryKv()`. */
 export interface MemoryOptions {
@@ -47,15 +48,15 @@ export class MemoryBackend implements CheckpointBackend {
   readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
   /** The namespace this instance was opened with. */
   readonly namespace: string;
-  protected readonly sessionsById = new Map<string, MemorySession>();
-  protected readonly state = new Map<string, Map<string, string>>();
+  readonly #sessions = new Map<string, MemorySession>();
+  readonly #state = new Map<string, Map<string, string>>();
 
   constructor(options: MemoryOptions = {}) {
     this.namespace = checkNamespace(checkOptions(options, 'options', ['namespace']).namespace);
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
-    const session = this.sessionsById.get(input.sessionId);
+    const session = this.#sessions.get(input.sessionId);
     if (session && input.idempotencyKey !== undefined) {
       const seq = session.idempotency.get(input.idempotencyKey);
       if (seq !== undefined) {
@@ -66,8 +67,9 @@ export class MemoryBackend implements CheckpointBackend {
     if (input.expectedHead !== undefined && input.expectedHead !== head) {
       return { status: 'conflict', head };
     }
-    const target = session ?? this.createSession(input.sessionId, input.now, null);
-    const seq = this.nextSeq(target);
+    const target = session ?? this.#createSession(input.sessionId, input.now, null);
+    // One above the highest seq the session ever had, so that none is reused after a rollback.
+    const seq = target.last + 1;
     target.checkpoints.set(seq, {
       seq,
       parent: head,
@@ -84,19 +86,19 @@ export class MemoryBackend implements CheckpointBackend {
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const session = this.sessionsById.get(sessionId);
+    const session = this.#sessions.get(sessionId);
     if (!session) return null;
     const found = session.checkpoints.get(seq ?? session.head);
     return found ? withoutTranscript(found) : null;
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
-    const session = this.sessionsById.get(sessionId);
-    return session ? this.describe(sessionId, session) : null;
+    const session = this.#sessions.get(sessionId);
+    return session ? this.#describe(sessionId, session) : null;
   }
 
   async listCheckpoints(sessionId: string, query: { beforeSeq: number | null; limit: number }) {
-    const session = this.sessionsById.get(sessionId);
+    const session = this.#sessions.get(sessionId);
     if (!session) return [];
     const below = query.beforeSeq ?? Number.POSITIVE_INFINITY;
     return [...session.checkpoints.values()]
@@ -110,7 +112,7 @@ export class MemoryBackend implements CheckpointBackend {
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ) {
-    const session = this.sessionsById.get(sessionId);
+    const session = this.#sessions.get(sessionId);
     if (!session) return [];
     const out = [];
     let cp = session.checkpoints.get(query.fromSeq ?? session.head);
@@ -125,7 +127,7 @@ export class MemoryBackend implements CheckpointBackend {
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
-    const session = this.sessionsById.get(input.sessionId);
+    const session = this.#sessions.get(input.sessionId);
     if (!session) return { status: 'not_found', missing: 'session' };
     if (input.expectedHead !== undefined && input.expectedHead !== session.head) {
       return { status: 'conflict', head: session.head };
@@ -137,17 +139,17 @@ export class MemoryBackend implements CheckpointBackend {
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    const source = this.sessionsById.get(input.sessionId);
+    const source = this.#sessions.get(input.sessionId);
     if (!source) return { status: 'not_found', missing: 'session' };
     const at = input.atSeq ?? source.head;
     if (!source.checkpoints.has(at)) return { status: 'not_found', missing: 'seq' };
-    if (this.sessionsById.has(input.newId)) return { status: 'exists' };
+    if (this.#sessions.has(input.newId)) return { status: 'exists' };
     const chain: MemoryCheckpoint[] = [];
     for (let cp = source.checkpoints.get(at); cp; ) {
       chain.push({ ...cp });
       cp = cp.parent === null ? undefined : source.checkpoints.get(cp.parent);
     }
-    const copy = this.createSession(input.newId, input.now, {
+    const copy = this.#createSession(input.newId, input.now, {
       sessionId: input.sessionId,
       seq: at,
     });
@@ -158,7 +160,7 @@ export class MemoryBackend implements CheckpointBackend {
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
-    const session = this.sessionsById.get(sessionId);
+    const session = this.#sessions.get(sessionId);
     if (!session) return 0;
     const newestFirst = [...session.checkpoints.keys()].sort((a, b) => b - a);
     let removed = 0;
@@ -172,32 +174,32 @@ export class MemoryBackend implements CheckpointBackend {
   }
 
   async delete(sessionId: string): Promise<boolean> {
-    return this.sessionsById.delete(sessionId);
+    return this.#sessions.delete(sessionId);
   }
 
   async sessions(query: { after: SessionPosition | null; limit: number }) {
     const { after } = query;
-    return [...this.sessionsById]
-      .map(([id, session]) => this.describe(id, session))
+    return [...this.#sessions]
+      .map(([id, session]) => this.#describe(id, session))
       .filter((s) => after === null || compareSessionsNewestFirst(s, after) > 0)
       .sort(compareSessionsNewestFirst)
       .slice(0, query.limit);
   }
 
   async stateGet(scope: string, key: string) {
-    return this.state.get(scope)?.get(key);
+    return this.#state.get(scope)?.get(key);
   }
 
   async stateSet(scope: string, key: string, value: string) {
-    this.scope(scope).set(key, value);
+    this.#scope(scope).set(key, value);
   }
 
   async stateDelete(scope: string, key: string) {
-    return this.state.get(scope)?.delete(key) ?? false;
+    return this.#state.get(scope)?.delete(key) ?? false;
   }
 
   async stateCompareAndSet(scope: string, key: string, expected: string | null, value: string) {
-    const values = this.scope(scope);
+    const values = this.#scope(scope);
     if ((values.get(key) ?? null) !== expected) return false;
     values.set(key, value);
     return true;
@@ -205,7 +207,7 @@ export class MemoryBackend implements CheckpointBackend {
 
   async stateKeys(scope: string, query: { prefix: string; after: string | null; limit: number }) {
     const { prefix, after } = query;
-    return [...(this.state.get(scope)?.keys() ?? [])]
+    return [...(this.#state.get(scope)?.keys() ?? [])]
       .filter((k) => k.startsWith(prefix) && (after === null || compareCodePoints(k, after) > 0))
       .sort(compareCodePoints)
       .slice(0, query.limit);
@@ -214,12 +216,7 @@ export class MemoryBackend implements CheckpointBackend {
   /** Nothing to release: the data lives as long as this instance, shared by every store on it. */
   async close(): Promise<void> {}
 
-  /** The seq the next checkpoint gets: one above the highest the session ever had. */
-  protected nextSeq(session: MemorySession): number {
-    return session.last + 1;
-  }
-
-  private createSession(
+  #createSession(
     sessionId: string,
     now: number,
     forkedFrom: MemorySession['forkedFrom'],
@@ -233,11 +230,11 @@ export class MemoryBackend implements CheckpointBackend {
       checkpoints: new Map(),
       idempotency: new Map(),
     };
-    this.sessionsById.set(sessionId, session);
+    this.#sessions.set(sessionId, session);
     return session;
   }
 
-  private describe(sessionId: string, session: MemorySession): StoredSession {
+  #describe(sessionId: string, session: MemorySession): StoredSession {
     return {
       sessionId,
       head: session.head,
@@ -249,11 +246,11 @@ export class MemoryBackend implements CheckpointBackend {
     };
   }
 
-  private scope(scope: string): Map<string, string> {
-    let values = this.state.get(scope);
+  #scope(scope: string): Map<string, string> {
+    let values = this.#state.get(scope);
     if (!values) {
       values = new Map();
-      this.state.set(scope, values);
+      this.#state.set(scope, values);
     }
     return values;
   }

@@ -1,5 +1,6 @@
 /** An in-memory `KvStore` with every optional capability, for tests and as a model for authors. */
-import { checkNamespace, checkOptions, compareCodePoints, type KvStore } from '@ckpt/core';
+import { compareCodePoints, type KvStore } from '@ckpt/core';
+import { checkNamespace, checkOptions } from '@ckpt/core/adapter';
 import type { MemoryOptions } from './memory-backend.js';
 
 /** An in-memory KvStore (get, set, delete, compareAndSet, list). */

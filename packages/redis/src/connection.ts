@@ -1,6 +1,6 @@
 /** The client a store runs on: one it opens from a URL (and closes), or the caller's own. */
 import { once } from 'node:events';
-import { invalidArgument, openConnection } from '@ckpt/core';
+import { invalidArgument, openConnection } from '@ckpt/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
 import { type RedisClient, setupRefusals } from './script.js';
 

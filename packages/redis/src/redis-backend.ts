@@ -4,23 +4,20 @@
  * may live on different nodes: it reads the source in one script, then publishes the whole
  * copy in one script on the new id's slot (see the README).
  */
-import {
-  type AppendInput,
-  type AppendResult,
-  appendResultFromRow,
-  type CheckpointBackend,
-  type ForkInput,
-  type ForkResult,
-  forkResultFromRow,
-  type RollbackInput,
-  type RollbackResult,
-  rollbackResultFromRow,
-  type SessionPosition,
-  type StoredCheckpoint,
-  type StoredCheckpointInfo,
-  type StoredLineageEntry,
-  type StoredSession,
-} from '@ckpt/core';
+import type {
+  AppendInput,
+  AppendResult,
+  CheckpointBackend,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+  SessionPosition,
+  StoredCheckpoint,
+  StoredCheckpointInfo,
+  StoredLineageEntry,
+  StoredSession,
+} from '@ckpt/core/adapter';
 import { catalogPage } from './catalog.js';
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
 import { IndexedHash } from './indexed-hash.js';
@@ -42,6 +39,14 @@ type Reply = (string | null)[];
 const padTime = (ms: number) => String(ms).padStart(15, '0');
 const seqArg = (seq: number | null | undefined) =>
   seq === null || seq === undefined ? '' : String(seq);
+
+const numberOrNull = (value: string | null | undefined) =>
+  value === null || value === undefined ? null : Number(value);
+
+/** A script's reply for a session or seq it did not find: `no_session` or `no_seq`. */
+function notFound(status: string | null | undefined) {
+  return { status: 'not_found', missing: status === 'no_session' ? 'session' : 'seq' } as const;
+}
 
 /** A checkpoint's info text, `<parent> <createdAt> <metadata>`, taken apart. */
 function parseInfo(info: string): { parent: number | null; createdAt: number; metadata: string } {
@@ -109,20 +114,19 @@ export class RedisBackend implements CheckpointBackend {
         k.hexId,
       ],
     );
-    if (status === 'replayed') {
-      return {
-        status,
-        seq: Number(seq),
-        checkpoint: third ? checkpoint(seq!, third, data!) : null,
-      };
+    switch (status) {
+      case 'written':
+        return { status, seq: Number(seq), parent: numberOrNull(third) };
+      case 'replayed':
+        return {
+          status,
+          seq: Number(seq),
+          checkpoint: third ? checkpoint(seq!, third, data!) : null,
+        };
+      default:
+        // conflict: the head in the second place
+        return { status: 'conflict', head: numberOrNull(seq) };
     }
-    // written: seq, parent; conflict: head (in the second place)
-    return appendResultFromRow({
-      status: status as 'written' | 'conflict',
-      seq: seq ?? null,
-      parent: third ?? null,
-      head: seq ?? null,
-    });
   }
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
@@ -232,7 +236,14 @@ export class RedisBackend implements CheckpointBackend {
         k.hexId,
       ],
     );
-    return rollbackResultFromRow({ status: status!, head: head ?? null });
+    switch (status) {
+      case 'done':
+        return { status };
+      case 'conflict':
+        return { status, head: numberOrNull(head) };
+      default:
+        return notFound(status);
+    }
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
@@ -242,14 +253,14 @@ export class RedisBackend implements CheckpointBackend {
       [from.session, from.info, from.data, from.transcript],
       [seqArg(input.atSeq)],
     );
-    if (status !== 'found') return forkResultFromRow({ status: status!, seq: null });
+    if (status !== 'found') return notFound(status);
     const to = this.#keys(input.newId);
     const published = await lua.forkWrite.run<string>(
       this.client,
       [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog],
       [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
     );
-    return forkResultFromRow({ status: published, seq: at! });
+    return published === 'done' ? { status: 'done', seq: Number(at) } : { status: 'exists' };
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
