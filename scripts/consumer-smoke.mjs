@@ -25,7 +25,7 @@ PUBLISHED.push('contract-tests');
 // Each driver at the lowest version its peer range allows: the workspace's own tests run the
 // newest (the lockfile's), so both ends of every declared range are exercised.
 const DRIVERS = PUBLISHED.flatMap((dir) =>
-  Object.entries(JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).peerDependencies)
+  Object.entries(JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).peerDependencies ?? {})
     .filter(([name]) => !name.startsWith('@ckpt/') && name !== 'vitest')
     // The first alternative of the range, without its caret: `^5.3.0 || ^6.0.0` gives 5.3.0.
     .map(([name, range]) => `${name}@${range.split('||')[0].trim().replace(/^\^/, '')}`),
@@ -106,7 +106,12 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const env = (name, url) => process.env[name] || url;
-module.exports = async function roundTrip(kind, { core, memory, sqlite, postgres, mysql, redis }) {
+module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis }) {
+  // The adapter kit and the SQL family share core's modules: an error they make is core's class.
+  if (!(adapter.invalidArgument('x', 'refused') instanceof core.CkptError) || typeof sql.SqlBackend !== 'function') {
+    throw new Error(kind + ': @ckpt/core/adapter or @ckpt/core/sql is not the same copy of core');
+  }
+  console.log(kind + ': @ckpt/core/adapter and @ckpt/core/sql ok');
   // One namespace per kind, the same every run: nothing piles up in the test databases.
   const ns = 'consumer_smoke_' + kind;
   const dir = mkdtempSync(join(tmpdir(), 'ckpt-consumer-'));
@@ -141,13 +146,15 @@ module.exports = async function roundTrip(kind, { core, memory, sqlite, postgres
 const ESM = `
 import { createRequire } from 'node:module';
 import * as core from '@ckpt/core';
+import * as adapter from '@ckpt/core/adapter';
+import * as sql from '@ckpt/core/sql';
 import * as memory from '@ckpt/memory';
 import * as sqlite from '@ckpt/sqlite';
 import * as postgres from '@ckpt/postgres';
 import * as mysql from '@ckpt/mysql';
 import * as redis from '@ckpt/redis';
 const require = createRequire(import.meta.url);
-await require('./roundtrip.cjs')('esm', { core, memory, sqlite, postgres, mysql, redis });
+await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis });
 // An error from the CJS copy of core is recognised by the ESM copy, and the other way round.
 const cjsCore = require('@ckpt/core');
 const fromCjs = new cjsCore.CkptError('CONFLICT', 'from the CJS copy');
@@ -161,6 +168,8 @@ const CJS = `
 const core = require('@ckpt/core');
 require('./roundtrip.cjs')('cjs', {
   core,
+  adapter: require('@ckpt/core/adapter'),
+  sql: require('@ckpt/core/sql'),
   memory: require('@ckpt/memory'),
   sqlite: require('@ckpt/sqlite'),
   postgres: require('@ckpt/postgres'),

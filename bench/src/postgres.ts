@@ -1,5 +1,6 @@
 /** PostgreSQL: ckpt against raw pg on the same connection, its scaling, and LangGraph's saver. */
-import { CheckpointStore, SQL_TABLES } from '@ckpt/core';
+import { CheckpointStore } from '@ckpt/core';
+import { SQL_TABLES } from '@ckpt/core/sql';
 import { postgres } from '@ckpt/postgres';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
