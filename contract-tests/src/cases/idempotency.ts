@@ -73,6 +73,51 @@ export function idempotencyCases(t: ContractContext): void {
     });
   });
 
+  describe('loadByKey', () => {
+    it('loads the checkpoint written with the key, on any branch, head or not', async () => {
+      const first = await t.store.checkpoint(
+        's',
+        { v: 1 },
+        { idempotencyKey: 'k1', metadata: { m: 1 } },
+      );
+      await t.store.checkpoint('s', { v: 2 }, { idempotencyKey: 'k2' });
+      await t.store.rollback('s', 1);
+      const branch = await t.store.checkpoint('s', { v: 3 }, { idempotencyKey: 'k3' });
+      expect(await t.store.loadByKey('s', 'k1')).toEqual(first);
+      expect((await t.store.loadByKey('s', 'k2'))?.data).toEqual({ v: 2 });
+      expect(await t.store.loadByKey('s', 'k3')).toEqual(branch);
+    });
+
+    it('gives null for a key never used, an unknown session, or another session', async () => {
+      await t.store.checkpoint('s', 1, { idempotencyKey: 'k' });
+      await t.store.checkpoint('s', 2);
+      expect(await t.store.loadByKey('s', 'other')).toBeNull();
+      expect(await t.store.loadByKey('nobody', 'k')).toBeNull();
+      expect(await t.store.loadByKey('s2', 'k')).toBeNull();
+    });
+
+    it('gives null once the checkpoint was pruned, the session deleted, or in a fork', async () => {
+      await t.store.checkpoint('s', 1, { idempotencyKey: 'old' });
+      await t.store.checkpoint('s', 2, { idempotencyKey: 'new' });
+      await t.store.fork('s', { newId: 'f' });
+      expect(await t.store.loadByKey('f', 'new')).toBeNull();
+      await t.store.prune('s', { keepLast: 1 });
+      expect(await t.store.loadByKey('s', 'old')).toBeNull();
+      expect((await t.store.loadByKey('s', 'new'))?.seq).toBe(2);
+      await t.store.delete('s');
+      expect(await t.store.loadByKey('s', 'new')).toBeNull();
+      await t.store.checkpoint('s', 'again');
+      expect(await t.store.loadByKey('s', 'new')).toBeNull();
+    });
+
+    it('finds each key as soon as its checkpoint is acknowledged', async () => {
+      for (let i = 0; i < 8; i++) {
+        const cp = await t.store.checkpoint('s', i, { idempotencyKey: `k${i}` });
+        expect(await t.store.loadByKey('s', `k${i}`)).toEqual(cp);
+      }
+    });
+  });
+
   describe('update', () => {
     it('creates the session, passing null to fn, when it does not exist', async () => {
       const seen: unknown[] = [];

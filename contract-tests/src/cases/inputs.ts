@@ -12,6 +12,8 @@ const CALLS_WITH_ID: [string, Call, boolean?][] = [
   ['checkpoint', (s, id) => s.checkpoint(id, 1)],
   ['update', (s, id) => s.update(id, () => 1)],
   ['load', (s, id) => s.load(id)],
+  ['loadByKey (session)', (s, id) => s.loadByKey(id, 'k')],
+  ['loadByKey (idempotencyKey)', (s, id) => s.loadByKey('exists', id)],
   ['head', (s, id) => s.head(id)],
   ['info', (s, id) => s.info(id)],
   ['history', (s, id) => s.history(id)],
@@ -118,6 +120,11 @@ export function inputCases(t: ContractContext, caps: BackendCapabilities): void 
         'INVALID_ARGUMENT',
       );
       expect(await t.store.info('f')).toBeNull();
+    });
+
+    it.each(BAD_NUMBERS)('refuses beforeSeq %s in list', async (bad) => {
+      await t.store.checkpoint('s', 1);
+      await expectCkptError(t.store.list('s', { beforeSeq: bad as number }), 'INVALID_ARGUMENT');
     });
 
     it.each(BAD_NUMBERS.filter((n) => n !== null))('refuses expectedHead %s', async (bad) => {

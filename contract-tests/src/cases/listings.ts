@@ -56,6 +56,18 @@ export function listingCases(t: ContractContext, caps: BackendCapabilities): voi
       expect(await t.store.list('nobody')).toEqual({ items: [], cursor: null });
     });
 
+    it('starts below beforeSeq, and pages on from there', async () => {
+      for (let i = 1; i <= 8; i++) await t.store.checkpoint('s', i);
+      await t.store.prune('s', { keepLast: 6 });
+      const first = await t.store.list('s', { beforeSeq: 7, limit: 2 });
+      expect(first.items.map((c) => c.seq)).toEqual([6, 5]);
+      const rest = await t.store.list('s', { beforeSeq: 7, cursor: first.cursor });
+      expect(rest.items.map((c) => c.seq)).toEqual([4, 3]);
+      expect(rest.cursor).toBeNull();
+      expect((await t.store.list('s', { beforeSeq: 3 })).items).toEqual([]);
+      expect((await t.store.list('s', { beforeSeq: 100 })).items).toHaveLength(6);
+    });
+
     it('returns 50 items by default', async () => {
       for (let i = 1; i <= 51; i++) await t.store.checkpoint('s', i);
       const page = await t.store.list('s');

@@ -124,6 +124,11 @@ export interface CheckpointBackend {
   append(input: AppendInput): Promise<AppendResult>;
   /** One checkpoint (`seq` null: the head), or null when not stored. */
   load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null>;
+  /**
+   * The stored checkpoint that `append` wrote with `idempotencyKey` in this session, or null
+   * (never written with it, pruned since, or the session deleted since).
+   */
+  loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null>;
   /** The session's summary, or null when it does not exist. */
   session(sessionId: string): Promise<StoredSession | null>;
   /** Stored checkpoints with seq below `beforeSeq` (null: all), seq descending, at most `limit`. */

@@ -19,6 +19,7 @@ export type {
   CheckpointInfo,
   CheckpointOptions,
   JsonValue,
+  ListOptions,
   Metadata,
   Page,
   PageOptions,

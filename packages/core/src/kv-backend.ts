@@ -57,6 +57,8 @@ function checkPrefix(prefix: unknown = 'ckpt:'): string {
 
 // Bounds a compare-and-set loop; each lost race means another caller made progress.
 const MAX_RACES = 10_000;
+/** A read that must start again from a newer record. */
+const RACED = Symbol('raced');
 
 /** A CheckpointBackend on any `KvStore`. */
 export function kvBackend(given: KvStore, options?: KvBackendOptions): CheckpointBackend {
@@ -229,6 +231,23 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         const target = seq ?? rec.head;
         return rangesHas(rec.seqs, target) ? body(target) : null;
       });
+    },
+
+    async loadByKey(sessionId, idempotencyKey): Promise<StoredCheckpoint | null> {
+      for (let race = 0; race < MAX_RACES; race++) {
+        const found = await readAsOfOneRecord(sessionId, null, async (rec, body) => {
+          // A write in flight has not recorded its key yet; its record names it.
+          if (rec.pending?.key === idempotencyKey) return body(rec.pending.seq);
+          const seen = await kv.get(idemPrefix(sessionId, rec.gen) + idempotencyKey);
+          if (seen === undefined) return null;
+          const seq = Number(seen);
+          // Recorded by a write newer than the record read: read again.
+          if (seq > rec.last) return RACED;
+          return rangesHas(rec.seqs, seq) ? body(seq) : null;
+        });
+        if (found !== RACED) return found;
+      }
+      throw tooManyRaces(sessionId);
     },
 
     async session(sessionId) {

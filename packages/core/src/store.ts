@@ -35,6 +35,7 @@ import type {
   CheckpointInfo,
   CheckpointOptions,
   JsonValue,
+  ListOptions,
   Page,
   PageOptions,
   SessionInfo,
@@ -190,6 +191,20 @@ export class CheckpointStore {
     });
   }
 
+  /**
+   * The checkpoint that `checkpoint()` wrote with `idempotencyKey` in this session, or null
+   * when none is stored (never written with that key, pruned since, or the session deleted
+   * since). A fork does not carry its source's keys.
+   */
+  async loadByKey(sessionId: string, idempotencyKey: string): Promise<Checkpoint | null> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const key = checkName(idempotencyKey, 'idempotencyKey');
+      const stored = await this.#backend.loadByKey(sessionId, key);
+      return stored === null ? null : toCheckpoint(sessionId, stored);
+    });
+  }
+
   /** The session's head seq, or null when the session does not exist. */
   async head(sessionId: string): Promise<number | null> {
     return (await this.info(sessionId))?.head ?? null;
@@ -218,12 +233,17 @@ export class CheckpointStore {
   }
 
   /** Every stored checkpoint of the session, on every branch, seq descending. */
-  async list(sessionId: string, page?: PageOptions): Promise<Page<CheckpointInfo>> {
+  async list(sessionId: string, page?: ListOptions): Promise<Page<CheckpointInfo>> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
       const owner: CursorOwner = { method: 'list', listing: sessionId };
-      const { limit, after } = readPage<number>(page, owner);
-      const beforeSeq = after === null ? null : listPosition(after);
+      const { limit, after } = readPage<number>(page, owner, ['limit', 'cursor', 'beforeSeq']);
+      const below =
+        page?.beforeSeq === undefined ? null : checkPositiveInteger(page.beforeSeq, 'beforeSeq');
+      // A cursor and beforeSeq together: the page starts below both.
+      const fromCursor = after === null ? null : listPosition(after);
+      const beforeSeq =
+        fromCursor === null ? below : below === null ? fromCursor : Math.min(fromCursor, below);
       const rows = await this.#backend.listCheckpoints(sessionId, { beforeSeq, limit: limit + 1 });
       const infos = rows.map((row) => ({
         sessionId,

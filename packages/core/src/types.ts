@@ -65,6 +65,12 @@ export interface PageOptions {
   cursor?: string | null;
 }
 
+/** A page of `CheckpointStore.list`, optionally starting below a seq. */
+export interface ListOptions extends PageOptions {
+  /** Only checkpoints with a seq below this one (a positive integer). */
+  beforeSeq?: number;
+}
+
 /** Options of a `CheckpointStore`. */
 export interface StoreOptions {
   /** Largest encoded size of one checkpoint (data + metadata + transcript items). Default 8 MiB. */

@@ -92,6 +92,13 @@ export class MemoryBackend implements CheckpointBackend {
     return found ? withoutTranscript(found) : null;
   }
 
+  async loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null> {
+    const session = this.#sessions.get(sessionId);
+    const seq = session?.idempotency.get(idempotencyKey);
+    const found = seq === undefined ? undefined : session?.checkpoints.get(seq);
+    return found ? withoutTranscript(found) : null;
+  }
+
   async session(sessionId: string): Promise<StoredSession | null> {
     const session = this.#sessions.get(sessionId);
     return session ? this.#describe(sessionId, session) : null;

@@ -32,6 +32,12 @@ function reads(ns: string): SqlReads<MysqlStatement> {
       SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
        WHERE c.session_id = $1 AND c.seq = $2`,
+    loadByKey: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.idempotency} i
+        JOIN ${t.checkpoints} c ON c.session_id = i.session_id AND c.seq = i.seq
+        JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+       WHERE i.session_id = $1 AND i.k = $2`,
     session: `SELECT ${sessionColumns} FROM ${t.sessions} WHERE id = $1`,
     listCheckpoints: `
       SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}

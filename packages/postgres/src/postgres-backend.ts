@@ -42,6 +42,12 @@ function reads(namespace: string): SqlReads<Statement | string> {
       SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
         FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
        WHERE c.session_id = $1 AND c.seq = $2`),
+    loadByKey: prepared(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata,
+             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data
+        FROM ${ns}.idempotency i
+        JOIN ${ns}.checkpoints c ON c.session_id = i.session_id AND c.seq = i.seq
+       WHERE i.session_id = $1 AND i.key = $2`),
     session: prepared(`SELECT ${sessionColumns} FROM ${ns}.sessions WHERE id = $1`),
     listCheckpoints: `
       SELECT seq, parent, created_at, metadata FROM ${ns}.checkpoints

@@ -149,6 +149,16 @@ export class RedisBackend implements CheckpointBackend {
     return found ? checkpoint(found[0]!, found[1]!, found[2]!) : null;
   }
 
+  async loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null> {
+    const k = this.#keys(sessionId);
+    const found = await lua.loadByKey.run<Reply | null>(
+      this.client,
+      [k.idempotency, k.info, k.data],
+      [idempotencyKey],
+    );
+    return found ? checkpoint(found[0]!, found[1]!, found[2]!) : null;
+  }
+
   async session(sessionId: string): Promise<StoredSession | null> {
     const [described] = await this.#describe([sessionId]);
     return described ?? null;

@@ -56,6 +56,16 @@ if not info then return false end
 return {seq, info, redis.call('HGET', KEYS[3], seq)}
 `);
 
+// KEYS: idempotency info data. ARGV: idempotencyKey. Returns seq info data, or false when the
+// key names no stored checkpoint.
+export const loadByKey = new Script(`
+local seq = redis.call('HGET', KEYS[1], ARGV[1])
+if not seq then return false end
+local info = redis.call('HGET', KEYS[2], seq)
+if not info then return false end
+return {seq, info, redis.call('HGET', KEYS[3], seq)}
+`);
+
 // KEYS: session, info of each session described (all of one shard, so of one slot). Returns
 // head count fid fseq created updated headInfo for each; head is nil for a missing session.
 export const describe = new Script(`

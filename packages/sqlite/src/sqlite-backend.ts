@@ -66,6 +66,12 @@ function reads(t: Tables): SqlReads<string> {
       SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
        WHERE c.session_id = $1 AND c.seq = $2`,
+    loadByKey: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.idempotency} i
+        JOIN ${t.checkpoints} c ON c.session_id = i.session_id AND c.seq = i.seq
+        JOIN ${t.bodies} b ON b.id = c.body
+       WHERE i.session_id = $1 AND i.key = $2`,
     session: `SELECT * FROM ${t.sessions} WHERE id = $1`,
     listCheckpoints: `
       SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}

@@ -44,6 +44,8 @@ export interface SqlReads<S> {
   loadHead: S;
   /** sessionId, seq; as loadHead */
   loadSeq: S;
+  /** sessionId, idempotencyKey; as loadHead, for the checkpoint appended with that key */
+  loadByKey: S;
   /** sessionId; the session's row */
   session: S;
   /** sessionId, beforeSeq (null: all), limit; rows without data, seq descending */
@@ -97,6 +99,14 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
       seq === null
         ? await this.execute<CheckpointRow>(this.#reads.loadHead, [sessionId])
         : await this.execute<CheckpointRow>(this.#reads.loadSeq, [sessionId, seq]);
+    return rows[0] ? checkpointFromRow(rows[0]) : null;
+  }
+
+  async loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null> {
+    const { rows } = await this.execute<CheckpointRow>(this.#reads.loadByKey, [
+      sessionId,
+      idempotencyKey,
+    ]);
     return rows[0] ? checkpointFromRow(rows[0]) : null;
   }
 

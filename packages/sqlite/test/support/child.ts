@@ -5,8 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { workspaceSources } from '../../../../vitest.aliases.js';
+import { bundleWorker } from '../../../../vitest.aliases.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 // Inside the package, so that node finds better-sqlite3 from the bundle.
@@ -18,26 +17,7 @@ let built: Promise<string> | undefined;
 export function workerScript(): Promise<string> {
   built ??= (async () => {
     mkdirSync(here('../.build'), { recursive: true });
-    await build({
-      entryPoints: [here('./worker.ts')],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      external: ['better-sqlite3'],
-      plugins: [
-        {
-          name: 'workspace sources',
-          setup(bundle) {
-            bundle.onResolve({ filter: /^@ckpt\// }, ({ path }) =>
-              workspaceSources[path] ? { path: workspaceSources[path] } : undefined,
-            );
-          },
-        },
-      ],
-      logLevel: 'error',
-    });
+    await bundleWorker({ entry: here('./worker.ts'), outfile, external: ['better-sqlite3'] });
     return outfile;
   })();
   return built;
