@@ -12,6 +12,7 @@ const SOURCES: Record<string, string> = {
   '@ckpt/postgres': './packages/postgres/src/index.ts',
   '@ckpt/redis': './packages/redis/src/index.ts',
   '@ckpt/mysql': './packages/mysql/src/index.ts',
+  '@ckpt/langgraph': './packages/langgraph/src/index.ts',
   '@ckpt/contract-tests': './contract-tests/src/index.ts',
 };
 
@@ -28,3 +29,39 @@ export const workspaceAliases = Object.entries(workspaceSources).map(([name, pat
   find: new RegExp(`^${name.replace(/\//g, '\\/')}$`),
   replacement: path,
 }));
+
+/**
+ * Bundle a test's child-process script `entry` into `outfile`, with workspace packages (and
+ * `overrides`) taken from their sources and `external` packages left for node to load from
+ * next to `outfile`. Returns `outfile`.
+ */
+export async function bundleWorker(options: {
+  entry: string;
+  outfile: string;
+  external: string[];
+  overrides?: Record<string, string>;
+}): Promise<string> {
+  const { build } = await import('esbuild');
+  const sources = { ...workspaceSources, ...options.overrides };
+  await build({
+    entryPoints: [options.entry],
+    outfile: options.outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: options.external,
+    plugins: [
+      {
+        name: 'workspace sources',
+        setup(bundle) {
+          bundle.onResolve({ filter: /^@ckpt\// }, ({ path }) =>
+            sources[path] ? { path: sources[path] } : undefined,
+          );
+        },
+      },
+    ],
+    logLevel: 'error',
+  });
+  return options.outfile;
+}

@@ -10,6 +10,8 @@ export default defineConfig({
       'examples/*/test/**/*.test.ts',
       'test/**/*.test.ts',
     ],
+    // LangGraph's checkpointer validation suite calls describe/it/expect as globals.
+    globals: true,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The JSON report is what CI counts from (.ci/summary.mjs).

@@ -18,14 +18,16 @@ const run = (cmd, args, cwd) =>
 const read = (cmd, args, cwd) =>
   execFileSync(cmd, args, { cwd, encoding: 'utf8', env: process.env });
 
-const PUBLISHED = ['core', 'memory', 'sqlite', 'postgres', 'mysql', 'redis'].map(
+const PUBLISHED = ['core', 'memory', 'sqlite', 'postgres', 'mysql', 'redis', 'langgraph'].map(
   (p) => `packages/${p}`,
 );
 PUBLISHED.push('contract-tests');
 // Each driver at the lowest version its peer range allows: the workspace's own tests run the
 // newest (the lockfile's), so both ends of every declared range are exercised.
 const DRIVERS = PUBLISHED.flatMap((dir) =>
-  Object.entries(JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).peerDependencies ?? {})
+  Object.entries(
+    JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).peerDependencies ?? {},
+  )
     .filter(([name]) => !name.startsWith('@ckpt/') && name !== 'vitest')
     // The first alternative of the range, without its caret: `^5.3.0 || ^6.0.0` gives 5.3.0.
     .map(([name, range]) => `${name}@${range.split('||')[0].trim().replace(/^\^/, '')}`),
@@ -106,7 +108,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const env = (name, url) => process.env[name] || url;
-module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis }) {
+module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph }) {
   // The adapter kit and the SQL family share core's modules: an error they make is core's class.
   if (!(adapter.invalidArgument('x', 'refused') instanceof core.CkptError) || typeof sql.SqlBackend !== 'function') {
     throw new Error(kind + ': @ckpt/core/adapter or @ckpt/core/sql is not the same copy of core');
@@ -135,6 +137,15 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
     await store.close();
     console.log(kind + ': ' + name + ' round trip ok');
   }
+  // The LangGraph saver, on the store of the same copy of core.
+  const saver = new langgraph.CkptSaver(new core.CheckpointStore(memory.memory()));
+  const checkpoint = { v: 4, id: 'c1', ts: new Date().toISOString(), channel_values: { a: [1] }, channel_versions: { a: 1 }, versions_seen: {} };
+  const config = await saver.put({ configurable: { thread_id: 't' } }, checkpoint, { source: 'input', step: -1, parents: {} }, { a: 1 });
+  const tuple = await saver.getTuple(config);
+  if (JSON.stringify(tuple.checkpoint.channel_values) !== JSON.stringify({ a: [1] })) {
+    throw new Error(kind + ': CkptSaver read back ' + JSON.stringify(tuple.checkpoint));
+  }
+  console.log(kind + ': @ckpt/langgraph put and getTuple ok');
   const viaUrl = await core.openStore('sqlite:' + file);
   await viaUrl.checkpoint('via-url', 1);
   await viaUrl.close();
@@ -153,8 +164,9 @@ import * as sqlite from '@ckpt/sqlite';
 import * as postgres from '@ckpt/postgres';
 import * as mysql from '@ckpt/mysql';
 import * as redis from '@ckpt/redis';
+import * as langgraph from '@ckpt/langgraph';
 const require = createRequire(import.meta.url);
-await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis });
+await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph });
 // An error from the CJS copy of core is recognised by the ESM copy, and the other way round.
 const cjsCore = require('@ckpt/core');
 const fromCjs = new cjsCore.CkptError('CONFLICT', 'from the CJS copy');
@@ -175,6 +187,7 @@ require('./roundtrip.cjs')('cjs', {
   postgres: require('@ckpt/postgres'),
   mysql: require('@ckpt/mysql'),
   redis: require('@ckpt/redis'),
+  langgraph: require('@ckpt/langgraph'),
 }).catch((err) => {
   console.error(err);
   process.exit(1);

@@ -1,0 +1,160 @@
+/**
+ * Channel values across the checkpoints of one session: how `put` holds a new value (whole,
+ * or as a tail on the parent's version when most of its text is the same), and how a read
+ * rebuilds every value of a checkpoint, loading each checkpoint it needs once.
+ */
+import type { CheckpointStore, StateScope } from '@ckpt/core';
+import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { stateKeys } from './names.js';
+import {
+  decodeValue,
+  type Encoded,
+  type Held,
+  heldWhole,
+  type StoredData,
+  storedData,
+  type Version,
+} from './stored.js';
+
+/** The text of a channel value the saver last saw, and the checkpoints that rebuild it. */
+export interface KnownText {
+  type: string;
+  text: string;
+  /** Seqs of the checkpoints whose entries rebuild it, oldest first; the last holds it. */
+  chain: number[];
+}
+
+/** Values of pruned checkpoints that kept ones still use, whole: seq -> channel -> entry. */
+export type Carried = Record<string, Record<string, Held>>;
+
+/** Longest chain of tails before a value is held whole again, which bounds a cold read. */
+const MAX_CHAIN = 16;
+/** A tail pays when it spares at least this many characters. */
+const MIN_KEPT = 512;
+
+function commonPrefixLength(a: string, b: string): number {
+  // A list that grew: everything but the closing bracket is the same.
+  if (a.length > 1 && b.startsWith(a.slice(0, -1))) return a.length - 1;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/**
+ * The entry for a new value `encoded` of a channel whose value at the parent is `before`
+ * (when the saver knows its text): a tail on it when that spares most of the text.
+ */
+export function holdValue(version: Version, encoded: Encoded, before: KnownText | undefined): Held {
+  const [type, text, form] = encoded;
+  if (
+    form === undefined &&
+    before !== undefined &&
+    before.type === type &&
+    before.chain.length < MAX_CHAIN
+  ) {
+    const keep = commonPrefixLength(before.text, text);
+    if (keep >= MIN_KEPT && keep * 2 >= text.length) {
+      return { v: version, type, tail: text.slice(keep), keep, on: before.chain };
+    }
+  }
+  return heldWhole(version, encoded);
+}
+
+/** The chain a value held by `held` at `seq` is rebuilt from. */
+export function chainOf(held: Held, seq: number): number[] {
+  return 'on' in held ? [...held.on, seq] : [seq];
+}
+
+/** Reads the channel values of one session's checkpoints, loading each checkpoint once. */
+export class ValueReader {
+  readonly #store: CheckpointStore;
+  readonly #state: StateScope;
+  readonly #sessionId: string;
+  readonly #serde: SerializerProtocol;
+  readonly #loads = new Map<number, Promise<StoredData | null>>();
+  #carried: Promise<Carried> | undefined;
+
+  constructor(
+    store: CheckpointStore,
+    state: StateScope,
+    sessionId: string,
+    serde: SerializerProtocol,
+  ) {
+    this.#store = store;
+    this.#state = state;
+    this.#sessionId = sessionId;
+    this.#serde = serde;
+  }
+
+  /** The stored data of the checkpoint at `seq`, or null when it is not stored. */
+  load(seq: number): Promise<StoredData | null> {
+    let loading = this.#loads.get(seq);
+    if (loading === undefined) {
+      loading = this.#store
+        .load(this.#sessionId, seq)
+        .then((found) => (found === null ? null : storedData(found.data)));
+      this.#loads.set(seq, loading);
+    }
+    return loading;
+  }
+
+  /** The entry for `channel` at `seq`: the checkpoint's own, or carried when it was pruned. */
+  async held(seq: number, channel: string): Promise<Held | undefined> {
+    const stored = await this.load(seq);
+    if (stored !== null)
+      return Object.hasOwn(stored.values, channel) ? stored.values[channel] : undefined;
+    this.#carried ??= this.#state
+      .get(stateKeys.carried(this.#sessionId))
+      .then((value) => (value ?? {}) as unknown as Carried);
+    const carried = (await this.#carried)[seq];
+    return carried !== undefined && Object.hasOwn(carried, channel) ? carried[channel] : undefined;
+  }
+
+  /** The serialized value `held` stands for, or undefined when what rebuilds it is gone. */
+  async encoded(channel: string, held: Held): Promise<Encoded | undefined> {
+    if ('text' in held) return [held.type, held.text];
+    if ('base64' in held) return [held.type, held.base64, 'base64'];
+    const bases = await Promise.all(held.on.map((seq) => this.held(seq, channel)));
+    let text: string | undefined;
+    for (const base of bases) {
+      if (base === undefined || 'base64' in base) text = undefined;
+      else if ('text' in base) text = base.text;
+      else if (text !== undefined) text = text.slice(0, base.keep) + base.tail;
+    }
+    return text === undefined ? undefined : [held.type, text.slice(0, held.keep) + held.tail];
+  }
+
+  /**
+   * Every channel value of `stored` (at `seq`), and the texts of those held as text, which the
+   * saver keeps for the next `put` on it.
+   */
+  async values(
+    stored: StoredData,
+    seq: number,
+  ): Promise<{ values: Record<string, unknown>; texts: Map<string, KnownText> }> {
+    const values: Record<string, unknown> = {};
+    const texts = new Map<string, KnownText>();
+    const resolve = async (channel: string, held: Held | undefined, at: number) => {
+      if (held === undefined) return;
+      const encoded = await this.encoded(channel, held);
+      if (encoded === undefined) return;
+      if (encoded.length === 2)
+        texts.set(channel, { type: encoded[0], text: encoded[1], chain: chainOf(held, at) });
+      // defineProperty: a channel named __proto__ is a plain key, as JSON.parse makes it.
+      Object.defineProperty(values, channel, {
+        value: await decodeValue(this.#serde, encoded),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    };
+    await Promise.all([
+      ...Object.entries(stored.values).map(([channel, held]) => resolve(channel, held, seq)),
+      ...Object.entries(stored.refs).map(async ([channel, [, at]]) =>
+        resolve(channel, await this.held(at, channel), at),
+      ),
+    ]);
+    return { values, texts };
+  }
+}

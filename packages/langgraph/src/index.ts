@@ -1,0 +1,1 @@
+export { CkptSaver, type CkptSaverOptions, type PruneThreadOptions } from './saver.js';

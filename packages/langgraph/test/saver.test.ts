@@ -1,0 +1,337 @@
+/**
+ * What the saver promises beyond LangGraph's suite, on every backend: pending writes keyed by
+ * (task, idx), ordered and safe under parallel tasks; late writes after deleteThread; channel
+ * values stored once per version; pruning that keeps kept checkpoints whole; errors.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type CheckpointStore, isCkptError } from '@ckpt/core';
+import { CkptSaver } from '@ckpt/langgraph';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { type Checkpoint, ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { emptyStore, STORES } from './stores.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-langgraph-saver-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const meta = { source: 'loop' as const, step: 0, parents: {} };
+
+/** A checkpoint with `values`, each channel at the version given. */
+function checkpointOf(values: Record<string, [number, unknown]>): Checkpoint {
+  return {
+    ...emptyCheckpoint(),
+    id: uuid6(-3),
+    channel_values: Object.fromEntries(Object.entries(values).map(([k, [, v]]) => [k, v])),
+    channel_versions: Object.fromEntries(Object.entries(values).map(([k, [n]]) => [k, n])),
+  };
+}
+
+describe.each(STORES)('CkptSaver on $name', (backend) => {
+  let store: CheckpointStore;
+  let saver: CkptSaver;
+  let thread: string;
+  const opened: { close(): Promise<void> }[] = [];
+  let made = 0;
+  beforeEach(async () => {
+    const handle = await backend.open(backend.server ? 'lg_saver' : `s${made++}`, dir);
+    opened.push(handle);
+    store = handle.store;
+    if (backend.server) await emptyStore(store, ['langgraph']);
+    saver = new CkptSaver(store);
+    thread = `thread-${made++}`;
+  });
+  afterAll(async () => {
+    if (backend.server) await emptyStore(store, ['langgraph']);
+    for (const handle of opened) await handle.close();
+  });
+  const root = (): RunnableConfig => ({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+
+  describe('pending writes', () => {
+    it('keeps the first write of each (task, idx), replaces special writes, and orders them', async () => {
+      const at = await saver.put(root(), checkpointOf({}), meta, {});
+      await saver.putWrites(
+        at,
+        [
+          ['x', 'first'],
+          ['y', 1],
+        ],
+        'task-b',
+        'path-1',
+      );
+      await saver.putWrites(
+        at,
+        [
+          ['x', 'retried'],
+          ['y', 2],
+        ],
+        'task-b',
+        'path-1',
+      );
+      await saver.putWrites(at, [[ERROR, 'boom']], 'task-a', 'path-2');
+      await saver.putWrites(at, [[ERROR, 'boom again']], 'task-a', 'path-2');
+      await saver.putWrites(at, [['z', 'no path']], 'task-c');
+      expect((await saver.getTuple(at))?.pendingWrites).toEqual([
+        ['task-c', 'z', 'no path'],
+        ['task-b', 'x', 'first'],
+        ['task-b', 'y', 1],
+        ['task-a', ERROR, 'boom again'],
+      ]);
+    });
+
+    if (!backend.singleWriter)
+      it('keeps every write of 24 tasks writing to one checkpoint at once', async () => {
+        const at = await saver.put(root(), checkpointOf({}), meta, {});
+        const other = new CkptSaver(store);
+        await Promise.all(
+          Array.from({ length: 24 }, (_, i) =>
+            (i % 2 ? saver : other).putWrites(
+              at,
+              [['found', i]],
+              `task-${String(i).padStart(2, '0')}`,
+            ),
+          ),
+        );
+        const writes = (await saver.getTuple(at))?.pendingWrites ?? [];
+        expect(writes.map((w) => w[2])).toEqual(Array.from({ length: 24 }, (_, i) => i));
+      });
+
+    it('does not bring a thread back with a write that lands after deleteThread', async () => {
+      const at = await saver.put(root(), checkpointOf({}), meta, {});
+      await saver.deleteThread(thread);
+      await saver.putWrites(at, [['late', 1]], 'task');
+      expect(await saver.getTuple(root())).toBeUndefined();
+      const id = at.configurable?.checkpoint_id as string;
+      const key = `w:${JSON.stringify([thread, ''])}:${id}`;
+      expect(await store.state('langgraph').get(key)).toBeUndefined();
+      expect(await store.info(JSON.stringify([thread, '']))).toBeNull();
+    });
+  });
+
+  describe('channel values', () => {
+    it('stores each (channel, version) once and rebuilds checkpoints from their ancestors', async () => {
+      const big = 'x'.repeat(20_000);
+      const c1 = await saver.put(root(), checkpointOf({ big: [1, big], n: [1, 1] }), meta, {
+        big: 1,
+        n: 1,
+      });
+      const c2 = await saver.put(c1, checkpointOf({ big: [1, big], n: [2, 2] }), meta, { n: 2 });
+      const c3 = await saver.put(c2, checkpointOf({ big: [1, big], n: [3, 3] }), meta, { n: 3 });
+      for (const [config, n] of [
+        [c1, 1],
+        [c2, 2],
+        [c3, 3],
+      ] as const) {
+        expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ big, n });
+      }
+      // The big value is held by the first checkpoint alone.
+      const session = JSON.stringify([thread, '']);
+      const sizes = [];
+      for (const seq of [1, 2, 3])
+        sizes.push(JSON.stringify((await store.load(session, seq))?.data).length);
+      expect(sizes[0]).toBeGreaterThan(20_000);
+      expect(sizes[1]).toBeLessThan(2_000);
+      expect(sizes[2]).toBeLessThan(2_000);
+    });
+
+    it('takes unchanged values from the parent named in the config, not the latest', async () => {
+      const c1 = await saver.put(root(), checkpointOf({ v: [1, 'one'] }), meta, { v: 1 });
+      const c2 = await saver.put(c1, checkpointOf({ v: [2, 'two'] }), meta, { v: 2 });
+      // A branch from c1 that leaves v alone reads c1's value; one at c2's version reads none.
+      const fromC1 = await saver.put(c1, checkpointOf({ v: [1, 'one'] }), meta, {});
+      const stale = await saver.put(c1, checkpointOf({ v: [2, 'two'] }), meta, {});
+      expect((await saver.getTuple(fromC1))?.checkpoint.channel_values).toEqual({ v: 'one' });
+      expect((await saver.getTuple(fromC1))?.parentConfig).toEqual(c1);
+      expect((await saver.getTuple(stale))?.checkpoint.channel_values).toEqual({});
+      expect((await saver.getTuple(c2))?.checkpoint.channel_values).toEqual({ v: 'two' });
+      // A new saver (a restarted process) has no memory of the last put, and reads the same.
+      const fresh = new CkptSaver(store);
+      const next = await fresh.put(c2, checkpointOf({ v: [2, 'two'], w: [1, 'w'] }), meta, {
+        w: 1,
+      });
+      expect((await fresh.getTuple(next))?.checkpoint.channel_values).toEqual({ v: 'two', w: 'w' });
+    });
+
+    it('holds a growing list as tails on its last version, and reads every version back cold', async () => {
+      const message = (i: number) => ({
+        role: i % 2 ? 'agent' : 'user',
+        text: `message ${i} `.repeat(20),
+      });
+      const lists: unknown[][] = [];
+      let config = root();
+      const configs: RunnableConfig[] = [];
+      for (let i = 0; i < 40; i++) {
+        const list = [...(lists.at(-1) ?? []), message(2 * i), message(2 * i + 1)];
+        lists.push(list);
+        config = await saver.put(config, checkpointOf({ messages: [i + 1, list] }), meta, {
+          messages: i + 1,
+        });
+        configs.push(config);
+      }
+      const session = JSON.stringify([thread, '']);
+      const whole = JSON.stringify(lists.at(-1)).length;
+      let stored = 0;
+      for (let seq = 1; seq <= 40; seq++)
+        stored += JSON.stringify((await store.load(session, seq))?.data).length;
+      // Held whole every 17th version, as tails between: a fraction of 40 whole lists.
+      expect(stored).toBeLessThan(whole * 8);
+      const cold = new CkptSaver(store);
+      for (const [i, c] of configs.entries()) {
+        expect((await cold.getTuple(c))?.checkpoint.channel_values.messages).toEqual(lists[i]);
+      }
+      // Pruned to the last five, the kept ones still read back whole, cold too.
+      await saver.prune(thread, { keepLast: 5 });
+      for (const [i, c] of configs.slice(-5).entries()) {
+        expect(
+          (await new CkptSaver(store).getTuple(c))?.checkpoint.channel_values.messages,
+        ).toEqual(lists[35 + i]);
+      }
+      // And a later put on the pruned thread goes on as before.
+      const next = [...lists.at(-1)!, message(80)];
+      const after = await saver.put(config, checkpointOf({ messages: [41, next] }), meta, {
+        messages: 41,
+      });
+      expect(
+        (await new CkptSaver(store).getTuple(after))?.checkpoint.channel_values.messages,
+      ).toEqual(next);
+    });
+
+    it('round-trips values JSON cannot carry through serde', async () => {
+      const values = {
+        when: new Date('2026-01-02T03:04:05.000Z'),
+        bytes: new Uint8Array([0, 255, 7]),
+      };
+      const c = await saver.put(
+        root(),
+        checkpointOf({ when: [1, values.when], bytes: [1, values.bytes] }),
+        meta,
+        { when: 1, bytes: 1 },
+      );
+      const read = (await saver.getTuple(c))?.checkpoint.channel_values;
+      expect(new Uint8Array(read?.bytes as Uint8Array)).toEqual(values.bytes);
+      expect(new Date(read?.when as string).toISOString()).toBe(values.when.toISOString());
+    });
+  });
+
+  describe('prune', () => {
+    it('keeps the newest checkpoints whole, with values that removed ones held', async () => {
+      let config = await saver.put(
+        root(),
+        checkpointOf({ constant: [1, 'kept'], n: [1, 0] }),
+        meta,
+        {
+          constant: 1,
+          n: 1,
+        },
+      );
+      const ids = [config.configurable?.checkpoint_id as string];
+      for (let i = 1; i < 10; i++) {
+        config = await saver.put(
+          config,
+          checkpointOf({ constant: [1, 'kept'], n: [i + 1, i] }),
+          meta,
+          {
+            n: i + 1,
+          },
+        );
+        ids.push(config.configurable?.checkpoint_id as string);
+        await saver.putWrites(config, [['w', i]], 'task');
+      }
+      expect(await saver.prune(thread, { keepLast: 3 })).toBe(7);
+      const listed = [];
+      for await (const t of saver.list(root())) listed.push(t);
+      expect(listed.map((t) => t.checkpoint.id)).toEqual(ids.slice(7).reverse());
+      for (const [i, t] of listed.entries()) {
+        expect(t.checkpoint.channel_values).toEqual({ constant: 'kept', n: 9 - i });
+      }
+      // The removed checkpoints' writes went with them; the kept ones' stayed.
+      const session = JSON.stringify([thread, '']);
+      expect(await store.state('langgraph').get(`w:${session}:${ids[3]}`)).toBeUndefined();
+      expect(await store.state('langgraph').get(`w:${session}:${ids[8]}`)).toBeDefined();
+      // Pruning again removes nothing, and a later checkpoint still finds the carried value.
+      expect(await saver.prune(thread, { keepLast: 3 })).toBe(0);
+      const next = await new CkptSaver(store).put(
+        config,
+        checkpointOf({ constant: [1, 'kept'], n: [11, 10] }),
+        meta,
+        { n: 11 },
+      );
+      expect((await saver.getTuple(next))?.checkpoint.channel_values).toEqual({
+        constant: 'kept',
+        n: 10,
+      });
+      expect(await saver.prune(thread, { keepLast: 1 })).toBe(3);
+      expect((await saver.getTuple(next))?.checkpoint.channel_values).toEqual({
+        constant: 'kept',
+        n: 10,
+      });
+      await saver.deleteThread(thread);
+      expect(await store.state('langgraph').get(`c:${session}`)).toBeUndefined();
+    });
+
+    it('refuses a keepLast that is not a positive integer, removing nothing', async () => {
+      await saver.put(root(), checkpointOf({}), meta, {});
+      for (const bad of [0, -1, 1.5, Number.NaN, '2', undefined]) {
+        await expect(saver.prune(thread, { keepLast: bad as number })).rejects.toSatisfy((err) =>
+          isCkptError(err, 'INVALID_ARGUMENT'),
+        );
+      }
+      expect((await store.info(JSON.stringify([thread, ''])))?.checkpoints).toBe(1);
+    });
+  });
+
+  describe('deleteThread', () => {
+    it('removes every namespace of the thread and its writes, and no other thread', async () => {
+      const child = { configurable: { thread_id: thread, checkpoint_ns: 'child:1' } };
+      const a = await saver.put(root(), checkpointOf({}), meta, {});
+      const b = await saver.put(child, checkpointOf({}), meta, {});
+      await saver.putWrites(b, [['x', 1]], 'task');
+      const other = { configurable: { thread_id: `${thread}-other`, checkpoint_ns: '' } };
+      await saver.put(other, checkpointOf({}), meta, {});
+      await saver.deleteThread(thread);
+      expect(await saver.getTuple(a)).toBeUndefined();
+      expect(await saver.getTuple(b)).toBeUndefined();
+      expect(await saver.getTuple(other)).toBeDefined();
+      const bId = b.configurable?.checkpoint_id as string;
+      const key = `w:${JSON.stringify([thread, 'child:1'])}:${bId}`;
+      expect(await store.state('langgraph').get(key)).toBeUndefined();
+      expect(await store.state('langgraph').get(`t:${thread}`)).toBeUndefined();
+    });
+  });
+
+  describe('errors', () => {
+    it('refuses a put or putWrites without a thread, or writes without a checkpoint id', async () => {
+      const expectInvalid = (p: Promise<unknown>) =>
+        expect(p).rejects.toSatisfy((err) => isCkptError(err, 'INVALID_ARGUMENT'));
+      await expectInvalid(saver.put({ configurable: {} }, checkpointOf({}), meta, {}));
+      await expectInvalid(saver.putWrites({ configurable: { checkpoint_id: 'x' } }, [], 't'));
+      await expectInvalid(saver.putWrites(root(), [], 't'));
+      expect(() => new CkptSaver({} as never)).toThrow(/CheckpointStore or a store URL/);
+    });
+  });
+});
+
+describe('CkptSaver from a URL', () => {
+  it('opens the store itself and closes it', async () => {
+    const saver = await CkptSaver.open(`sqlite:${join(dir, 'from-url.db')}`);
+    const config = await saver.put(
+      { configurable: { thread_id: 't' } },
+      checkpointOf({ a: [1, 'a'] }),
+      meta,
+      { a: 1 },
+    );
+    expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ a: 'a' });
+    await saver.close();
+    await expect((await saver.store).load('x')).rejects.toSatisfy((err) =>
+      isCkptError(err, 'CLOSED'),
+    );
+  });
+
+  it('names the problem of a bad URL at the first call', async () => {
+    const saver = new CkptSaver('nosuch://x');
+    await expect(saver.getTuple({ configurable: { thread_id: 't' } })).rejects.toSatisfy((err) =>
+      isCkptError(err, 'INVALID_ARGUMENT'),
+    );
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * Every ckpt backend the saver is proven on, each as one store that a test file opens once and
+ * empties between checkpointers: memory, SQLite, PostgreSQL, MariaDB, Redis (a single server
+ * and a cluster), and kvBackend over a five-method KV and over a get/set/delete-only KV.
+ */
+import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+import { type CheckpointBackend, CheckpointStore, type KvStore, kvBackend } from '@ckpt/core';
+import { memory, memoryKv } from '@ckpt/memory';
+import { mysql } from '@ckpt/mysql';
+import { postgres } from '@ckpt/postgres';
+import { redis } from '@ckpt/redis';
+import { sqlite } from '@ckpt/sqlite';
+import { Cluster, Redis } from 'ioredis';
+import mysql2 from 'mysql2/promise';
+import pg from 'pg';
+
+/** A backend under test: how to open its store, and what to close after. */
+export interface StoreUnderTest {
+  name: string;
+  /** Whether it is a server's: a new namespace there costs its migrations, so tests empty one. */
+  server: boolean;
+  /** Whether it is correct for one writer per session at a time only (a KV without compareAndSet). */
+  singleWriter?: boolean;
+  /** A store in `namespace`; the same namespace gives the same data. */
+  open(namespace: string, dir: string): Promise<{ store: CheckpointStore; close(): Promise<void> }>;
+}
+
+const postgresUrl = serviceUrl('postgres');
+const mysqlUrl = serviceUrl('mysql');
+const redisUrl = serviceUrl('redis');
+const clusterUrl = process.env.CKPT_TEST_REDIS_CLUSTER_URL || 'redis://127.0.0.1:7000';
+
+const quiet = (client: Redis | Cluster) => {
+  client.on('error', () => {});
+  return client;
+};
+
+const postgresUp = await serviceAvailable(`PostgreSQL at ${postgresUrl}`, async () => {
+  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  await client.end();
+});
+const mysqlUp = await serviceAvailable(`MySQL/MariaDB at ${mysqlUrl}`, async () => {
+  const conn = await mysql2.createConnection({ uri: mysqlUrl, connectTimeout: 3000 });
+  await conn.end();
+});
+const redisUp = await serviceAvailable(`Redis at ${redisUrl}`, async () => {
+  const client = quiet(new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 }));
+  await client.connect();
+  client.disconnect();
+});
+const clusterUp = await serviceAvailable(
+  `Redis Cluster at ${clusterUrl} (scripts/start-redis-cluster.sh)`,
+  async () => {
+    const client = quiet(new Redis(clusterUrl, { lazyConnect: true, maxRetriesPerRequest: 0 }));
+    await client.connect();
+    const info = String(await client.cluster('INFO'));
+    client.disconnect();
+    if (!info.includes('cluster_state:ok')) throw new Error('cluster_state is not ok');
+  },
+);
+
+/** A KV with only the three required methods: one writer per session at a time. */
+function getSetDeleteKv(all: KvStore): KvStore {
+  return { get: all.get, set: all.set, delete: all.delete };
+}
+
+// The in-process stores keep their data per namespace, so that a store opened again in the
+// same namespace (a process "restarting") sees what the last one wrote.
+const kept = new Map<string, CheckpointStore>();
+const inProcess = (name: string, make: () => CheckpointStore): StoreUnderTest => ({
+  name,
+  server: false,
+  async open(namespace) {
+    const key = `${name}/${namespace}`;
+    let store = kept.get(key);
+    if (store === undefined) {
+      store = make();
+      kept.set(key, store);
+    }
+    return { store, close: async () => {} };
+  },
+});
+
+const seed = new URL(clusterUrl);
+
+/** A server's store, in the list only when the server answers. */
+function serverStore(
+  up: boolean,
+  name: string,
+  backend: (namespace: string) => CheckpointBackend,
+): StoreUnderTest[] {
+  if (!up) return [];
+  return [
+    {
+      name,
+      server: true,
+      async open(namespace) {
+        const store = new CheckpointStore(backend(namespace));
+        return { store, close: () => store.close() };
+      },
+    },
+  ];
+}
+
+/** The stores the saver's tests run on. Servers that cannot be reached are left out, loudly. */
+export const STORES: StoreUnderTest[] = [
+  inProcess('memory', () => new CheckpointStore(memory())),
+  {
+    name: 'sqlite',
+    server: false,
+    async open(namespace, dir) {
+      const store = new CheckpointStore(sqlite({ path: `${dir}/${namespace}.db` }));
+      return { store, close: () => store.close() };
+    },
+  },
+  ...serverStore(postgresUp, 'postgres', (namespace) => postgres({ url: postgresUrl, namespace })),
+  ...serverStore(mysqlUp, 'mariadb', (namespace) => mysql({ url: mysqlUrl, namespace })),
+  ...serverStore(redisUp, 'redis', (namespace) => redis({ url: redisUrl, namespace })),
+  ...(clusterUp
+    ? [
+        {
+          name: 'redis cluster',
+          server: true,
+          async open(namespace: string) {
+            const client = new Cluster([{ host: seed.hostname, port: Number(seed.port) }]);
+            const store = new CheckpointStore(redis({ client, namespace }));
+            return {
+              store,
+              close: async () => {
+                await store.close();
+                await client.quit();
+              },
+            };
+          },
+        },
+      ]
+    : []),
+  inProcess('kvBackend (five-method KV)', () => new CheckpointStore(kvBackend(memoryKv()))),
+  {
+    ...inProcess(
+      'kvBackend (get/set/delete KV)',
+      () => new CheckpointStore(kvBackend(getSetDeleteKv(memoryKv()))),
+    ),
+    singleWriter: true,
+  },
+];
+
+/** Remove every session and state key of `store`, so that the next test starts empty. */
+export async function emptyStore(store: CheckpointStore, scopes: string[]): Promise<void> {
+  const caps = store.backend.capabilities;
+  if (caps.listSessions) {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await store.sessions({ limit: 1000, cursor });
+      ids.push(...page.items.map((s) => s.sessionId));
+      cursor = page.cursor;
+    } while (cursor !== null);
+    for (const id of ids) await store.delete(id);
+  }
+  if (caps.listStateKeys) {
+    for (const scope of scopes) {
+      const keys: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await store.state(scope).keys({ limit: 1000, cursor });
+        keys.push(...page.items);
+        cursor = page.cursor;
+      } while (cursor !== null);
+      for (const key of keys) await store.state(scope).delete(key);
+    }
+  }
+}
