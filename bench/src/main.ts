@@ -11,11 +11,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchLangGraph } from './langgraph-bench.js';
 import type { Plan } from './measure.js';
 import { benchMysql, mysqlSettings } from './mysql.js';
 import { benchPostgres, postgresSettings } from './postgres.js';
 import { benchRedis, redisSettings } from './redis.js';
-import { printTable, type Row, writeJson } from './report.js';
+import { printStorage, printTable, type Row, writeJson } from './report.js';
 import type { Sizes } from './scenarios.js';
 import { benchSqlite, sqliteSettings } from './sqlite.js';
 
@@ -53,6 +54,14 @@ async function main() {
       settings.redis = await redisSettings(redisUrl);
       rows.push(...(await benchRedis(redisUrl, plan, large)));
     }
+    const langgraph = await benchLangGraph(
+      backends,
+      dir,
+      { postgres: postgresUrl, mysql: mysqlUrl, redis: redisUrl },
+      plan,
+      quick ? 100 : 1000,
+    );
+    rows.push(...langgraph.rows);
     console.log('durability settings:', JSON.stringify(settings));
     printTable(
       'ckpt against the raw driver on the same connection (ratio: median time per op)',
@@ -66,6 +75,14 @@ async function main() {
       'Agent loop (save 10 KiB + 2 transcript items, load latest) against peers (ratio: throughput)',
       rows.filter((r) => r.group === 'vs peer'),
     );
+    printTable(
+      'LangGraph: one StateGraph invoke a step (10 KiB state, two messages) on each saver (ratio: throughput)',
+      rows.filter((r) => r.group === 'langgraph'),
+    );
+    printStorage(
+      `LangGraph: bytes in the database after ${quick ? 100 : 1000} steps on one thread`,
+      langgraph.storage,
+    );
     const out = fileURLToPath(new URL('../results/latest.json', import.meta.url));
     writeJson(out, {
       when: new Date().toISOString(),
@@ -75,6 +92,7 @@ async function main() {
       large,
       settings,
       rows,
+      storage: langgraph.storage,
     });
     console.log(`\nwritten to ${out}`);
   } finally {

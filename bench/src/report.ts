@@ -4,7 +4,7 @@ import type { Stats } from './measure.js';
 
 /** One line of the results. */
 export interface Row {
-  group: 'vs raw driver' | 'scaling' | 'vs peer';
+  group: 'vs raw driver' | 'scaling' | 'vs peer' | 'langgraph';
   operation: string;
   backend: string;
   variant: string;
@@ -49,6 +49,34 @@ export function printTable(title: string, rows: Row[]): void {
       .map((c, i) => (i >= 3 && i !== 5 && i !== 6 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
       .join('  ');
   console.log(`\n${title}`);
+  console.log(render(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const l of lines) console.log(render(l));
+}
+
+/** The bytes a saver's database holds after the same fill. */
+export interface StorageRow {
+  backend: string;
+  saver: string;
+  bytes: number;
+  /** Bytes over those of the first saver of the same backend (ckpt's). */
+  ratio: number | null;
+}
+
+/** Print storage rows as a table. */
+export function printStorage(title: string, rows: StorageRow[]): void {
+  if (rows.length === 0) return;
+  console.log(`\n${title}`);
+  const lines = rows.map((r) => [
+    r.backend,
+    r.saver,
+    fmt(r.bytes),
+    r.ratio === null ? '' : `${fmt(r.ratio, 2)}x`,
+  ]);
+  const header = ['backend', 'saver', 'bytes', 'vs ckpt'];
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const render = (cells: string[]) =>
+    cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
   console.log(render(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const l of lines) console.log(render(l));
