@@ -24,7 +24,14 @@ import {
 import type Database from 'better-sqlite3';
 import { type OpenedDatabase, openDatabase, type SqliteOptions } from './open-database.js';
 import { checkpointMigrations, tables } from './schema.js';
-import { execute, prepare, prepareAll, rowsOf, type SqliteStatement } from './statements.js';
+import {
+  execute,
+  firstOf,
+  prepare,
+  prepareAll,
+  rowsOf,
+  type SqliteStatement,
+} from './statements.js';
 
 type Tables = ReturnType<typeof tables>;
 
@@ -308,6 +315,13 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
 
   protected execute<Row>(statement: SqliteStatement, values: unknown[]): Promise<SqlResult<Row>> {
     return execute(statement, values);
+  }
+
+  protected override async first<Row>(
+    statement: SqliteStatement,
+    values: unknown[],
+  ): Promise<Row | undefined> {
+    return firstOf<Row>(statement, values);
   }
 
   async append(input: AppendInput): Promise<AppendResult> {

@@ -87,6 +87,15 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     values: unknown[],
   ): Promise<SqlResult<Row>>;
 
+  /**
+   * The first row of a reading `statement`, or undefined. By default `execute`'s first row; a
+   * driver that can fetch one row without a list of them (better-sqlite3's `get`) overrides it,
+   * for the single-row reads (load, session) that an agent makes at every step.
+   */
+  protected async first<Row>(statement: S, values: unknown[]): Promise<Row | undefined> {
+    return (await this.execute<Row>(statement, values)).rows[0];
+  }
+
   abstract append(input: AppendInput): Promise<AppendResult>;
   abstract rollback(input: RollbackInput): Promise<RollbackResult>;
   abstract fork(input: ForkInput): Promise<ForkResult>;
@@ -95,24 +104,21 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
   abstract close(): Promise<void>;
 
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const { rows } =
+    const row =
       seq === null
-        ? await this.execute<CheckpointRow>(this.#reads.loadHead, [sessionId])
-        : await this.execute<CheckpointRow>(this.#reads.loadSeq, [sessionId, seq]);
-    return rows[0] ? checkpointFromRow(rows[0]) : null;
+        ? await this.first<CheckpointRow>(this.#reads.loadHead, [sessionId])
+        : await this.first<CheckpointRow>(this.#reads.loadSeq, [sessionId, seq]);
+    return row ? checkpointFromRow(row) : null;
   }
 
   async loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null> {
-    const { rows } = await this.execute<CheckpointRow>(this.#reads.loadByKey, [
-      sessionId,
-      idempotencyKey,
-    ]);
-    return rows[0] ? checkpointFromRow(rows[0]) : null;
+    const row = await this.first<CheckpointRow>(this.#reads.loadByKey, [sessionId, idempotencyKey]);
+    return row ? checkpointFromRow(row) : null;
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
-    const { rows } = await this.execute<SessionRow>(this.#reads.session, [sessionId]);
-    return rows[0] ? sessionFromRow(rows[0]) : null;
+    const row = await this.first<SessionRow>(this.#reads.session, [sessionId]);
+    return row ? sessionFromRow(row) : null;
   }
 
   async listCheckpoints(
