@@ -14,6 +14,9 @@ const SOURCES: Record<string, string> = {
   '@ckpt/mysql': './packages/mysql/src/index.ts',
   '@ckpt/langgraph': './packages/langgraph/src/index.ts',
   '@ckpt/contract-tests': './contract-tests/src/index.ts',
+  '@ckpt/openai-agents': './packages/openai-agents/src/index.ts',
+  '@ckpt/test-stores': './test-stores/src/index.ts',
+  '@ckpt/test-stores/worker': './test-stores/src/worker.ts',
 };
 
 /** Each workspace import and the absolute path of its TypeScript source. */

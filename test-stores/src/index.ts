@@ -1,7 +1,8 @@
 /**
- * Every ckpt backend the saver is proven on, each as one store that a test file opens once and
- * empties between checkpointers: memory, SQLite, PostgreSQL, MariaDB, Redis (a single server
- * and a cluster), and kvBackend over a five-method KV and over a get/set/delete-only KV.
+ * Every ckpt backend the integration packages are proven on, each as a store that a test file
+ * opens in a namespace and empties between cases: memory, SQLite, PostgreSQL, MariaDB, Redis
+ * (a single server and a cluster), and kvBackend over a five-method KV and over a
+ * get/set/delete-only KV.
  */
 import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
 import { type CheckpointBackend, CheckpointStore, type KvStore, kvBackend } from '@ckpt/core';

@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSaver } from '@ckpt/langgraph';
+import { emptyStore, STORES } from '@ckpt/test-stores';
 import { HumanMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
 import { afterAll, describe, expect, it } from 'vitest';
-import { emptyStore, STORES } from './stores.js';
 import {
   agentGraph,
   approveAndFinish,

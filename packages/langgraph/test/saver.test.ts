@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CheckpointStore, isCkptError } from '@ckpt/core';
 import { CkptSaver } from '@ckpt/langgraph';
+import { emptyStore, STORES } from '@ckpt/test-stores';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { type Checkpoint, ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { emptyStore, STORES } from './stores.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-langgraph-saver-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

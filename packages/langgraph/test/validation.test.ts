@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSaver } from '@ckpt/langgraph';
+import { emptyStore, STORES } from '@ckpt/test-stores';
 import {
   type CheckpointSaverTestInitializer,
   deltaChannelHistoryTests,
   validate,
 } from '@langchain/langgraph-checkpoint-validation';
 import { afterAll, describe } from 'vitest';
-import { emptyStore, STORES } from './stores.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-langgraph-validation-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  * one JSON line with the phase's result.
  */
 import { CkptSaver } from '@ckpt/langgraph';
-import { STORES } from '../stores.js';
+import { STORES } from '@ckpt/test-stores';
 import { approveAndFinish, ask } from './agent-graph.js';
 import { putChain } from './chains.js';
 
