@@ -18,9 +18,16 @@ const run = (cmd, args, cwd) =>
 const read = (cmd, args, cwd) =>
   execFileSync(cmd, args, { cwd, encoding: 'utf8', env: process.env });
 
-const PUBLISHED = ['core', 'memory', 'sqlite', 'postgres', 'mysql', 'redis', 'langgraph'].map(
-  (p) => `packages/${p}`,
-);
+const PUBLISHED = [
+  'core',
+  'memory',
+  'sqlite',
+  'postgres',
+  'mysql',
+  'redis',
+  'langgraph',
+  'openai-agents',
+].map((p) => `packages/${p}`);
 PUBLISHED.push('contract-tests');
 // Each driver at the lowest version its peer range allows: the workspace's own tests run the
 // newest (the lockfile's), so both ends of every declared range are exercised.
@@ -108,7 +115,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const env = (name, url) => process.env[name] || url;
-module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph }) {
+module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents }) {
   // The adapter kit and the SQL family share core's modules: an error they make is core's class.
   if (!(adapter.invalidArgument('x', 'refused') instanceof core.CkptError) || typeof sql.SqlBackend !== 'function') {
     throw new Error(kind + ': @ckpt/core/adapter or @ckpt/core/sql is not the same copy of core');
@@ -146,6 +153,11 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
     throw new Error(kind + ': CkptSaver read back ' + JSON.stringify(tuple.checkpoint));
   }
   console.log(kind + ': @ckpt/langgraph put and getTuple ok');
+  // The Agents SDK session, on the store of the same copy of core.
+  const session = new agents.CkptSession(new core.CheckpointStore(memory.memory()), { sessionId: 'c' });
+  await session.addItems([{ role: 'user', content: 'hi' }]);
+  if ((await session.getItems(1))[0].content !== 'hi') throw new Error(kind + ': CkptSession read back wrong');
+  console.log(kind + ': @ckpt/openai-agents addItems and getItems ok');
   const viaUrl = await core.openStore('sqlite:' + file);
   await viaUrl.checkpoint('via-url', 1);
   await viaUrl.close();
@@ -165,8 +177,9 @@ import * as postgres from '@ckpt/postgres';
 import * as mysql from '@ckpt/mysql';
 import * as redis from '@ckpt/redis';
 import * as langgraph from '@ckpt/langgraph';
+import * as agents from '@ckpt/openai-agents';
 const require = createRequire(import.meta.url);
-await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph });
+await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents });
 // An error from the CJS copy of core is recognised by the ESM copy, and the other way round.
 const cjsCore = require('@ckpt/core');
 const fromCjs = new cjsCore.CkptError('CONFLICT', 'from the CJS copy');
@@ -188,6 +201,7 @@ require('./roundtrip.cjs')('cjs', {
   mysql: require('@ckpt/mysql'),
   redis: require('@ckpt/redis'),
   langgraph: require('@ckpt/langgraph'),
+  agents: require('@ckpt/openai-agents'),
 }).catch((err) => {
   console.error(err);
   process.exit(1);

@@ -1,0 +1,1 @@
+export { CkptSession, type CkptSessionOptions } from './session.js';
