@@ -4,8 +4,7 @@ import { type BaseCheckpointSaver, emptyCheckpoint, uuid6 } from '@langchain/lan
 import type { PeerStep } from './scenarios.js';
 
 /** Save each step as a checkpoint of one thread, then read the latest back. */
-export function langgraphStep(saver: BaseCheckpointSaver): PeerStep {
-  const thread = `loop-${Date.now()}`;
+export function langgraphStep(saver: BaseCheckpointSaver, thread = `loop-${Date.now()}`): PeerStep {
   let config: RunnableConfig = { configurable: { thread_id: thread, checkpoint_ns: '' } };
   return async (step, state, said) => {
     const checkpoint = {

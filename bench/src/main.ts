@@ -11,6 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { printConcurrency } from './concurrency.js';
+import { postgresConcurrency, sqliteConcurrency } from './concurrency-bench.js';
 import { benchLangGraph } from './langgraph-bench.js';
 import type { Plan } from './measure.js';
 import { benchMysql, mysqlSettings } from './mysql.js';
@@ -62,6 +64,11 @@ async function main() {
       quick ? 100 : 1000,
     );
     rows.push(...langgraph.rows);
+    const stepsFor = (agents: number) => Math.ceil((quick ? 200 : 1200) / agents);
+    const concurrent = [
+      ...(backends.includes('sqlite') ? await sqliteConcurrency(dir, stepsFor) : []),
+      ...(backends.includes('postgres') ? await postgresConcurrency(postgresUrl, stepsFor) : []),
+    ];
     console.log('durability settings:', JSON.stringify(settings));
     printTable(
       'ckpt against the raw driver on the same connection (ratio: median time per op)',
@@ -83,6 +90,7 @@ async function main() {
       `LangGraph: bytes in the database after ${quick ? 100 : 1000} steps on one thread`,
       langgraph.storage,
     );
+    printConcurrency(concurrent);
     const out = fileURLToPath(new URL('../results/latest.json', import.meta.url));
     writeJson(out, {
       when: new Date().toISOString(),
@@ -93,6 +101,7 @@ async function main() {
       settings,
       rows,
       storage: langgraph.storage,
+      concurrency: concurrent,
     });
     console.log(`\nwritten to ${out}`);
   } finally {

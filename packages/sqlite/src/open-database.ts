@@ -28,6 +28,12 @@ export interface SqliteOptions {
   namespace?: string;
   /** PRAGMA synchronous; default `'full'`. */
   synchronous?: Synchronous;
+  /**
+   * Whether the backend commits the mutations that wait at the same moment together, one
+   * transaction (and fsync) for all, each call in a savepoint; default true. The KV store's
+   * writes are single statements and always commit alone.
+   */
+  groupCommit?: boolean;
 }
 
 /** A database opened and migrated for one namespace. */
@@ -54,7 +60,13 @@ export function openDatabase(
       "sqlite() needs { path }: a file such as './agent.db', or ':memory:'.",
     );
   }
-  checkOptions(options, 'options', ['path', 'namespace', 'synchronous']);
+  checkOptions(options, 'options', ['path', 'namespace', 'synchronous', 'groupCommit']);
+  if (options.groupCommit !== undefined && typeof options.groupCommit !== 'boolean') {
+    throw invalidArgument(
+      'groupCommit',
+      `groupCommit must be true or false, got ${JSON.stringify(options.groupCommit)}.`,
+    );
+  }
   const namespace = checkTablePrefix(checkNamespace(options.namespace));
   const synchronous = checkSynchronous(options.synchronous);
   const inMemory = options.path === ':memory:';

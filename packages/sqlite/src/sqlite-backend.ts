@@ -22,6 +22,7 @@ import {
   type SqlResult,
 } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
+import { GroupCommit } from './group-commit.js';
 import { type OpenedDatabase, openDatabase, type SqliteOptions } from './open-database.js';
 import { checkpointMigrations, tables } from './schema.js';
 import {
@@ -179,6 +180,8 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
   readonly #fork: Database.Transaction<(input: ForkInput) => ForkResult>;
   readonly #prune: Database.Transaction<(sessionId: string, keepLast: number) => number>;
   readonly #delete: Database.Transaction<(sessionId: string) => boolean>;
+  /** Where mutations wait for the next group; null when each commits alone. */
+  readonly #group: GroupCommit | null;
 
   constructor(options: SqliteOptions) {
     const opened = openDatabase(options, 'checkpoints_schema_version', checkpointMigrations);
@@ -194,6 +197,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
     this.db = opened.db;
     this.namespace = opened.namespace;
     this.synchronous = opened.synchronous;
+    this.#group = options.groupCommit === false ? null : new GroupCommit(this.db);
     const sql = mutations(this.db, t);
 
     this.#append = this.db.transaction((input: AppendInput): AppendResult => {
@@ -325,23 +329,34 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
-    return this.#append.immediate(input);
+    const bytes = input.data.length + input.metadata.length + input.transcript.length;
+    return this.#write(this.#append, [input], bytes);
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
-    return this.#rollback.immediate(input);
+    return this.#write(this.#rollback, [input]);
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    return this.#fork.immediate(input);
+    return this.#write(this.#fork, [input]);
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
-    return this.#prune.immediate(sessionId, keepLast);
+    return this.#write(this.#prune, [sessionId, keepLast]);
   }
 
   async delete(sessionId: string): Promise<boolean> {
-    return this.#delete.immediate(sessionId);
+    return this.#write(this.#delete, [sessionId]);
+  }
+
+  /** Run a write transaction: with the next group, or alone when group commit is off. */
+  #write<A extends unknown[], T>(
+    transaction: Database.Transaction<(...args: A) => T>,
+    args: A,
+    bytes = 0,
+  ): Promise<T> {
+    if (this.#group === null) return Promise.resolve(transaction.immediate(...args));
+    return this.#group.run(transaction, args, bytes);
   }
 
   async close(): Promise<void> {
