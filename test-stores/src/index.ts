@@ -20,6 +20,8 @@ export interface StoreUnderTest {
   name: string;
   /** Whether it is a server's: a new namespace there costs its migrations, so tests empty one. */
   server: boolean;
+  /** Whether its data outlives the process (a file or a server), so a test can restart one. */
+  outlivesProcess: boolean;
   /** Whether it is correct for one writer per session at a time only (a KV without compareAndSet). */
   singleWriter?: boolean;
   /** A store in `namespace`; the same namespace gives the same data. */
@@ -72,6 +74,7 @@ const kept = new Map<string, CheckpointStore>();
 const inProcess = (name: string, make: () => CheckpointStore): StoreUnderTest => ({
   name,
   server: false,
+  outlivesProcess: false,
   async open(namespace) {
     const key = `${name}/${namespace}`;
     let store = kept.get(key);
@@ -96,6 +99,7 @@ function serverStore(
     {
       name,
       server: true,
+      outlivesProcess: true,
       async open(namespace) {
         const store = new CheckpointStore(backend(namespace));
         return { store, close: () => store.close() };
@@ -110,6 +114,7 @@ export const STORES: StoreUnderTest[] = [
   {
     name: 'sqlite',
     server: false,
+    outlivesProcess: true,
     async open(namespace, dir) {
       const store = new CheckpointStore(sqlite({ path: `${dir}/${namespace}.db` }));
       return { store, close: () => store.close() };
@@ -123,6 +128,7 @@ export const STORES: StoreUnderTest[] = [
         {
           name: 'redis cluster',
           server: true,
+          outlivesProcess: true,
           async open(namespace: string) {
             const client = new Cluster([{ host: seed.hostname, port: Number(seed.port) }]);
             const store = new CheckpointStore(redis({ client, namespace }));
@@ -146,6 +152,32 @@ export const STORES: StoreUnderTest[] = [
     singleWriter: true,
   },
 ];
+
+/**
+ * The stores a test file opens on `backend` in `namespace`: each `open()` a new one on the
+ * same data (as a restarted process would), all closed by `closeAll()`, which first empties a
+ * server's namespace of the sessions and the state `scopes` the tests wrote.
+ */
+export function storesOn(
+  backend: StoreUnderTest,
+  namespace: string,
+  dir: string,
+  scopes: string[],
+) {
+  const opened: { close(): Promise<void> }[] = [];
+  const open = async () => {
+    const handle = await backend.open(namespace, dir);
+    opened.push(handle);
+    return handle.store;
+  };
+  return {
+    open,
+    async closeAll() {
+      if (backend.server) await emptyStore(await open(), scopes);
+      for (const handle of opened) await handle.close();
+    },
+  };
+}
 
 /** Remove every session and state key of `store`, so that the next test starts empty. */
 export async function emptyStore(store: CheckpointStore, scopes: string[]): Promise<void> {

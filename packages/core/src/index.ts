@@ -14,6 +14,7 @@ export { openStore } from './open-store.js';
 export { compareCodePoints } from './order.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
 export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store.js';
+export { type StoreInUse, useStore } from './store-or-url.js';
 export type {
   Checkpoint,
   CheckpointInfo,

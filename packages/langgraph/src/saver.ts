@@ -6,13 +6,13 @@
  * scope beside them.
  */
 import {
-  CheckpointStore,
+  type CheckpointStore,
   type Checkpoint as CkptCheckpoint,
   CkptError,
   type JsonValue,
   type Metadata,
-  openStore,
   type StateScope,
+  useStore,
 } from '@ckpt/core';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
@@ -96,21 +96,7 @@ export class CkptSaver extends BaseCheckpointSaver {
 
   constructor(store: CheckpointStore | string, options: CkptSaverOptions = {}) {
     super(options.serde);
-    if (typeof store === 'string') {
-      this.#store = openStore(store);
-      // The error reaches the first call that awaits the store, not an unhandled rejection.
-      this.#store.catch(() => {});
-      this.#ownsStore = true;
-    } else if (store instanceof CheckpointStore) {
-      this.#store = Promise.resolve(store);
-      this.#ownsStore = false;
-    } else {
-      throw new CkptError(
-        'INVALID_ARGUMENT',
-        'CkptSaver takes a CheckpointStore or a store URL such as "sqlite:./agent.db".',
-        { details: { argument: 'store' } },
-      );
-    }
+    ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSaver'));
     this.#scope = options.scope ?? DEFAULT_SCOPE;
   }
 

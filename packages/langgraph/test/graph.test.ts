@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSaver } from '@ckpt/langgraph';
-import { emptyStore, STORES } from '@ckpt/test-stores';
+import { STORES, storesOn } from '@ckpt/test-stores';
 import { HumanMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,21 +34,12 @@ const FINISHED = {
 };
 
 describe.each(STORES)('a StateGraph on $name', (backend) => {
-  // In-process stores cannot outlive a process: their "restart" is a new saver on the store.
-  const restarts = backend.name !== 'memory' && !backend.name.startsWith('kvBackend');
-  const opened: { close(): Promise<void> }[] = [];
-  const open = async () => {
-    const handle = await backend.open(NAMESPACE, dir);
-    opened.push(handle);
-    return handle.store;
-  };
-  afterAll(async () => {
-    const store = await open();
-    if (backend.server) await emptyStore(store, ['langgraph']);
-    for (const handle of opened) await handle.close();
-  });
+  const stores = storesOn(backend, NAMESPACE, dir, ['langgraph']);
+  const open = stores.open;
+  afterAll(stores.closeAll);
   const phase = async (name: 'ask' | 'finish' | 'chain', threadId: string) => {
-    if (restarts) return runPhase([backend.name, NAMESPACE, dir, name, threadId]);
+    // A store that cannot outlive a process "restarts" as a new one on the same data.
+    if (backend.outlivesProcess) return runPhase([backend.name, NAMESPACE, dir, name, threadId]);
     const saver = new CkptSaver(await open());
     if (name === 'ask') return ask(saver, threadId, 'What is 2 + 3?');
     if (name === 'finish') return approveAndFinish(saver, threadId);

@@ -5,12 +5,12 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  CheckpointStore,
+  type CheckpointStore,
   CkptError,
   isCkptError,
   type JsonValue,
-  openStore,
   type StateScope,
+  useStore,
 } from '@ckpt/core';
 import type {
   AgentInputItem,
@@ -46,21 +46,7 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
   readonly #scope: string;
 
   constructor(store: CheckpointStore | string, options: CkptSessionOptions = {}) {
-    if (typeof store === 'string') {
-      this.#store = openStore(store);
-      // The error reaches the first call that awaits the store, not an unhandled rejection.
-      this.#store.catch(() => {});
-      this.#ownsStore = true;
-    } else if (store instanceof CheckpointStore) {
-      this.#store = Promise.resolve(store);
-      this.#ownsStore = false;
-    } else {
-      throw new CkptError(
-        'INVALID_ARGUMENT',
-        'CkptSession takes a CheckpointStore or a store URL such as "sqlite:./agent.db".',
-        { details: { argument: 'store' } },
-      );
-    }
+    ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSession'));
     this.#sessionId = options.sessionId ?? randomUUID();
     this.#scope = options.scope ?? DEFAULT_SCOPE;
   }

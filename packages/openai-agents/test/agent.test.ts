@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSession } from '@ckpt/openai-agents';
-import { emptyStore, STORES } from '@ckpt/test-stores';
+import { STORES, storesOn } from '@ckpt/test-stores';
 import { afterAll, describe, expect, it } from 'vitest';
 import { approveAndFinish, ask } from './support/calculator.js';
 import { runPhase } from './support/worker.js';
@@ -17,20 +17,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const NAMESPACE = 'oa_agent';
 
 describe.each(STORES)('an agent run on $name', (backend) => {
-  const restarts = backend.name !== 'memory' && !backend.name.startsWith('kvBackend');
-  const opened: { close(): Promise<void> }[] = [];
-  const open = async () => {
-    const handle = await backend.open(NAMESPACE, dir);
-    opened.push(handle);
-    return handle.store;
-  };
-  afterAll(async () => {
-    const store = await open();
-    if (backend.server) await emptyStore(store, ['openai-agents']);
-    for (const handle of opened) await handle.close();
-  });
+  const stores = storesOn(backend, NAMESPACE, dir, ['openai-agents']);
+  const open = stores.open;
+  afterAll(stores.closeAll);
   const phase = async (name: 'ask' | 'finish', sessionId: string) => {
-    if (restarts) return runPhase([backend.name, NAMESPACE, dir, name, sessionId]);
+    // A store that cannot outlive a process "restarts" as a new one on the same data.
+    if (backend.outlivesProcess) return runPhase([backend.name, NAMESPACE, dir, name, sessionId]);
     const session = new CkptSession(await open(), { sessionId });
     return name === 'ask' ? ask(session) : approveAndFinish(session);
   };

@@ -77,6 +77,26 @@ describe('several processes on one file', () => {
   }, 60_000);
 });
 
+/**
+ * Start a worker with `args`, let it write for a random while after its first acknowledgement
+ * (each line it prints goes to `onAck`), kill it without warning, and check the file is whole.
+ */
+async function writeThenKill(path: string, args: string[], onAck: (line: string) => void) {
+  let acks = 0;
+  const child = await startWorker(args, (line) => {
+    onAck(line);
+    acks++;
+  });
+  const done = exited(child);
+  while (acks === 0) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 20 + Math.random() * 200));
+  child.kill('SIGKILL');
+  expect((await done).signal).toBe('SIGKILL');
+  const raw = new Database(path);
+  expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+  raw.close();
+}
+
 describe('a process killed at a random moment', () => {
   const KILLS = 25;
 
@@ -86,21 +106,10 @@ describe('a process killed at a random moment', () => {
     let checked = 0;
     for (let round = 0; round < KILLS; round++) {
       const tag = `r${round}`;
-      let acksThisRound = 0;
-      const child = await startWorker(['many', path, '32', '100000', tag], (line) => {
+      await writeThenKill(path, ['many', path, '32', '100000', tag], (line) => {
         const [, n, seq] = line.split(' ');
         acked.set(`${tag}-${n}`, Number(seq));
-        acksThisRound++;
       });
-      const done = exited(child);
-      while (acksThisRound === 0) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 20 + Math.random() * 200));
-      child.kill('SIGKILL');
-      expect((await done).signal).toBe('SIGKILL');
-
-      const raw = new Database(path);
-      expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
-      raw.close();
       const store = new CheckpointStore(sqlite({ path }));
       for (let n = 0; n < 32; n++) {
         const session = `${tag}-${n}`;
@@ -128,22 +137,10 @@ describe('a process killed at a random moment', () => {
     let lost = 0;
     for (let round = 0; round < KILLS; round++) {
       const tag = `round${round}`;
-      let acksThisRound = 0;
-      const child = await startWorker(['write', path, 'crashy', '100000', tag], (line) => {
+      await writeThenKill(path, ['write', path, 'crashy', '100000', tag], (line) => {
         const [, seq, i] = line.split(' ');
         acked.set(Number(seq), { tag, i: Number(i) });
-        acksThisRound++;
       });
-      const done = exited(child);
-      // Let it write for a random while (after its first ack), then kill it without warning.
-      while (acksThisRound === 0) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 20 + Math.random() * 200));
-      child.kill('SIGKILL');
-      expect((await done).signal).toBe('SIGKILL');
-
-      const raw = new Database(path);
-      expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
-      raw.close();
       const store = new CheckpointStore(sqlite({ path }));
       for (const [seq, { tag: t, i }] of acked) {
         const cp = await store.load('crashy', seq);
