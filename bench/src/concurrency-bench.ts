@@ -83,7 +83,12 @@ export async function postgresConcurrency(
     pools.push(made);
     return made;
   };
-  const schemas = [`bench_${stamp}_conc`, `bench_${stamp}_conc_raw`, `bench_${stamp}_conc_lg`];
+  const schemas = [
+    `bench_${stamp}_conc`,
+    `bench_${stamp}_conc_raw`,
+    `bench_${stamp}_conc_lg`,
+    `bench_${stamp}_conc_alone`,
+  ];
   const rawPool = pool();
   await rawPool.query(`CREATE SCHEMA ${schemas[1]}`);
   await rawPool.query(
@@ -98,6 +103,12 @@ export async function postgresConcurrency(
         storeContender(
           'ckpt',
           new CheckpointStore(postgres({ pool: pool(), namespace: schemas[0] })),
+        ),
+        storeContender(
+          'ckpt, groupCommit: false',
+          new CheckpointStore(
+            postgres({ pool: pool(), namespace: schemas[3], groupCommit: false }),
+          ),
         ),
         {
           name: 'raw pg, a transaction a step',

@@ -20,6 +20,7 @@ import { surfaceCases } from './cases/surface.js';
 import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
+export { CALLS_AT_ONCE_MAX_PAYLOAD, expectOwnOutcomesForCallsAtOnce } from './calls-at-once.js';
 export {
   type ConnectionOptionsShape,
   expectBadConnectionOptionsRefused,
@@ -34,6 +35,12 @@ export {
   namespacePool,
   type PoolHarness,
 } from './namespace-pool.js';
+export {
+  type BatchingStore,
+  expectOnlyTheRefusedCallOfABatchFails,
+  type PoolBatchHarness,
+  poolBatchCases,
+} from './pool-batches.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';

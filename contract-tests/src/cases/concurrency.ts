@@ -1,6 +1,7 @@
 /** Several writers on one session at once, over separate connections. */
 import { type BackendCapabilities, type CheckpointStore, isCkptError } from '@ckpt/core';
 import { describe, expect } from 'vitest';
+import { CALLS_AT_ONCE_MAX_PAYLOAD, expectOwnOutcomesForCallsAtOnce } from '../calls-at-once.js';
 import { itWith } from '../gate.js';
 import type { ContractContext } from '../harness.js';
 import { allSettledOrThrow, settleAll } from '../util.js';
@@ -45,6 +46,12 @@ export function concurrencyCases(
       // Each append's parent was the head at the time: the timeline is one unbroken chain.
       expect(await t.store.history('s')).toHaveLength(total);
       expect((await t.store.transcript('s', { limit: 1000 })).items).toHaveLength(total);
+    });
+
+    it('gives each of many calls made at once its own outcome, storing nothing of the refused', async () => {
+      await expectOwnOutcomesForCallsAtOnce(
+        t.storeWith({ maxPayloadBytes: CALLS_AT_ONCE_MAX_PAYLOAD }),
+      );
     });
 
     it('lets exactly one of several writers with the same expectedHead win', async () => {

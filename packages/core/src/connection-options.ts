@@ -19,8 +19,8 @@ export interface ConnectionSpec<H> {
   methods: readonly string[];
   /** A URL to show in messages: `postgres://user@host:5432/db`. */
   example: string;
-  /** Options of this adapter alone, each a boolean that defaults to true. */
-  switches?: readonly string[];
+  /** Options of this adapter alone, each a boolean, with its default. */
+  switches?: Readonly<Record<string, boolean>>;
   /** Refuse a namespace this server cannot use, beyond the common rule (throws). */
   refuseNamespace?(namespace: string): void;
   /** Open a handle on `url`; it may throw when the driver cannot read the URL. */
@@ -34,7 +34,7 @@ export interface OpenedConnection<H> {
   handle: H;
   owned: boolean;
   namespace: string;
-  /** Each of the spec's switches: as given, or true. */
+  /** Each of the spec's switches: as given, or its default. */
   switches: Record<string, boolean>;
 }
 
@@ -48,13 +48,13 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
     'url',
     spec.handle,
     'namespace',
-    ...(spec.switches ?? []),
+    ...Object.keys(spec.switches ?? {}),
   ]);
   const namespace = checkNamespace(given.namespace);
   spec.refuseNamespace?.(namespace);
   const switches: Record<string, boolean> = {};
-  for (const name of spec.switches ?? []) {
-    const value = given[name] ?? true;
+  for (const [name, fallback] of Object.entries(spec.switches ?? {})) {
+    const value = given[name] ?? fallback;
     if (typeof value !== 'boolean') {
       throw invalidArgument(
         name,

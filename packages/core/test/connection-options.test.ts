@@ -61,14 +61,19 @@ describe('openConnection', () => {
     expect(handle).toBe(inner);
   });
 
-  it("reads the adapter's switches: true unless given as false, anything else refused", () => {
-    const withSwitch = { ...spec, switches: ['fast'] };
-    expect(openConnection({ url: 'demo://h' }, withSwitch).switches).toEqual({ fast: true });
-    expect(openConnection({ url: 'demo://h', fast: true }, withSwitch).switches).toEqual({
+  it("reads the adapter's switches: their defaults unless given, anything but a boolean refused", () => {
+    const withSwitch = { ...spec, switches: { fast: true, eager: false } };
+    expect(openConnection({ url: 'demo://h' }, withSwitch).switches).toEqual({
       fast: true,
+      eager: false,
+    });
+    expect(openConnection({ url: 'demo://h', eager: true }, withSwitch).switches).toEqual({
+      fast: true,
+      eager: true,
     });
     expect(openConnection({ url: 'demo://h', fast: false }, withSwitch).switches).toEqual({
       fast: false,
+      eager: false,
     });
     const before = opened.length;
     const err = refusal({ url: 'demo://h', fast: 'no' }, withSwitch);

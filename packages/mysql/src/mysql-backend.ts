@@ -4,19 +4,32 @@
  * connection has prepared it (see statement-runner.ts). Deadlocks and lock-wait timeouts,
  * after which the server has rolled the transaction back, are run again.
  */
+import { type AppendInput, type AppendResult, errorCode } from '@ckpt/core/adapter';
 import {
+  AGAIN,
+  type AppendRow,
+  appendProcedureArgs,
+  appendResultFromRow,
+  type BatchAppendRow,
+  type BatchOutcome,
+  batchAppendOutcomeFromRow,
   SqlProcedureBackend,
   type SqlProcedures,
   type SqlReads,
   type SqlResult,
 } from '@ckpt/core/sql';
-import type { Pool } from 'mysql2/promise';
+import type { Pool, PoolConnection } from 'mysql2/promise';
 import { connect, type MysqlOptions } from './connection.js';
 import { mysqlErrorHint } from './error-hints.js';
 import { keyValueStatements, statements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { tables } from './schema.js';
-import { type MysqlStatement, statementRunner } from './statement-runner.js';
+import {
+  type MysqlRunStatement,
+  type MysqlStatement,
+  statement,
+  statementRunner,
+} from './statement-runner.js';
 
 function reads(ns: string): SqlReads<MysqlStatement> {
   const t = tables(ns);
@@ -68,6 +81,23 @@ function reads(ns: string): SqlReads<MysqlStatement> {
   return statements(text);
 }
 
+/** The checkpoints that waited for a connection, as one CALL of `append_batch`. */
+function appendBatch(ns: string): MysqlStatement {
+  return statement(`CALL ${ns}_append_batch($1)`);
+}
+
+// Room in a packet for what is not the batch: the statement's text and the protocol's framing.
+const PACKET_SLACK = 64 * 1024;
+
+// A call of a batch that waited too long for a lock undid only its own savepoint; alone, it
+// goes through the runner, which retries that (a deadlock fails the whole batch, which the
+// runner runs again).
+const AGAIN_ALONE = new Set(['1205']);
+
+/** Session ids as the server orders them: by UTF-8 bytes. */
+const byIdBytes = (a: AppendInput, b: AppendInput) =>
+  Buffer.compare(Buffer.from(a.sessionId), Buffer.from(b.sessionId));
+
 function procedures(ns: string): SqlProcedures<MysqlStatement> {
   return statements({
     append: `CALL ${ns}_append($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -86,16 +116,19 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   readonly pool: Pool;
   readonly #owned: boolean;
   readonly #ready: Promise<number>;
-  readonly #run: ReturnType<typeof statementRunner>;
+  readonly #run: MysqlRunStatement;
+  readonly #append: MysqlStatement;
   #closed = false;
 
   constructor(options: MysqlOptions) {
     const connection = connect(options);
+    const calls = procedures(connection.namespace);
     super({
       reads: reads(connection.namespace),
       state: keyValueStatements(tables(connection.namespace).state, ['scope', 'k']),
-      procedures: procedures(connection.namespace),
+      procedures: calls,
     });
+    this.#append = calls.append;
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
@@ -103,6 +136,62 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
     this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
+    if (connection.groupCommit) this.#batchAppendsOn(this.pool, connection.poolSize);
+  }
+
+  #batchAppendsOn(pool: Pool, size: number): void {
+    const batch = appendBatch(this.namespace);
+    const waiting = (pool as { pool?: { _connectionQueue?: { length: number } } }).pool
+      ?._connectionQueue;
+    this.batchAppends({
+      // The statements this backend has started count from the moment they start; the pool's
+      // queue (mysql2 keeps no public count) holds those of anyone else who shares it.
+      busy: () => this.statementsInFlight >= size || (waiting?.length ?? 0) > 0,
+      lease: async () => {
+        const conn = await pool.getConnection();
+        return {
+          together: (inputs) => this.#together(inputs, batch, conn),
+          release: (err) => (err === undefined ? conn.release() : conn.destroy()),
+        };
+      },
+    });
+  }
+
+  /** Send `inputs` as one CALL of `batch` on `conn`; one at a time where they would not fit a packet. */
+  async #together(
+    inputs: AppendInput[],
+    batch: MysqlStatement,
+    conn: PoolConnection,
+  ): Promise<BatchOutcome<AppendResult>[]> {
+    const alone = async (input: AppendInput): Promise<BatchOutcome<AppendResult>> => {
+      try {
+        const { rows } = await this.#run<AppendRow>(this.#append, appendProcedureArgs(input), conn);
+        return { value: appendResultFromRow(rows[0]!) };
+      } catch (err) {
+        return { error: err };
+      }
+    };
+    const ordered = inputs
+      .map((input, i) => ({ input, i }))
+      .sort((a, b) => byIdBytes(a.input, b.input));
+    const calls = JSON.stringify(
+      ordered.map(({ input }) =>
+        appendProcedureArgs(input).map((v) => (typeof v === 'boolean' ? +v : v)),
+      ),
+    );
+    if (inputs.length === 1 || Buffer.byteLength(calls) + PACKET_SLACK > (await this.#ready)) {
+      const outcomes: BatchOutcome<AppendResult>[] = [];
+      for (const input of inputs) outcomes.push(await alone(input));
+      return outcomes;
+    }
+    const { rows } = await this.#run<BatchAppendRow>(batch, [calls], conn);
+    const outcomes = new Array<BatchOutcome<AppendResult>>(inputs.length);
+    for (const [n, { i }] of ordered.entries()) {
+      const outcome = batchAppendOutcomeFromRow(rows[n]!);
+      outcomes[i] =
+        'error' in outcome && AGAIN_ALONE.has(errorCode(outcome.error)) ? AGAIN : outcome;
+    }
+    return outcomes;
   }
 
   /** Resolves once the tables are migrated; rejects (with SCHEMA or UNSUPPORTED) when they cannot be. */

@@ -6,12 +6,66 @@
  * written once, here; a change to one comes with a new schema version, whose upgrade installs
  * it.
  */
-import { ID, tables } from './schema.js';
+import { ID, TEXT, tables } from './schema.js';
 
 const BEGIN = `
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
     SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     START TRANSACTION;`;
+
+/**
+ * The steps of one append, between a transaction's (or savepoint's) start and its end: take the
+ * next seq, refuse a replayed key or a stale head, write the checkpoint, and select the outcome
+ * row. \`undo\` ends a refused call without its writes, \`leave\` goes on past it, \`keep\` ends a
+ * written one. The values are p_id, p_data, p_metadata, p_transcript, p_check, p_expected,
+ * p_key and p_now; v_seq, v_parent and v_seen (NULL at the start) are the caller's.
+ */
+function appendSteps(
+  t: ReturnType<typeof tables>,
+  end: { undo: string; leave: string; keep: string },
+): string {
+  return `
+         -- The first statement takes the session row's exclusive lock whether or not the session
+         -- exists, so no locking read ever touches a missing row; it also takes the next seq and
+         -- moves the head. A call that must not write (its idempotency key was seen, or the head
+         -- is not the expected one) is then undone, which leaves the row as it was.
+         -- Each value is set from the row as it was: the same under MariaDB's
+         -- SIMULTANEOUS_ASSIGNMENT as under the usual left-to-right assignment.
+         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
+                                    metadata, created_at, updated_at)
+         VALUES (p_id, 1, 1, 1, NULL, p_now, p_metadata, p_now, p_now)
+         ON DUPLICATE KEY UPDATE head_parent = head, head = last_seq + 1, last_seq = last_seq + 1,
+                                 checkpoints = checkpoints + 1, head_created_at = p_now,
+                                 metadata = p_metadata, updated_at = p_now;
+         -- A transaction reads its own writes: the seq just taken and the head it replaced.
+         SELECT head, head_parent INTO v_seq, v_parent FROM ${t.sessions} WHERE id = p_id;
+         IF p_key IS NOT NULL AND v_seq > 1 THEN
+           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
+         END IF;
+         IF v_seen IS NOT NULL THEN
+           ${end.undo};
+           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
+             FROM (SELECT 1 AS one) AS one
+             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
+             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
+           ${end.leave};
+         END IF;
+         IF p_check AND NOT (v_parent <=> p_expected) THEN
+           ${end.undo};
+           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_parent AS head;
+           ${end.leave};
+         END IF;
+         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
+         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
+         IF p_transcript <> '[]' THEN
+           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
+         END IF;
+         IF p_key IS NOT NULL THEN
+           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
+         END IF;
+         ${end.keep};
+         SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;`;
+}
 
 /** The statements that drop and create every procedure of namespace `ns`. */
 export function procedures(ns: string): string[] {
@@ -28,42 +82,49 @@ export function procedures(ns: string): string[] {
          DECLARE v_parent BIGINT;
          DECLARE v_seen BIGINT DEFAULT NULL;
          ${BEGIN}
-         -- Each value is set from the row as it was: the same under MariaDB's
-         -- SIMULTANEOUS_ASSIGNMENT as under the usual left-to-right assignment.
-         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
-                                    metadata, created_at, updated_at)
-         VALUES (p_id, 1, 1, 1, NULL, p_now, p_metadata, p_now, p_now)
-         ON DUPLICATE KEY UPDATE head_parent = head, head = last_seq + 1, last_seq = last_seq + 1,
-                                 checkpoints = checkpoints + 1, head_created_at = p_now,
-                                 metadata = p_metadata, updated_at = p_now;
-         -- A transaction reads its own writes: the seq just taken and the head it replaced.
-         SELECT head, head_parent INTO v_seq, v_parent FROM ${t.sessions} WHERE id = p_id;
-         IF p_key IS NOT NULL AND v_seq > 1 THEN
-           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
-         END IF;
-         IF v_seen IS NOT NULL THEN
-           ROLLBACK;
-           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
-             FROM (SELECT 1 AS one) AS one
-             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
-             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
-           LEAVE proc;
-         END IF;
-         IF p_check AND NOT (v_parent <=> p_expected) THEN
-           ROLLBACK;
-           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_parent AS head;
-           LEAVE proc;
-         END IF;
-         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
-         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
-         IF p_transcript <> '[]' THEN
-           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
-         END IF;
-         IF p_key IS NOT NULL THEN
-           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
-         END IF;
+         ${appendSteps(t, { undo: 'ROLLBACK', leave: 'LEAVE proc', keep: 'COMMIT' })}
+       END`,
+    // The checkpoints that waited for a connection, in one transaction: each call as append's
+    // steps in a savepoint of its own, which a refusal or an error undoes alone. \`p_calls\`
+    // is a JSON array of append's values, one array a call, already in the order of the
+    // session ids (so that two batches lock sessions in the same order). One result set a call.
+    append_batch: `CREATE PROCEDURE ${ns}_append_batch(IN p_calls LONGTEXT)
+       proc: BEGIN
+         DECLARE p_id ${ID};
+         DECLARE p_data, p_metadata, p_transcript LONGTEXT;
+         DECLARE p_check BOOLEAN;
+         DECLARE p_expected, p_now BIGINT;
+         DECLARE p_key ${ID};
+         DECLARE v_seq, v_parent, v_seen BIGINT;
+         DECLARE v_left INT DEFAULT JSON_LENGTH(p_calls);
+         DECLARE v_errno INT;
+         DECLARE v_message TEXT;
+         DECLARE calls CURSOR FOR SELECT * FROM JSON_TABLE(p_calls, '$[*]' COLUMNS (
+           id ${ID} PATH '$[0]', data ${TEXT} PATH '$[1]', metadata ${TEXT} PATH '$[2]',
+           transcript ${TEXT} PATH '$[3]', do_check BOOLEAN PATH '$[4]', expected BIGINT PATH '$[5]',
+           k ${ID} PATH '$[6]', now BIGINT PATH '$[7]')) AS j;
+         ${BEGIN}
+         OPEN calls;
+         each_call: WHILE v_left > 0 DO
+           SET v_left = v_left - 1;
+           FETCH calls INTO p_id, p_data, p_metadata, p_transcript, p_check, p_expected, p_key, p_now;
+           SET v_seen = NULL;
+           SAVEPOINT one_call;
+           one: BEGIN
+             DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+               GET DIAGNOSTICS CONDITION 1 v_errno = MYSQL_ERRNO, v_message = MESSAGE_TEXT;
+               -- A deadlock rolled back the whole transaction, savepoints and all: the batch fails
+               -- as one (and runs again, as any call the server rolled back).
+               IF v_errno = 1213 THEN RESIGNAL; END IF;
+               ROLLBACK TO SAVEPOINT one_call;
+               SELECT 'error' AS status, NULL AS seq, NULL AS parent, NULL AS head,
+                      v_errno AS error_code, v_message AS error_message;
+             END;
+             ${appendSteps(t, { undo: 'ROLLBACK TO SAVEPOINT one_call', leave: 'ITERATE each_call', keep: 'RELEASE SAVEPOINT one_call' })}
+           END one;
+         END WHILE;
+         CLOSE calls;
          COMMIT;
-         SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;
        END`,
     rollback: `CREATE PROCEDURE ${ns}_rollback(IN p_id ${ID}, IN p_seq BIGINT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_now BIGINT)
        proc: BEGIN

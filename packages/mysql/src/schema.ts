@@ -9,7 +9,7 @@
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -17,7 +17,7 @@ export function tables(ns: string) {
 }
 
 export const ID = 'VARBINARY(1020)'; // 255 code points of up to 4 bytes
-const TEXT = 'LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
+export const TEXT = 'LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 const TABLE = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4';
 
 /** Migrations, each a list of statements; entry i brings the tables from version i to i + 1. */
@@ -85,6 +85,8 @@ export function migrations(ns: string): string[][] {
             SET s.head_parent = c.parent, s.head_created_at = c.created_at WHERE s.head > 0`,
     ],
     // Version 4 changed append only.
+    [],
+    // Version 5 added append_batch only.
     [],
   ];
 }

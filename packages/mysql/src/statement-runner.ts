@@ -5,8 +5,8 @@
  */
 import { CkptError } from '@ckpt/core';
 import { retryRolledBack } from '@ckpt/core/adapter';
-import { type Positional, positional, positionalValues, type RunStatement } from '@ckpt/core/sql';
-import type { ExecuteValues, Pool, QueryOptions } from 'mysql2/promise';
+import { type Positional, positional, positionalValues, type SqlResult } from '@ckpt/core/sql';
+import type { ExecuteValues, Pool, PoolConnection, QueryOptions } from 'mysql2/promise';
 
 /** A statement as MySQL takes it: `?` placeholders, and whether it is a CALL. */
 export interface MysqlStatement extends Positional {
@@ -63,24 +63,37 @@ export function statementRunner(
   pool: Pool,
   prepare: boolean,
   packetBytes: Promise<number>,
-): RunStatement<MysqlStatement> {
+): MysqlRunStatement {
   const method = prepare ? 'execute' : 'query';
   const plain = readsPlainRows(pool);
-  return async <Row>(statement: MysqlStatement, values: unknown[]) => {
+  return async <Row>(statement: MysqlStatement, values: unknown[], on: Queryable = pool) => {
     const ordered = positionalValues(statement.order, values);
     checkPacket(statement.sql, ordered, await packetBytes, !prepare);
     const result = await retryRolledBack(
-      () => send(pool, method, statement.sql, ordered, plain),
+      () => send(on, method, statement.sql, ordered, plain),
       NOTHING_LEFT,
     );
     if (!Array.isArray(result)) {
       return { rows: [], changed: (result as { affectedRows: number }).affectedRows };
     }
-    // A CALL gives its result sets, then a header: the rows are the first set.
-    const rows = (statement.call ? result[0] : result) as Record<string, unknown>[];
+    // A CALL gives its result sets, then a header: the rows are those of every set (one set a
+    // call of a batch; one in all for the other procedures).
+    const rows = (
+      statement.call ? result.filter((set) => Array.isArray(set)).flat() : result
+    ) as Record<string, unknown>[];
     return { rows: idsAsText(rows) as Row[], changed: 0 };
   };
 }
+
+/** Where a statement runs: the pool (any free connection), or a connection taken from it. */
+export type Queryable = Pool | PoolConnection;
+
+/** Runs a statement (see statementRunner), on the pool or on a connection leased from it. */
+export type MysqlRunStatement = <Row = Record<string, unknown>>(
+  statement: MysqlStatement,
+  values: unknown[],
+  on?: Queryable,
+) => Promise<SqlResult<Row>>;
 
 /** Ids and state keys come back from VARBINARY columns as bytes; the backend contract wants text. */
 function idsAsText(rows: Record<string, unknown>[]): Record<string, unknown>[] {
@@ -134,16 +147,18 @@ function checkPacket(sql: string, values: unknown[], packetBytes: number, escape
  * awaits it, anyway. With `plain` (see readsPlainRows), the call carries no row options.
  */
 function send(
-  pool: Pool,
+  on: Queryable,
   method: 'execute' | 'query',
   sql: string,
   values: unknown[],
   plain: boolean,
 ): Promise<unknown> {
   const options: QueryOptions = { sql, values, ...PLAIN_ROWS };
-  const core = (pool as Partial<Pool>).pool;
+  // The callback pool underneath a promise pool, or the connection underneath a leased one.
+  const core = ((on as Partial<Pool>).pool ??
+    (on as Partial<PoolConnection>).connection) as Partial<Pool>['pool'];
   if (typeof core?.[method] !== 'function') {
-    const sent = method === 'execute' ? pool.execute(options) : pool.query(options);
+    const sent = method === 'execute' ? on.execute(options) : on.query(options);
     return sent.then(([result]) => result);
   }
   return new Promise((resolve, reject) => {

@@ -128,14 +128,21 @@ describe.skipIf(!available)('mysql', () => {
     expect((await store.load('old'))?.data).toBe('kept');
     const [rows] = await admin.query(`SELECT value FROM ${namespace}_meta`);
     expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
-    expect(await routines()).toEqual(['append', 'delete', 'fork', 'prune', 'rollback']);
+    expect(await routines()).toEqual([
+      'append',
+      'append_batch',
+      'delete',
+      'fork',
+      'prune',
+      'rollback',
+    ]);
     await store.checkpoint('old', 'next');
     expect((await store.load('old'))?.data).toBe('next');
     expect((await store.load('old', 1))?.data).toBe('kept');
     await dropAndClose(backend);
   });
 
-  it.each([1, 2, 3])(
+  it.each([1, 2, 3, 4])(
     'upgrades a version %i schema in place, its sessions read back whole',
     async (version) => {
       const { namespace, admin } = await oldSchema(version);
@@ -468,7 +475,7 @@ describe('mysql options', () => {
     expectBadConnectionOptionsRefused(factory, {
       scheme: 'mysql',
       handle: 'pool',
-      switches: ['preparedStatements'],
+      switches: ['preparedStatements', 'groupCommit'],
     }),
   );
 });

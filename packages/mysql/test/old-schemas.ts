@@ -11,8 +11,12 @@ const BEGIN = `
     SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     START TRANSACTION;`;
 
-/** The statements that leave every procedure of namespace `ns` as version `version` (1 to 3) had it. */
+/**
+ * The statements that leave every procedure of namespace `ns` as version `version` (1 to 4) had
+ * it. Version 4's are this version's (version 5 only added append_batch).
+ */
 export function oldProcedures(ns: string, version: number): string[] {
+  if (version === 4) return procedures(ns);
   const t = tables(ns);
   const heads = version < 3 ? versionOne(ns, t) : versionThree(ns, t);
   return [

@@ -13,6 +13,12 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
    * statement, such as RDS Proxy.
    */
   preparedStatements?: boolean;
+  /**
+   * While every connection of the pool is busy, send the checkpoints that wait for one together:
+   * one round trip and one transaction, each call in a subtransaction of its own (default true).
+   * The backend's alone; the KV store ignores it.
+   */
+  groupCommit?: boolean;
 };
 
 /** A pool, whether it is ours to close, the namespace, and whether to prepare statements. */
@@ -21,6 +27,7 @@ export interface Connection {
   owned: boolean;
   namespace: string;
   preparedStatements: boolean;
+  groupCommit: boolean;
 }
 
 /** Open (or adopt) the pool named by `options`. */
@@ -31,7 +38,7 @@ export function connect(options: PostgresOptions): Connection {
     handleKind: 'a pg.Pool',
     methods: ['query', 'connect'],
     example: 'postgres://user@host:5432/db',
-    switches: ['preparedStatements'],
+    switches: { preparedStatements: true, groupCommit: true },
     refuseNamespace: checkOwnSchema,
     open(url) {
       // A pool reads its URL only when it first connects; a client reads it at once, so a
@@ -44,5 +51,11 @@ export function connect(options: PostgresOptions): Connection {
       return pool;
     },
   });
-  return { pool: handle, owned, namespace, preparedStatements: switches.preparedStatements! };
+  return {
+    pool: handle,
+    owned,
+    namespace,
+    preparedStatements: switches.preparedStatements!,
+    groupCommit: switches.groupCommit!,
+  };
 }

@@ -6,19 +6,26 @@
  */
 import type { AppendInput, AppendResult } from '@ckpt/core/adapter';
 import {
-  type RunStatement,
+  AGAIN,
+  appendProcedureArgs,
+  type BatchOutcome,
   SqlProcedureBackend,
   type SqlProcedures,
   type SqlReads,
   type SqlResult,
 } from '@ckpt/core/sql';
-import type pg from 'pg';
+import pg from 'pg';
 import { connect, type PostgresOptions } from './connection.js';
 import { postgresErrorHint } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { schemaIdentifier } from './schema.js';
-import { prepared, type Statement, statementRunner } from './statement-runner.js';
+import {
+  type PostgresRunStatement,
+  prepared,
+  type Statement,
+  statementRunner,
+} from './statement-runner.js';
 
 // Every statement, in one place and readable on its own. `$n` are parameters. The pages
 // that take optional bounds are parsed on each call, so that each is planned for its values;
@@ -113,6 +120,71 @@ function appendDirect(namespace: string): Statement {
     SELECT 'written' AS status, seq, parent FROM written`);
 }
 
+/**
+ * The checkpoints that waited for a connection, each on a session of its own, as one statement:
+ * \`appendDirect\` over arrays of its values (\`$n\` holds the calls' values of append's \`$n\`).
+ * Like it, it writes only the calls that can go straight through, and returns a row for each
+ * of those; a call that gets none (a conflict, a replayed key, a session created meanwhile)
+ * goes alone afterwards, through \`append\`. A keyed call goes straight through when its key is
+ * not recorded yet; two with the same key at once meet at the key's primary key, which fails
+ * the whole statement, and then every call goes alone.
+ */
+function appendSet(namespace: string): Statement {
+  const ns = schemaIdentifier(namespace);
+  return prepared(`
+    WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[],
+                           $6::bigint[], $7::text[], $8::bigint[])
+        AS i(id, data, metadata, transcript, check_head, expected, key, now)
+    ), moved AS (
+      UPDATE ${ns}.sessions s
+         SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
+             checkpoints = s.checkpoints + 1, metadata = i.metadata, updated_at = i.now,
+             head_created_at = i.now
+        FROM input i
+       WHERE s.id = i.id AND (NOT i.check_head OR s.head IS NOT DISTINCT FROM i.expected)
+         AND NOT EXISTS (SELECT FROM ${ns}.idempotency k WHERE k.session_id = i.id AND k.key = i.key)
+      RETURNING s.id, s.head AS seq, s.head_parent AS parent
+    ), created AS (
+      INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata,
+                                       created_at, updated_at, head_created_at)
+      SELECT i.id, 1, NULL, 1, 1, i.metadata, i.now, i.now, i.now FROM input i
+       WHERE NOT EXISTS (SELECT FROM moved m WHERE m.id = i.id)
+         AND (NOT i.check_head OR i.expected IS NULL)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING s.id, s.head AS seq, s.head_parent AS parent
+    ), written AS (
+      SELECT w.id, w.seq, w.parent, i.data, i.metadata, i.transcript, i.key, i.now
+        FROM (SELECT * FROM moved UNION ALL SELECT * FROM created) w JOIN input i ON i.id = w.id
+    ), checkpoint AS (
+      INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
+      SELECT id, seq, parent, now, metadata FROM written
+    ), body AS (
+      INSERT INTO ${ns}.bodies (session_id, seq, data) SELECT id, seq, data FROM written
+    ), transcript AS (
+      INSERT INTO ${ns}.transcripts (session_id, seq, items)
+      SELECT id, seq, transcript FROM written WHERE transcript <> '[]'
+    ), idempotency AS (
+      INSERT INTO ${ns}.idempotency (session_id, key, seq)
+      SELECT id, key, seq FROM written WHERE key IS NOT NULL
+    )
+    SELECT id, seq, parent FROM written`);
+}
+
+/** Append's values (see appendProcedureArgs), as one array over `inputs` for each. */
+function columns(inputs: AppendInput[]): unknown[][] {
+  const rows = inputs.map(appendProcedureArgs);
+  return rows[0]!.map((_, column) => rows.map((row) => row[column]));
+}
+
+/**
+ * Whether the server refused a whole statement, which it then rolled back: an error of
+ * severity ERROR, not a broken connection (whose outcome nobody knows).
+ */
+const refusedWhole = (err: unknown) => err instanceof pg.DatabaseError && err.severity === 'ERROR';
+
+const ignore = () => {};
+
 /** The PostgreSQL backend (see `postgres()`). */
 export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly name = 'postgres';
@@ -121,8 +193,9 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly pool: pg.Pool;
   readonly #owned: boolean;
   readonly #ready: Promise<void>;
-  readonly #run: RunStatement<Statement | string>;
+  readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
+  readonly #appendSet: Statement;
 
   constructor(options: PostgresOptions) {
     const connection = connect(options);
@@ -136,10 +209,68 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
     this.#appendDirect = appendDirect(this.namespace);
+    this.#appendSet = appendSet(this.namespace);
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
     this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
+    if (connection.groupCommit) this.#batchAppendsOn(this.pool);
+  }
+
+  #batchAppendsOn(pool: pg.Pool): void {
+    const size = (pool as { options?: { max?: number } }).options?.max ?? 10;
+    this.batchAppends({
+      // The pool's counts change only once a statement reaches it, after a few awaits: the
+      // statements this backend has started count from the moment they start.
+      busy: () =>
+        this.statementsInFlight >= size ||
+        pool.waitingCount > 0 ||
+        (pool.idleCount === 0 && pool.totalCount >= size),
+      lease: async () => {
+        const client = await pool.connect();
+        // A leased connection that breaks reports to its listeners as well as to the query in
+        // flight, which fails the batch; without one, the process would crash.
+        client.on('error', ignore);
+        return {
+          together: (inputs) => this.#together(inputs, client),
+          release: (err) => {
+            client.off('error', ignore);
+            client.release(err instanceof Error ? err : undefined);
+          },
+        };
+      },
+    });
+  }
+
+  /**
+   * The first call of each session in `inputs` through \`appendSet\` on `client`; every other
+   * call, and each that the statement did not write, goes alone afterwards.
+   */
+  async #together(
+    inputs: AppendInput[],
+    client: pg.PoolClient,
+  ): Promise<BatchOutcome<AppendResult>[]> {
+    const first = new Map<string, number>();
+    for (const [i, input] of inputs.entries())
+      if (!first.has(input.sessionId)) first.set(input.sessionId, i);
+    const outcomes: BatchOutcome<AppendResult>[] = inputs.map(() => AGAIN);
+    let rows: { id: string; seq: number; parent: number | null }[];
+    try {
+      ({ rows } = await this.#run(
+        this.#appendSet,
+        columns([...first.values()].map((i) => inputs[i]!)),
+        client,
+      ));
+    } catch (err) {
+      if (refusedWhole(err)) return outcomes;
+      throw err;
+    }
+    for (const row of rows) {
+      outcomes[first.get(row.id)!] = {
+        value: { status: 'written', seq: row.seq, parent: row.parent },
+      };
+    }
+    return outcomes;
   }
 
   /** Resolves once the schema is migrated; rejects (with SCHEMA) when it cannot be. */
@@ -154,12 +285,12 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     return this.#run(statement, values);
   }
 
-  override async append(input: AppendInput): Promise<AppendResult> {
+  protected override async appendAlone(input: AppendInput): Promise<AppendResult> {
     if (input.idempotencyKey === undefined) {
       const direct = await this.appendWith(this.#appendDirect, input);
       if (direct) return direct;
     }
-    return super.append(input);
+    return super.appendAlone(input);
   }
 
   errorHint(err: unknown): string | undefined {

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { errorCode, retryRolledBack } from '@ckpt/core/adapter';
-import type { RunStatement } from '@ckpt/core/sql';
+import type { SqlResult } from '@ckpt/core/sql';
 import pg from 'pg';
 
 // bigint columns (seq, times) come back as JavaScript numbers; they stay far below 2^53.
@@ -56,28 +56,37 @@ export function statementRunner(
   pool: pg.Pool,
   prepare: boolean,
   ready: Promise<void>,
-): RunStatement<Statement | string> {
+): PostgresRunStatement {
   let named = prepare;
   const rolledBack = new Set<string>();
-  const run = (text: string, values: unknown[], name?: string) =>
-    runStatement(pool, text, values, rolledBack, name);
-  const send = async (statement: Statement | string, values: unknown[]) => {
+  const send = async (statement: Statement | string, values: unknown[], on: Queryable) => {
     await ready;
+    const run = (text: string, name?: string) => runStatement(on, text, values, rolledBack, name);
     const { text, name } = typeof statement === 'string' ? { text: statement } : statement;
-    if (!named || name === undefined) return run(text, values);
+    if (!named || name === undefined) return run(text);
     try {
-      return await run(text, values, name);
+      return await run(text, name);
     } catch (err) {
       if (!NOT_PREPARED.has(errorCode(err))) throw err;
       named = false;
-      return run(text, values);
+      return run(text);
     }
   };
-  return async <Row>(statement: Statement | string, values: unknown[]) => {
-    const result = await send(statement, values);
+  return async <Row>(statement: Statement | string, values: unknown[], on: Queryable = pool) => {
+    const result = await send(statement, values, on);
     return { rows: result.rows as Row[], changed: result.rowCount ?? 0 };
   };
 }
+
+/** Where a statement runs: the pool (any free connection), or a connection taken from it. */
+export type Queryable = pg.Pool | pg.PoolClient;
+
+/** Runs a statement (see statementRunner), on the pool or on a connection leased from it. */
+export type PostgresRunStatement = <Row = Record<string, unknown>>(
+  statement: Statement | string,
+  values: unknown[],
+  on?: Queryable,
+) => Promise<SqlResult<Row>>;
 
 /**
  * Run one statement, again while the server rolls it back. Serialization failures come only
@@ -91,16 +100,16 @@ export function statementRunner(
  * to a crawl (the package README gives the figures).
  */
 function runStatement(
-  pool: pg.Pool,
+  on: Queryable,
   text: string,
   values: unknown[],
   rolledBack: Set<string>,
   name?: string,
 ): Promise<pg.QueryResult> {
   return retryRolledBack(async () => {
-    if (rolledBack.has(text)) return atReadCommitted(pool, text, values);
+    if (rolledBack.has(text)) return atReadCommitted(on, text, values);
     try {
-      return await pool.query({ text, values, types: TYPES, ...(name && { name }) });
+      return await on.query({ text, values, types: TYPES, ...(name && { name }) });
     } catch (err) {
       if (errorCode(err) === SERIALIZATION_FAILURE) rolledBack.add(text);
       throw err;
@@ -114,21 +123,23 @@ function runStatement(
  * which carries no parameters: the values go in as literals.
  */
 async function atReadCommitted(
-  pool: pg.Pool,
+  on: Queryable,
   text: string,
   values: unknown[],
 ): Promise<pg.QueryResult> {
   const inlined = text.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1]));
-  const results = (await pool.query({
+  const results = (await on.query({
     text: `SET TRANSACTION ISOLATION LEVEL READ COMMITTED; ${inlined}`,
     types: TYPES,
   })) as unknown as pg.QueryResult[];
   return results[1]!;
 }
 
-/** A statement's value as an SQL literal: text, an integer, a boolean or null. */
+/** A statement's value as an SQL literal: text, an integer, a boolean, null, or an array of them. */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
+  // The statement casts it to its element type.
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`;
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
   if (typeof value === 'number') return String(value);
   return pg.escapeLiteral(String(value));

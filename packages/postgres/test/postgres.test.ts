@@ -627,7 +627,7 @@ describe('postgres options', () => {
     expectBadConnectionOptionsRefused(factory, {
       scheme: 'postgres',
       handle: 'pool',
-      switches: ['preparedStatements'],
+      switches: ['preparedStatements', 'groupCommit'],
     }),
   );
 });

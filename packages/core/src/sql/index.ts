@@ -8,6 +8,16 @@
  * @packageDocumentation
  * @module @ckpt/core/sql
  */
+
+export {
+  AGAIN,
+  type BatchLease,
+  type BatchLimits,
+  type BatchOutcome,
+  type BatchPool,
+  BusyPoolBatches,
+  DEFAULT_BATCH_LIMITS,
+} from './busy-pool-batches.js';
 export {
   type KeyValueSql,
   type KeyValueStatements,
@@ -18,12 +28,18 @@ export {
 export { type MaybePromise, type Migration, migrate } from './migrate.js';
 export { type Positional, positional, positionalValues } from './positional.js';
 export {
+  type AppendRow,
+  appendResultFromRow,
+  type BatchAppendRow,
+  BatchCallError,
+  batchAppendOutcomeFromRow,
   type CheckpointRow,
   checkpointFromRow,
   type SessionRow,
 } from './rows.js';
 export type { RunStatement, SqlResult } from './run.js';
 export {
+  appendProcedureArgs,
   SqlBackend,
   type SqlBackendStatements,
   SqlProcedureBackend,

@@ -12,6 +12,7 @@ import type {
   StoredLineageEntry,
   StoredSession,
 } from '../backend.js';
+import type { BatchOutcome } from './busy-pool-batches.js';
 
 type Num = number | string;
 const num = (value: Num): number => Number(value);
@@ -129,6 +130,32 @@ export function appendResultFromRow(row: AppendRow): AppendResult {
               }),
       };
   }
+}
+
+/** A row of a batch of appends: an append's row, or the error that refused that call alone. */
+export interface BatchAppendRow extends Omit<AppendRow, 'status'> {
+  status: AppendRow['status'] | 'error';
+  error_code?: string | null;
+  error_message?: string | null;
+}
+
+/** The server's error for one call of a batch, with its code as the driver would give it. */
+export class BatchCallError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'BatchCallError';
+  }
+}
+
+/** The outcome of one call of a batch of appends. */
+export function batchAppendOutcomeFromRow(row: BatchAppendRow): BatchOutcome<AppendResult> {
+  if (row.status === 'error') {
+    return { error: new BatchCallError(row.error_message ?? 'error', String(row.error_code)) };
+  }
+  return { value: appendResultFromRow(row as AppendRow) };
 }
 
 /** The outcome of a rollback procedure: `done`, `conflict`, `no_session` or `no_seq`. */

@@ -19,6 +19,7 @@ import type {
   StoredLineageEntry,
   StoredSession,
 } from '../backend.js';
+import { type BatchPool, BusyPoolBatches } from './busy-pool-batches.js';
 import { type KeyValueStatements, KeyValueTable } from './key-value-table.js';
 import {
   type AppendRow,
@@ -77,7 +78,7 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
   constructor(statements: SqlBackendStatements<S>) {
     this.#reads = statements.reads;
     this.#state = new KeyValueTable(statements.state, <Row>(statement: S, values: unknown[]) =>
-      this.execute<Row>(statement, values),
+      this.send<Row>(statement, values),
     );
   }
 
@@ -87,13 +88,34 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     values: unknown[],
   ): Promise<SqlResult<Row>>;
 
+  /** Statements started through `send` and not yet finished. */
+  #inFlight = 0;
+
+  /**
+   * How many statements this backend has started and not yet finished: the connections it keeps
+   * busy, counted from the moment each starts, before the driver's pool sees it.
+   */
+  protected get statementsInFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** `execute`, counted in statementsInFlight. Every statement of the family goes through it. */
+  protected async send<Row>(statement: S, values: unknown[]): Promise<SqlResult<Row>> {
+    this.#inFlight++;
+    try {
+      return await this.execute<Row>(statement, values);
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
   /**
    * The first row of a reading `statement`, or undefined. By default `execute`'s first row; a
    * driver that can fetch one row without a list of them (better-sqlite3's `get`) overrides it,
    * for the single-row reads (load, session) that an agent makes at every step.
    */
   protected async first<Row>(statement: S, values: unknown[]): Promise<Row | undefined> {
-    return (await this.execute<Row>(statement, values)).rows[0];
+    return (await this.send<Row>(statement, values)).rows[0];
   }
 
   abstract append(input: AppendInput): Promise<AppendResult>;
@@ -125,7 +147,7 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     sessionId: string,
     query: { beforeSeq: number | null; limit: number },
   ): Promise<StoredCheckpointInfo[]> {
-    const { rows } = await this.execute<CheckpointRow>(this.#reads.listCheckpoints, [
+    const { rows } = await this.send<CheckpointRow>(this.#reads.listCheckpoints, [
       sessionId,
       query.beforeSeq,
       query.limit,
@@ -137,7 +159,7 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ): Promise<StoredLineageEntry[]> {
-    const { rows } = await this.execute<LineageRow>(this.#reads.lineage, [
+    const { rows } = await this.send<LineageRow>(this.#reads.lineage, [
       sessionId,
       query.fromSeq,
       query.limit,
@@ -153,8 +175,8 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     const { after, limit } = query;
     const { rows } =
       after === null
-        ? await this.execute<SessionRow>(this.#reads.sessionsFirst, [limit])
-        : await this.execute<SessionRow>(this.#reads.sessionsAfter, [
+        ? await this.send<SessionRow>(this.#reads.sessionsFirst, [limit])
+        : await this.send<SessionRow>(this.#reads.sessionsAfter, [
             after.updatedAt,
             after.sessionId,
             limit,
@@ -209,11 +231,12 @@ export interface SqlProcedures<S> {
 }
 
 /**
- * The values of the `append`, `rollback` and `fork` procedures, in order. An expected head
- * travels as a flag and a value, since null is a value of its own (the session must not exist).
+ * The values of the `append` procedure, in order: sessionId, data, metadata, transcript, whether
+ * to check the head, the expected head, idempotencyKey, now. An expected head travels as a flag
+ * and a value, since null is a value of its own (the session must not exist).
  */
-const procedureArgs = {
-  append: (input: AppendInput): unknown[] => [
+export function appendProcedureArgs(input: AppendInput): unknown[] {
+  return [
     input.sessionId,
     input.data,
     input.metadata,
@@ -222,7 +245,12 @@ const procedureArgs = {
     input.expectedHead ?? null,
     input.idempotencyKey ?? null,
     input.now,
-  ],
+  ];
+}
+
+/** The values of the `append`, `rollback` and `fork` procedures, in order. */
+const procedureArgs = {
+  append: appendProcedureArgs,
   rollback: (input: RollbackInput): unknown[] => [
     input.sessionId,
     input.seq,
@@ -242,8 +270,35 @@ export abstract class SqlProcedureBackend<S> extends SqlBackend<S> {
     this.#procedures = statements.procedures;
   }
 
-  async append(input: AppendInput): Promise<AppendResult> {
+  /** Checkpoints waiting for a busy pool, sent together (see batchAppends); else undefined. */
+  #batches: BusyPoolBatches<AppendInput, AppendResult> | undefined;
+
+  /** A checkpoint: in the next batch while the pool is busy (see batchAppends), else alone. */
+  append(input: AppendInput): Promise<AppendResult> {
+    if (this.#batches === undefined) return this.appendAlone(input);
+    const bytes = input.data.length + input.metadata.length + input.transcript.length;
+    return this.#batches.run(input, bytes);
+  }
+
+  /** A checkpoint by itself: one call of the append procedure. */
+  protected async appendAlone(input: AppendInput): Promise<AppendResult> {
     return (await this.appendWith(this.#procedures.append, input))!;
+  }
+
+  /**
+   * From now on, send the checkpoints that would wait for a connection of `pool` together, each
+   * batch on a connection `pool` leases (group commit); a call goes alone through appendAlone.
+   */
+  protected batchAppends(pool: Omit<BatchPool<AppendInput, AppendResult>, 'alone'>): void {
+    this.#batches = new BusyPoolBatches({ ...pool, alone: (input) => this.appendAlone(input) });
+  }
+
+  /**
+   * How many batches of checkpoints that waited for a connection were sent, and how many calls
+   * they carried (both 0 without group commit): to see whether the pool is the bottleneck.
+   */
+  get batched(): { batches: number; calls: number } {
+    return { ...(this.#batches?.sent ?? { batches: 0, calls: 0 }) };
   }
 
   /**
@@ -252,12 +307,12 @@ export abstract class SqlProcedureBackend<S> extends SqlBackend<S> {
    * leaves the call to the procedure).
    */
   protected async appendWith(statement: S, input: AppendInput): Promise<AppendResult | null> {
-    const { rows } = await this.execute<AppendRow>(statement, procedureArgs.append(input));
+    const { rows } = await this.send<AppendRow>(statement, procedureArgs.append(input));
     return rows[0] ? appendResultFromRow(rows[0]) : null;
   }
 
   async rollback(input: RollbackInput): Promise<RollbackResult> {
-    const { rows } = await this.execute<{ status: string; head: number | null }>(
+    const { rows } = await this.send<{ status: string; head: number | null }>(
       this.#procedures.rollback,
       procedureArgs.rollback(input),
     );
@@ -265,7 +320,7 @@ export abstract class SqlProcedureBackend<S> extends SqlBackend<S> {
   }
 
   async fork(input: ForkInput): Promise<ForkResult> {
-    const { rows } = await this.execute<{ status: string; seq: number | null }>(
+    const { rows } = await this.send<{ status: string; seq: number | null }>(
       this.#procedures.fork,
       procedureArgs.fork(input),
     );
@@ -273,7 +328,7 @@ export abstract class SqlProcedureBackend<S> extends SqlBackend<S> {
   }
 
   async prune(sessionId: string, keepLast: number): Promise<number> {
-    const { rows } = await this.execute<{ removed: number | string }>(this.#procedures.prune, [
+    const { rows } = await this.send<{ removed: number | string }>(this.#procedures.prune, [
       sessionId,
       keepLast,
     ]);
@@ -282,7 +337,7 @@ export abstract class SqlProcedureBackend<S> extends SqlBackend<S> {
 
   async delete(sessionId: string): Promise<boolean> {
     // A boolean on PostgreSQL, a count on MySQL.
-    const { rows } = await this.execute<{ deleted: boolean | number }>(this.#procedures.delete, [
+    const { rows } = await this.send<{ deleted: boolean | number }>(this.#procedures.delete, [
       sessionId,
     ]);
     return Number(rows[0]!.deleted) > 0;
