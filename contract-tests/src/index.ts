@@ -17,6 +17,7 @@ import { listingCases } from './cases/listings.js';
 import { modelCases } from './cases/model.js';
 import { stateCases } from './cases/state.js';
 import { surfaceCases } from './cases/surface.js';
+import { transferCases } from './cases/transfer.js';
 import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
@@ -43,6 +44,7 @@ export {
 } from './pool-batches.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
+export { sessionReads, stateReads } from './session-reads.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 
@@ -59,6 +61,7 @@ export function runContractTests(harness: ContractHarness): void {
     idempotencyCases(t);
     stateCases(t, caps);
     concurrencyCases(t, caps, harness.connections ?? 4);
+    transferCases(t, caps);
     surfaceCases(t, caps, harness.namespaced !== undefined);
     modelCases(t, caps, harness.modelRuns ?? 200);
   });
@@ -74,5 +77,6 @@ export {
   modelCases,
   stateCases,
   surfaceCases,
+  transferCases,
   valueCases,
 };

@@ -109,6 +109,25 @@ export type ForkResult =
   | { status: 'exists' }
   | { status: 'not_found'; missing: 'session' | 'seq' };
 
+/** A stored checkpoint whole, as an export reads it: its data, metadata and transcript items. */
+export interface ExportedStoredCheckpoint extends StoredCheckpoint {
+  /** JSON text of the checkpoint's transcript items (an array, `[]` when none). */
+  transcript: string;
+}
+
+/** A whole session for `importSession`, every value already checked and encoded. */
+export interface ImportInput {
+  sessionId: string;
+  head: number;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Every checkpoint, seq ascending, each seq once; the head among them; at least one. */
+  checkpoints: ExportedStoredCheckpoint[];
+  /** Replace a session of the same id (its checkpoints, transcript and keys); else leave it. */
+  replace: boolean;
+}
+
 /** The storage behind a `CheckpointStore`: one method per atomic operation. */
 export interface CheckpointBackend {
   /** A short name for messages and test titles, e.g. `sqlite`. */
@@ -155,6 +174,23 @@ export interface CheckpointBackend {
   /** Sessions after `after` (null: from the start), updatedAt then id descending, at most `limit`. */
   sessions(query: { after: SessionPosition | null; limit: number }): Promise<StoredSession[]>;
 
+  /**
+   * Stored checkpoints of the session with seq above `afterSeq` (null: from the first), seq
+   * ascending, whole, at most `limit`: the pages of an export.
+   */
+  exportCheckpoints(
+    sessionId: string,
+    query: { afterSeq: number | null; limit: number },
+  ): Promise<ExportedStoredCheckpoint[]>;
+  /**
+   * Atomically store a whole session as given: every checkpoint with its seq, parent, data,
+   * metadata, transcript and time, the head, forkedFrom and both times, so that every read
+   * answers as it did where the session was exported. Its next seq is one above its highest.
+   * `exists` (writing nothing) when the id is taken and `replace` is false; with `replace`,
+   * what the id held before is gone. The session keeps no idempotency keys.
+   */
+  importSession(input: ImportInput): Promise<'imported' | 'exists'>;
+
   /** A state value's JSON text, or undefined. */
   stateGet(scope: string, key: string): Promise<string | undefined>;
   stateSet(scope: string, key: string, value: string): Promise<void>;
@@ -171,6 +207,9 @@ export interface CheckpointBackend {
     scope: string,
     query: { prefix: string; after: string | null; limit: number },
   ): Promise<string[]>;
+
+  /** Scopes that hold at least one state key, after `after`, ascending by UTF-8 bytes, at most `limit`. */
+  stateScopes(query: { after: string | null; limit: number }): Promise<string[]>;
 
   /** Release connections the backend opened itself (never a client it was given). */
   close(): Promise<void>;

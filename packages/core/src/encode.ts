@@ -326,3 +326,28 @@ export function checkPayloadSize(
     );
   }
 }
+
+/**
+ * Refuse with PAYLOAD_TOO_LARGE a checkpoint whose encoded data, metadata and transcript items
+ * exceed `limit` bytes. Empty metadata and the brackets and commas of the items' array do not
+ * count, so that a checkpoint at the limit takes the same room wherever it is written again.
+ */
+export function checkCheckpointSize(
+  what: string,
+  data: string,
+  metadata: string,
+  transcript: string,
+  limit: number,
+): void {
+  const meta = metadata === '{}' ? '' : metadata;
+  checkPayloadSize(
+    what,
+    data.length + meta.length + transcript.length,
+    () =>
+      encodedSize(data) +
+      encodedSize(meta) +
+      (transcript === '[]' ? 0 : encodedSize(transcript) - 2),
+    limit,
+    ' (data + metadata + transcript items)',
+  );
+}

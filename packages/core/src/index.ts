@@ -8,22 +8,37 @@
  */
 export type { BackendCapabilities, CheckpointBackend } from './backend.js';
 export { CkptError, type CkptErrorCode, type CkptErrorDetails, isCkptError } from './errors.js';
+export {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportOptions,
+  exportStore,
+  type ImportStoreOptions,
+  importStore,
+  type TransferCounts,
+} from './export-format.js';
 export type { KvStore } from './kv.js';
 export { type KvBackendOptions, kvBackend } from './kv-backend.js';
 export { openStore } from './open-store.js';
 export { compareCodePoints } from './order.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
 export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store.js';
+export { type CopyOptions, copyStore } from './store-copy.js';
 export { type StoreInUse, useStore } from './store-or-url.js';
+export { allSessionIds, allStateEntries } from './store-walk.js';
 export type {
   Checkpoint,
   CheckpointInfo,
   CheckpointOptions,
+  ExportedCheckpoint,
+  ImportOptions,
   JsonValue,
   ListOptions,
   Metadata,
   Page,
   PageOptions,
+  SessionExport,
+  SessionImport,
   SessionInfo,
   StateScope,
   StoreOptions,

@@ -25,9 +25,10 @@ import { CkptError, invalidArgument } from './errors.js';
 import type { KvStore } from './kv.js';
 import { conformingKv } from './kv-conformance.js';
 import { type Body, kvKeys, makeBody, parseBody, type SessionRecord, token } from './kv-layout.js';
-import { compareSessionsNewestFirst } from './order.js';
+import { compareCodePoints, compareSessionsNewestFirst, prefixUpperBound } from './order.js';
 import {
   rangesAppend,
+  rangesAscending,
   rangesCount,
   rangesDescending,
   rangesFrom,
@@ -143,6 +144,17 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       if (!vanished || (await kv.get(sessionKey(id))) === snap.raw) return result;
     }
     throw tooManyRaces(id);
+  };
+
+  /** Free what an incarnation of a session held, once no record names it any more. */
+  const dropIncarnation = async (id: string, rec: SessionRecord) => {
+    for (const [lo, hi] of rec.seqs) {
+      for (let seq = lo; seq <= hi; seq++) await kv.delete(bodyKey(id, rec.gen, seq));
+    }
+    if (rec.pending) await kv.delete(stagedKey(id, rec.pending.nonce));
+    if (kv.list) {
+      for (const key of await listAll(idemPrefix(id, rec.gen))) await kv.delete(key);
+    }
   };
 
   const toStored = (id: string, rec: SessionRecord): StoredSession => ({
@@ -379,16 +391,62 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       const snap = await read(sessionId);
       if (snap === null) return false;
       if (!(await kv.delete(sessionKey(sessionId)))) return false;
-      // The record is gone, so nothing below is reachable any more; this only frees space.
-      const { rec } = snap;
-      for (const [lo, hi] of rec.seqs) {
-        for (let seq = lo; seq <= hi; seq++) await kv.delete(bodyKey(sessionId, rec.gen, seq));
-      }
-      if (rec.pending) await kv.delete(stagedKey(sessionId, rec.pending.nonce));
-      if (kv.list) {
-        for (const key of await listAll(idemPrefix(sessionId, rec.gen))) await kv.delete(key);
-      }
+      await dropIncarnation(sessionId, snap.rec);
       return true;
+    },
+
+    async exportCheckpoints(sessionId, { afterSeq, limit }) {
+      return readAsOfOneRecord(sessionId, [], async (rec, body) => {
+        const out = [];
+        for (const seq of rangesAscending(rec.seqs, afterSeq, limit)) {
+          const found = await body(seq);
+          if (found !== null) out.push(found);
+        }
+        return out;
+      });
+    },
+
+    async importSession(input) {
+      const id = input.sessionId;
+      const { checkpoints } = input;
+      let snap = await read(id);
+      if (snap !== null && !input.replace) return 'exists';
+      // Written under a fresh generation and published with one compare-and-set, as a fork
+      // is: until then nothing of it can be read, and a crash half-way leaves no session.
+      const gen = token();
+      for (const cp of checkpoints) {
+        const body = makeBody(
+          { seq: cp.seq, parent: cp.parent, createdAt: cp.createdAt },
+          cp.data,
+          cp.metadata,
+          cp.transcript,
+        );
+        await kv.set(bodyKey(id, gen, cp.seq), body);
+      }
+      const record: SessionRecord = {
+        gen,
+        head: input.head,
+        last: checkpoints.at(-1)!.seq,
+        seqs: rangesFrom(checkpoints.map((cp) => cp.seq)),
+        forkedFrom: input.forkedFrom,
+        metadata: checkpoints.find((cp) => cp.seq === input.head)!.metadata,
+        createdAt: input.createdAt,
+        updatedAt: input.updatedAt,
+        pending: null,
+      };
+      const raw = JSON.stringify(record);
+      for (let race = 0; race < MAX_RACES; race++) {
+        if (await compareAndSet(sessionKey(id), snap?.raw ?? null, raw)) {
+          if (snap !== null) await dropIncarnation(id, snap.rec);
+          return 'imported';
+        }
+        snap = await read(id);
+        if (snap !== null && !input.replace) {
+          for (const cp of checkpoints) await kv.delete(bodyKey(id, gen, cp.seq));
+          return 'exists';
+        }
+      }
+      throw tooManyRaces(id);
     },
 
     async sessions({ after, limit }: { after: SessionPosition | null; limit: number }) {
@@ -417,6 +475,26 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         after === null ? { limit } : { after: base + after, limit },
       );
       return found.map((key) => key.slice(base.length));
+    },
+
+    async stateScopes({ after, limit }) {
+      // The keys order escaped scopes, not scopes ('a b' comes before 'a' there): every scope
+      // is found, a key each, and then put in order.
+      const scopes: string[] = [];
+      for (let from: string | undefined; ; ) {
+        const [key] = await kv.list!(
+          keys.states,
+          from === undefined ? { limit: 1 } : { after: from, limit: 1 },
+        );
+        if (key === undefined) break;
+        const scope = keys.scopeOf(key);
+        scopes.push(scope);
+        from = prefixUpperBound(keys.statePrefix(scope))!;
+      }
+      return scopes
+        .filter((scope) => after === null || compareCodePoints(scope, after) > 0)
+        .sort(compareCodePoints)
+        .slice(0, limit);
     },
 
     async close() {

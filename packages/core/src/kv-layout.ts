@@ -8,7 +8,7 @@
  *   c:ID:GEN:SEQ         checkpoint body: header line, data, metadata, transcript
  *   t:ID:NONCE           a staged body, while its append is being published
  *   i:ID:GEN:KEY         idempotency key -> seq
- *   v:SCOPE:KEY          state value
+ *   v:SCOPE:KEY          state value (SCOPE escaped, KEY as it is)
  */
 import { randomBytes } from 'node:crypto';
 import type { SeqRanges } from './seq-ranges.js';
@@ -89,5 +89,12 @@ export function kvKeys(p: string) {
     idempotencyPrefix: (id: string, gen: string) => `${p}i:${escapeName(id)}:${gen}:`,
     /** The prefix of scope `scope`'s state keys; a key is appended as it is. */
     statePrefix: (scope: string) => `${p}v:${escapeName(scope)}:`,
+    /** The prefix of every state key. */
+    states: `${p}v:`,
+    /** The scope of a key under `states`. */
+    scopeOf: (key: string) => {
+      const rest = key.slice(p.length + 2);
+      return unescapeName(rest.slice(0, rest.indexOf(':')));
+    },
   };
 }

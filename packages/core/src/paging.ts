@@ -13,7 +13,7 @@ export const MAX_PAGE_LIMIT = 1000;
 
 /** A listing a cursor belongs to: the method and, where there is one, its session or scope. */
 export interface CursorOwner {
-  method: 'list' | 'transcript' | 'sessions' | 'keys';
+  method: 'list' | 'transcript' | 'sessions' | 'keys' | 'stateScopes';
   listing: string;
 }
 

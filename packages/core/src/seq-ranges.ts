@@ -51,6 +51,21 @@ export function rangesDescending(
   return out;
 }
 
+/** Members above `afterSeq` (null: all), lowest first, at most `limit`. */
+export function rangesAscending(
+  ranges: SeqRanges,
+  afterSeq: number | null,
+  limit: number,
+): number[] {
+  const out: number[] = [];
+  for (const [lo, hi] of ranges) {
+    for (let seq = Math.max(lo, (afterSeq ?? 0) + 1); seq <= hi && out.length < limit; seq++) {
+      out.push(seq);
+    }
+  }
+  return out;
+}
+
 /** Split the set into what `prune` keeps (the `keepLast` highest and `head`) and what it removes. */
 export function rangesPrune(
   ranges: SeqRanges,

@@ -11,10 +11,9 @@ import type {
 } from './backend.js';
 import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
 import {
-  checkPayloadSize,
+  checkCheckpointSize,
   decodeJson,
   decodeMetadata,
-  encodedSize,
   encodeJson,
   encodeMetadata,
   encodeTranscript,
@@ -28,16 +27,20 @@ import {
   unsupported,
 } from './errors.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
+import { exportSession, importSession } from './session-transfer.js';
 import { createStateScope } from './state.js';
 import { walkTranscript } from './transcript-walk.js';
 import type {
   Checkpoint,
   CheckpointInfo,
   CheckpointOptions,
+  ImportOptions,
   JsonValue,
   ListOptions,
   Page,
   PageOptions,
+  SessionExport,
+  SessionImport,
   SessionInfo,
   StateScope,
   StoreOptions,
@@ -110,10 +113,12 @@ export class CheckpointStore {
       const encoded = encodeJson(data, 'data');
       const metadata = encodeMetadata(opts.metadata, 'metadata');
       const transcript = encodeTranscript(opts.transcript, 'transcript');
-      this.#checkSize(
+      checkCheckpointSize(
+        'checkpoint',
         encoded.text,
-        opts.metadata === undefined ? '' : metadata.text,
+        metadata.text,
         transcript.text,
+        this.#maxPayloadBytes,
       );
 
       const now = Date.now();
@@ -357,6 +362,53 @@ export class CheckpointStore {
     });
   }
 
+  /**
+   * The session exactly as stored, for `importSession` on any store: its head, forkedFrom and
+   * times, and every checkpoint on every branch (seq, parent, data, metadata, transcript items,
+   * createdAt), read a page at a time as `checkpoints` is iterated. Null when it does not
+   * exist. A session written while it is read fails the iteration with CONFLICT. Idempotency
+   * keys are not carried.
+   */
+  async exportSession(sessionId: string): Promise<SessionExport | null> {
+    checkName(sessionId, 'sessionId');
+    return exportSession(this.#backend, (fn) => this.#run(fn), sessionId);
+  }
+
+  /**
+   * Store a whole session, as `exportSession` gives it, so that every read answers as it did
+   * where it came from. All or nothing: every value is checked first, then it is written in one
+   * atomic step, so a retry finds it whole or absent. An existing id is refused with CONFLICT,
+   * unless `ifExists` says `'skip'` (returns `'skipped'`) or `'replace'`.
+   */
+  async importSession(
+    session: SessionImport,
+    options?: ImportOptions,
+  ): Promise<'imported' | 'skipped'> {
+    return importSession(
+      this.#backend,
+      (fn) => this.#run(fn),
+      session,
+      options,
+      this.#maxPayloadBytes,
+    );
+  }
+
+  /** The state scopes that hold at least one key, ascending (by UTF-8 bytes). */
+  async stateScopes(page?: PageOptions): Promise<Page<string>> {
+    return this.#run(async () => {
+      const owner: CursorOwner = { method: 'stateScopes', listing: '' };
+      const { limit, after } = readPage<string>(page, owner);
+      if (after !== null && typeof after !== 'string') {
+        throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
+      }
+      if (!this.#backend.capabilities.listStateKeys) {
+        throw unsupported(this.#backend.name, 'stateScopes()', 'list');
+      }
+      const scopes = await this.#backend.stateScopes({ after, limit: limit + 1 });
+      return toPage(scopes, limit, owner, (last) => last);
+    });
+  }
+
   /** A small JSON key-value space named `scope`, beside the checkpoints. */
   state(scope: string): StateScope {
     checkName(scope, 'scope');
@@ -381,20 +433,6 @@ export class CheckpointStore {
       });
     }
     await this.#backend.close();
-  }
-
-  #checkSize(data: string, metadata: string, transcript: string): void {
-    checkPayloadSize(
-      'checkpoint',
-      data.length + metadata.length + transcript.length,
-      // Transcript items count without the brackets and commas of their array.
-      () =>
-        encodedSize(data) +
-        encodedSize(metadata) +
-        (transcript === '[]' ? 0 : encodedSize(transcript) - 2),
-      this.#maxPayloadBytes,
-      ' (data + metadata + transcript items)',
-    );
   }
 
   /** Run one public call: refuse after close, and wrap driver failures as BACKEND. */

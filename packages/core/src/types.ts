@@ -107,3 +107,42 @@ export interface StateScope {
   /** Read-modify-write without lost updates; returns the value written. */
   update(key: string, fn: (current: JsonValue | undefined) => JsonValue): Promise<JsonValue>;
 }
+
+/** A checkpoint whole, with the transcript items it appended: one entry of an export. */
+export interface ExportedCheckpoint {
+  seq: number;
+  parent: number | null;
+  data: JsonValue;
+  metadata: Metadata;
+  /** The items this checkpoint appended to the transcript (`[]` when none). */
+  transcript: JsonValue[];
+  createdAt: Date;
+}
+
+/** A whole session as `importSession` takes it. */
+export interface SessionImport {
+  sessionId: string;
+  head: number;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Every stored checkpoint, on every branch (any order; each seq once). */
+  checkpoints: Iterable<ExportedCheckpoint> | AsyncIterable<ExportedCheckpoint>;
+}
+
+/** A session exactly as stored, as `exportSession` gives it: its checkpoints are read as they are iterated. */
+export interface SessionExport extends SessionImport {
+  /** How many checkpoints `checkpoints` gives. */
+  count: number;
+  /** Every stored checkpoint, on every branch, seq ascending, read a page at a time. */
+  checkpoints: AsyncIterable<ExportedCheckpoint>;
+}
+
+/** Options of `CheckpointStore.importSession`. */
+export interface ImportOptions {
+  /**
+   * When the store has a session with the same id: `'fail'` (the default) refuses with
+   * CONFLICT, `'skip'` leaves it and imports nothing, `'replace'` overwrites it whole.
+   */
+  ifExists?: 'fail' | 'skip' | 'replace';
+}

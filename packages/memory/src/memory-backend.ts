@@ -14,6 +14,7 @@ import {
   compareSessionsNewestFirst,
   type ForkInput,
   type ForkResult,
+  type ImportInput,
   type RollbackInput,
   type RollbackResult,
   type SessionPosition,
@@ -193,6 +194,27 @@ export class MemoryBackend implements CheckpointBackend {
       .slice(0, query.limit);
   }
 
+  async exportCheckpoints(sessionId: string, query: { afterSeq: number | null; limit: number }) {
+    const session = this.#sessions.get(sessionId);
+    if (!session) return [];
+    const after = query.afterSeq ?? 0;
+    return [...session.checkpoints.values()]
+      .filter((cp) => cp.seq > after)
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, query.limit)
+      .map((cp) => ({ ...cp }));
+  }
+
+  async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
+    if (this.#sessions.has(input.sessionId) && !input.replace) return 'exists';
+    const session = this.#createSession(input.sessionId, input.createdAt, input.forkedFrom);
+    for (const cp of input.checkpoints) session.checkpoints.set(cp.seq, { ...cp });
+    session.head = input.head;
+    session.last = input.checkpoints.at(-1)!.seq;
+    session.updatedAt = input.updatedAt;
+    return 'imported';
+  }
+
   async stateGet(scope: string, key: string) {
     return this.#state.get(scope)?.get(key);
   }
@@ -216,6 +238,18 @@ export class MemoryBackend implements CheckpointBackend {
     const { prefix, after } = query;
     return [...(this.#state.get(scope)?.keys() ?? [])]
       .filter((k) => k.startsWith(prefix) && (after === null || compareCodePoints(k, after) > 0))
+      .sort(compareCodePoints)
+      .slice(0, query.limit);
+  }
+
+  async stateScopes(query: { after: string | null; limit: number }) {
+    const { after } = query;
+    return [...this.#state]
+      .filter(
+        ([scope, values]) =>
+          values.size > 0 && (after === null || compareCodePoints(scope, after) > 0),
+      )
+      .map(([scope]) => scope)
       .sort(compareCodePoints)
       .slice(0, query.limit);
   }

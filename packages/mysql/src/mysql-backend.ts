@@ -4,7 +4,12 @@
  * connection has prepared it (see statement-runner.ts). Deadlocks and lock-wait timeouts,
  * after which the server has rolled the transaction back, are run again.
  */
-import { type AppendInput, type AppendResult, errorCode } from '@ckpt/core/adapter';
+import {
+  type AppendInput,
+  type AppendResult,
+  errorCode,
+  type ImportInput,
+} from '@ckpt/core/adapter';
 import {
   AGAIN,
   type AppendRow,
@@ -77,9 +82,43 @@ function reads(ns: string): SqlReads<MysqlStatement> {
       SELECT ${sessionColumns} FROM ${t.sessions}
        WHERE updated_at < $1 OR (updated_at = $1 AND id < $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    exportCheckpoints: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, COALESCE(x.items, '[]') AS transcript
+        FROM ${t.checkpoints} c
+        JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+        LEFT JOIN ${t.transcripts} x ON x.session_id = c.session_id AND x.seq = c.seq
+       WHERE c.session_id = $1 AND c.seq > COALESCE($2, 0)
+       ORDER BY c.seq LIMIT $3`,
+    stateScopes: `
+      SELECT DISTINCT scope FROM ${t.state} WHERE scope > COALESCE($1, '') ORDER BY scope LIMIT $2`,
   };
   return statements(text);
 }
+
+// Rows of one multi-row INSERT of an import, by the bytes of their values: far below any
+// server's max_allowed_packet, even escaped. A row larger than that goes alone, prepared.
+const IMPORT_CHUNK_BYTES = 1024 * 1024;
+
+/** `rows` in runs of at most IMPORT_CHUNK_BYTES (a larger row alone). */
+function chunks<T>(rows: T[], bytes: (row: T) => number): T[][] {
+  const out: T[][] = [];
+  let run: T[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const b = bytes(row);
+    if (run.length > 0 && size + b > IMPORT_CHUNK_BYTES) {
+      out.push(run);
+      run = [];
+      size = 0;
+    }
+    run.push(row);
+    size += b;
+  }
+  if (run.length > 0) out.push(run);
+  return out;
+}
+
+const DUPLICATE_ENTRY = 'ER_DUP_ENTRY';
 
 /** The checkpoints that waited for a connection, as one CALL of `append_batch`. */
 function appendBatch(ns: string): MysqlStatement {
@@ -201,6 +240,97 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
 
   protected execute<Row>(statement: MysqlStatement, values: unknown[]): Promise<SqlResult<Row>> {
     return this.#run(statement, values);
+  }
+
+  /**
+   * One transaction on one connection: lock (or find absent) the session's row, remove what
+   * the id held when replacing it, insert the checkpoints' rows a run at a time, then the
+   * session's row.
+   */
+  async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
+    await this.#ready;
+    const t = tables(this.namespace);
+    const id = input.sessionId;
+    const cps = input.checkpoints;
+    const head = cps.find((cp) => cp.seq === input.head)!;
+    const conn = await this.pool.getConnection();
+    const insert = async (table: string, columns: string, rows: unknown[][]) => {
+      const one = `(${columns
+        .split(',')
+        .map(() => '?')
+        .join(', ')})`;
+      for (const run of chunks(rows, (row) =>
+        row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0),
+      )) {
+        const sql = `INSERT INTO ${table} (${columns}) VALUES ${run.map(() => one).join(', ')}`;
+        // Alone, a row goes prepared (sent as it is); a run goes as text, one statement.
+        if (run.length === 1) await conn.execute(sql, run[0] as never);
+        else await conn.query(sql, run.flat());
+      }
+    };
+    let failure: unknown;
+    try {
+      await conn.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await conn.query('START TRANSACTION');
+      const [found] = (await conn.query(`SELECT head FROM ${t.sessions} WHERE id = ? FOR UPDATE`, [
+        id,
+      ])) as unknown as [unknown[]];
+      if (found.length > 0) {
+        if (!input.replace) {
+          await conn.query('ROLLBACK');
+          return 'exists';
+        }
+        for (const table of [t.checkpoints, t.bodies, t.transcripts, t.idempotency]) {
+          await conn.query(`DELETE FROM ${table} WHERE session_id = ?`, [id]);
+        }
+        await conn.query(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
+      }
+      await insert(
+        t.checkpoints,
+        'session_id, seq, parent, created_at, metadata',
+        cps.map((cp) => [id, cp.seq, cp.parent, cp.createdAt, cp.metadata]),
+      );
+      await insert(
+        t.bodies,
+        'session_id, seq, data',
+        cps.map((cp) => [id, cp.seq, cp.data]),
+      );
+      await insert(
+        t.transcripts,
+        'session_id, seq, items',
+        cps.filter((cp) => cp.transcript !== '[]').map((cp) => [id, cp.seq, cp.transcript]),
+      );
+      await conn.query(
+        `INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
+                                    metadata, created_at, updated_at, head_parent, head_created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          id,
+          head.seq,
+          cps.at(-1)!.seq,
+          cps.length,
+          input.forkedFrom?.sessionId ?? null,
+          input.forkedFrom?.seq ?? null,
+          head.metadata,
+          input.createdAt,
+          input.updatedAt,
+          head.parent,
+          head.createdAt,
+        ],
+      );
+      await conn.query('COMMIT');
+      return 'imported';
+    } catch (err) {
+      failure = err;
+      await conn.query('ROLLBACK').catch(() => {});
+      if (errorCode(err) !== DUPLICATE_ENTRY) throw err;
+    } finally {
+      if (failure === undefined || errorCode(failure) === DUPLICATE_ENTRY) conn.release();
+      else conn.destroy();
+    }
+    // Another writer created the session between the lock (which found no row) and the
+    // insert: it exists now, and a replace locks and removes it on the next try.
+    return input.replace ? this.importSession(input) : 'exists';
   }
 
   errorHint(err: unknown): string | undefined {

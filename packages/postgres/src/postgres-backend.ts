@@ -4,7 +4,12 @@
  * conflicts takes two. Each read is one statement. Nothing depends on session state between
  * statements, so any pool or PgBouncer in transaction mode works.
  */
-import type { AppendInput, AppendResult } from '@ckpt/core/adapter';
+import {
+  type AppendInput,
+  type AppendResult,
+  errorCode,
+  type ImportInput,
+} from '@ckpt/core/adapter';
 import {
   AGAIN,
   appendProcedureArgs,
@@ -67,6 +72,43 @@ function reads(namespace: string): SqlReads<Statement | string> {
     sessionsAfter: `
       SELECT ${sessionColumns} FROM ${ns}.sessions WHERE (updated_at, id) < ($1, $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    exportCheckpoints: prepared(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, coalesce(x.items, '[]') AS transcript
+        FROM ${ns}.checkpoints c
+        JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+        LEFT JOIN ${ns}.transcripts x ON x.session_id = c.session_id AND x.seq = c.seq
+       WHERE c.session_id = $1 AND c.seq > coalesce($2::bigint, 0)
+       ORDER BY c.seq LIMIT $3`),
+    stateScopes: prepared(`
+      SELECT DISTINCT scope FROM ${ns}.state WHERE scope > coalesce($1::text, '')
+       ORDER BY scope LIMIT $2`),
+  };
+}
+
+/**
+ * The statements of an import, which runs them in one transaction on one connection: lock (or
+ * find absent) the session's row, remove what the id held when replacing it, insert the
+ * checkpoints' rows from arrays (one statement a table, whatever their number), then the
+ * session's row.
+ */
+function importStatements(namespace: string) {
+  const ns = schemaIdentifier(namespace);
+  return {
+    lock: `SELECT FROM ${ns}.sessions WHERE id = $1 FOR UPDATE`,
+    remove: `SELECT ${ns}.delete_session($1)`,
+    checkpoints: `
+      INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
+      SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[])`,
+    bodies: `
+      INSERT INTO ${ns}.bodies (session_id, seq, data) SELECT $1, * FROM unnest($2::bigint[], $3::text[])`,
+    transcripts: `
+      INSERT INTO ${ns}.transcripts (session_id, seq, items)
+      SELECT $1, u.seq, u.items FROM unnest($2::bigint[], $3::text[]) AS u(seq, items)
+       WHERE u.items <> '[]'`,
+    session: `
+      INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id,
+                                  forked_from_seq, metadata, created_at, updated_at, head_created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
   };
 }
 
@@ -185,6 +227,8 @@ const refusedWhole = (err: unknown) => err instanceof pg.DatabaseError && err.se
 
 const ignore = () => {};
 
+const UNIQUE_VIOLATION = '23505';
+
 /** The PostgreSQL backend (see `postgres()`). */
 export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly name = 'postgres';
@@ -196,6 +240,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
   readonly #appendSet: Statement;
+  readonly #import: ReturnType<typeof importStatements>;
 
   constructor(options: PostgresOptions) {
     const connection = connect(options);
@@ -210,6 +255,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.#owned = connection.owned;
     this.#appendDirect = appendDirect(this.namespace);
     this.#appendSet = appendSet(this.namespace);
+    this.#import = importStatements(this.namespace);
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
@@ -291,6 +337,62 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
       if (direct) return direct;
     }
     return super.appendAlone(input);
+  }
+
+  async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
+    await this.#ready;
+    const sql = this.#import;
+    const id = input.sessionId;
+    const cps = input.checkpoints;
+    const head = cps.find((cp) => cp.seq === input.head)!;
+    const seqs = cps.map((cp) => cp.seq);
+    const client = await this.pool.connect();
+    client.on('error', ignore);
+    let failure: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      const { rowCount } = await client.query(sql.lock, [id]);
+      if (rowCount && !input.replace) {
+        await client.query('ROLLBACK');
+        return 'exists';
+      }
+      if (rowCount) await client.query(sql.remove, [id]);
+      const times = cps.map((cp) => cp.createdAt);
+      await client.query(sql.checkpoints, [
+        id,
+        seqs,
+        cps.map((cp) => cp.parent),
+        times,
+        cps.map((cp) => cp.metadata),
+      ]);
+      await client.query(sql.bodies, [id, seqs, cps.map((cp) => cp.data)]);
+      await client.query(sql.transcripts, [id, seqs, cps.map((cp) => cp.transcript)]);
+      await client.query(sql.session, [
+        id,
+        head.seq,
+        head.parent,
+        seqs.at(-1),
+        cps.length,
+        input.forkedFrom?.sessionId ?? null,
+        input.forkedFrom?.seq ?? null,
+        head.metadata,
+        input.createdAt,
+        input.updatedAt,
+        head.createdAt,
+      ]);
+      await client.query('COMMIT');
+      return 'imported';
+    } catch (err) {
+      failure = err as Error;
+      await client.query('ROLLBACK').catch(() => {});
+      if (errorCode(err) !== UNIQUE_VIOLATION) throw err;
+    } finally {
+      client.off('error', ignore);
+      client.release(failure);
+    }
+    // Another writer created the session between the lock (which found no row) and the
+    // insert: it exists now, and a replace locks and removes it on the next try.
+    return input.replace ? this.importSession(input) : 'exists';
   }
 
   errorHint(err: unknown): string | undefined {

@@ -3,7 +3,7 @@
  * them by their bytes, which for UTF-8 is code point order). State scopes and the KV store are
  * both this. Writes change both keys in one script; prefix listings are one ZRANGEBYLEX.
  */
-import type { IndexedHashKeys } from './keys.js';
+import type { CatalogEntry, IndexedHashKeys } from './keys.js';
 import { explained, type RedisClient } from './script.js';
 import { indexedCompareAndSet, indexedDelete, indexedSet } from './scripts.js';
 
@@ -12,30 +12,37 @@ import { indexedCompareAndSet, indexedDelete, indexedSet } from './scripts.js';
 const ABOVE_ALL_TEXT = Buffer.from([0xff]);
 
 export class IndexedHash {
-  readonly #keys: readonly [string, string];
+  readonly #keys: readonly string[];
+  /** The catalog member that lists this hash while it holds a key, as the scripts' last value. */
+  readonly #listed: readonly string[];
 
   constructor(
     readonly client: RedisClient,
-    keys: IndexedHashKeys,
+    keys: IndexedHashKeys & { catalog?: CatalogEntry },
   ) {
-    this.#keys = [keys.values, keys.index];
+    this.#keys = keys.catalog
+      ? [keys.values, keys.index, keys.catalog.key]
+      : [keys.values, keys.index];
+    this.#listed = keys.catalog ? [keys.catalog.member] : [];
   }
 
   async get(key: string): Promise<string | undefined> {
-    return (await explained(this.client, this.client.hget(this.#keys[0], key))) ?? undefined;
+    return (await explained(this.client, this.client.hget(this.#keys[0]!, key))) ?? undefined;
   }
 
   async set(key: string, value: string): Promise<void> {
-    await indexedSet.run(this.client, this.#keys, [key, value]);
+    await indexedSet.run(this.client, this.#keys, [key, value, ...this.#listed]);
   }
 
   async delete(key: string): Promise<boolean> {
-    return (await indexedDelete.count(this.client, this.#keys, [key])) === 1;
+    return (await indexedDelete.count(this.client, this.#keys, [key, ...this.#listed])) === 1;
   }
 
   async compareAndSet(key: string, expected: string | null, value: string): Promise<boolean> {
     const args = expected === null ? [key, '0', '', value] : [key, '1', expected, value];
-    return (await indexedCompareAndSet.count(this.client, this.#keys, args)) === 1;
+    return (
+      (await indexedCompareAndSet.count(this.client, this.#keys, [...args, ...this.#listed])) === 1
+    );
   }
 
   /** Keys starting with `prefix`, after `after` (null: from the first), ascending, at most `limit`. */
@@ -49,7 +56,7 @@ export class IndexedHash {
     const max = prefix === '' ? '+' : Buffer.concat([Buffer.from('('), from, ABOVE_ALL_TEXT]);
     return explained(
       this.client,
-      this.client.zrangebylex(this.#keys[1], min, max, 'LIMIT', 0, limit),
+      this.client.zrangebylex(this.#keys[1]!, min, max, 'LIMIT', 0, limit),
     );
   }
 }

@@ -108,11 +108,30 @@ export interface IndexedHashKeys {
   index: string;
 }
 
-/** The values of one state scope. */
-export function stateKeys(ns: string, scope: string): IndexedHashKeys {
-  const at = `${shardPrefix(ns, shardOf(scope))}:`;
+/**
+ * The values of one state scope, and the catalog of its shard's scopes: a sorted set of the
+ * hex of each scope that holds a key, all scores 0 (so ordered as the scopes' bytes).
+ */
+export function stateKeys(ns: string, scope: string): IndexedHashKeys & { catalog: CatalogEntry } {
+  const shard = shardOf(scope);
+  const at = `${shardPrefix(ns, shard)}:`;
   const hexScope = hex(scope);
-  return { values: `${at}v:${hexScope}`, index: `${at}x:${hexScope}` };
+  return {
+    values: `${at}v:${hexScope}`,
+    index: `${at}x:${hexScope}`,
+    catalog: { key: scopeCatalogKey(ns, shard), member: hexScope },
+  };
+}
+
+/** Where an indexed hash is listed while it holds a key: a sorted set, and its member there. */
+export interface CatalogEntry {
+  key: string;
+  member: string;
+}
+
+/** The catalog slice of `shard`'s state scopes (see stateKeys). */
+export function scopeCatalogKey(ns: string, shard: number): string {
+  return `${shardPrefix(ns, shard)}:scopes`;
 }
 
 /**

@@ -8,8 +8,10 @@ import type {
   AppendInput,
   AppendResult,
   CheckpointBackend,
+  ExportedStoredCheckpoint,
   ForkInput,
   ForkResult,
+  ImportInput,
   RollbackInput,
   RollbackResult,
   SessionPosition,
@@ -26,6 +28,7 @@ import {
   hex,
   type SessionKeys,
   SHARDS,
+  scopeCatalogKey,
   sessionKeys,
   stateKeys,
   unhex,
@@ -316,6 +319,69 @@ export class RedisBackend implements CheckpointBackend {
       page.map((member) => unhex(member.slice(member.indexOf(':') + 1))),
     );
     return described.filter((s): s is StoredSession => s !== null);
+  }
+
+  async exportCheckpoints(
+    sessionId: string,
+    query: { afterSeq: number | null; limit: number },
+  ): Promise<ExportedStoredCheckpoint[]> {
+    const k = this.#keys(sessionId);
+    const flat = await lua.exportCheckpoints.run<string[]>(
+      this.client,
+      [k.seqs, k.info, k.data, k.transcript],
+      [seqArg(query.afterSeq), query.limit],
+    );
+    const out: ExportedStoredCheckpoint[] = [];
+    for (let n = 0; n < flat.length; n += 4) {
+      out.push({ ...checkpoint(flat[n]!, flat[n + 1]!, flat[n + 2]!), transcript: flat[n + 3]! });
+    }
+    return out;
+  }
+
+  async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
+    const k = this.#keys(input.sessionId);
+    const checkpoints = input.checkpoints.flatMap((cp) => [
+      String(cp.seq),
+      `${seqArg(cp.parent)} ${padTime(cp.createdAt)} ${cp.metadata}`,
+      cp.data,
+      cp.transcript,
+    ]);
+    return lua.importSession.run<'imported' | 'exists'>(
+      this.client,
+      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
+      [
+        input.replace ? '1' : '0',
+        k.hexId,
+        String(input.head),
+        input.forkedFrom?.sessionId ?? '',
+        seqArg(input.forkedFrom?.seq),
+        padTime(input.createdAt),
+        padTime(input.updatedAt),
+        ...checkpoints,
+      ],
+    );
+  }
+
+  /** Scopes from every shard's catalog of scopes (see keys.ts), merged in byte order. */
+  async stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {
+    const min = query.after === null ? '-' : `(${hex(query.after)}`;
+    const slices = await Promise.all(
+      Array.from({ length: SHARDS }, (_, shard) =>
+        explained(
+          this.client,
+          this.client.zrangebylex(
+            scopeCatalogKey(this.namespace, shard),
+            min,
+            '+',
+            'LIMIT',
+            0,
+            query.limit,
+          ),
+        ),
+      ),
+    );
+    // Hex of UTF-8 is ASCII ordered as the bytes are, so JavaScript's string order is theirs.
+    return slices.flat().sort().slice(0, query.limit).map(unhex);
   }
 
   #state(scope: string): IndexedHash {

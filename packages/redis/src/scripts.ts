@@ -197,22 +197,26 @@ return 1
 `);
 
 // An indexed hash (state scopes, the KV store): values in a hash, their keys in a sorted set
-// (all scores 0, so it orders them by bytes) for prefix listings. KEYS: values index.
+// (all scores 0, so it orders them by bytes) for prefix listings. KEYS: values index, and for a
+// state scope its shard's catalog of scopes, which lists it (ARGV's last: its member) while
+// it holds a key.
 
-// ARGV: key value
+// ARGV: key value [member]
 export const indexedSet = new Script(`
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
+if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[3]) end
 return 1
 `);
 
-// ARGV: key. Returns 1 when it was there.
+// ARGV: key [member]. Returns 1 when it was there.
 export const indexedDelete = new Script(`
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
+if KEYS[3] and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
 return 1
 `);
 
-// ARGV: key expectFlag ('0': must be absent) expected value. Returns 1 when written.
+// ARGV: key expectFlag ('0': must be absent) expected value [member]. Returns 1 when written.
 export const indexedCompareAndSet = new Script(`
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[2] == '0' then
@@ -222,5 +226,48 @@ elseif current ~= ARGV[3] then
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 if not current then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
+if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[5]) end
 return 1
+`);
+
+// KEYS: seqs info data transcript. ARGV: afterSeq ('' for none) limit.
+// Returns seq, info, data, transcript ('[]' for none) of each, seq ascending.
+export const exportCheckpoints = new Script(`
+local above = ARGV[1] == '' and '-inf' or ('(' .. ARGV[1])
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], above, '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, seq in ipairs(found) do
+  out[#out + 1] = seq
+  out[#out + 1] = redis.call('HGET', KEYS[2], seq)
+  out[#out + 1] = redis.call('HGET', KEYS[3], seq)
+  out[#out + 1] = redis.call('HGET', KEYS[4], seq) or '[]'
+end
+return out
+`);
+
+// KEYS: session info data transcript seqs idempotency catalog.
+// ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
+// transcript per checkpoint, seq ascending. The whole session appears at once, or not at all.
+export const importSession = new Script(`
+local old = redis.call('HGET', KEYS[1], 'updated')
+if old then
+  if ARGV[1] ~= '1' then return 'exists' end
+  redis.call('ZREM', KEYS[7], old .. ':' .. ARGV[2])
+  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+end
+local count, last, hinfo, hdata = 0, nil, nil, nil
+for k = 8, #ARGV, 4 do
+  local seq = ARGV[k]
+  redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
+  redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
+  if ARGV[k + 3] ~= '[]' then redis.call('HSET', KEYS[4], seq, ARGV[k + 3]) end
+  redis.call('ZADD', KEYS[5], seq, seq)
+  if seq == ARGV[3] then hinfo, hdata = ARGV[k + 1], ARGV[k + 2] end
+  count, last = count + 1, seq
+end
+redis.call('HSET', KEYS[1], 'head', ARGV[3], 'last', last, 'count', count,
+  'created', ARGV[6], 'updated', ARGV[7], 'hseq', ARGV[3], 'hinfo', hinfo, 'hdata', hdata)
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5]) end
+redis.call('ZADD', KEYS[7], 0, ARGV[7] .. ':' .. ARGV[2])
+return 'imported'
 `);

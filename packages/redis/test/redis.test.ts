@@ -233,7 +233,9 @@ describe.skipIf(!available)('redis', () => {
     }
     const keys = await keysOf(admin(), backend.namespace);
     const tags = SHARD_TAGS.join('|');
-    const layout = new RegExp(`^${backend.namespace}:\\{(${tags})\\}:(sessions|[a-z]:[0-9a-f]+)$`);
+    const layout = new RegExp(
+      `^${backend.namespace}:\\{(${tags})\\}:(sessions|scopes|[a-z]:[0-9a-f]+)$`,
+    );
     for (const key of keys) expect(key).toMatch(layout);
     // One session's keys: six kinds, all under the shard tag of its id.
     const id = 'a:{b}*?[c]\\';

@@ -10,6 +10,7 @@ import type {
   AppendResult,
   ForkInput,
   ForkResult,
+  ImportInput,
   RollbackInput,
   RollbackResult,
 } from '@ckpt/core/adapter';
@@ -91,6 +92,14 @@ function reads(t: Tables): SqlReads<string> {
        CASE WHEN $4 THEN coalesce((SELECT items FROM ${t.transcripts} WHERE id = chain.transcript), '[]')
        END AS transcript`,
     ),
+    exportCheckpoints: `
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data,
+             coalesce((SELECT items FROM ${t.transcripts} WHERE id = c.transcript), '[]') AS transcript
+        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
+       WHERE c.session_id = $1 AND c.seq > coalesce($2, 0)
+       ORDER BY c.seq LIMIT $3`,
+    stateScopes: `
+      SELECT DISTINCT scope FROM ${t.state} WHERE scope > coalesce($1, '') ORDER BY scope LIMIT $2`,
     sessionsFirst: `SELECT * FROM ${t.sessions} ORDER BY updated_at DESC, id DESC LIMIT $1`,
     sessionsAfter: `
       SELECT * FROM ${t.sessions} WHERE (updated_at, id) < ($1, $2)
@@ -164,6 +173,11 @@ function mutations(db: Database.Database, t: Tables) {
     deleteCheckpoints: db.prepare(`DELETE FROM ${t.checkpoints} WHERE session_id = ?`),
     deleteIdempotency: db.prepare(`DELETE FROM ${t.idempotency} WHERE session_id = ?`),
     deleteSession: db.prepare(`DELETE FROM ${t.sessions} WHERE id = ?`),
+    insertImported: db.prepare(`
+      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
+                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at)
+      VALUES (:id, :head, :last, :count, :forkedId, :forkedSeq, :parent, :headCreatedAt, :body,
+              :metadata, :createdAt, :updatedAt)`),
   };
 }
 
@@ -180,6 +194,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
   readonly #fork: Database.Transaction<(input: ForkInput) => ForkResult>;
   readonly #prune: Database.Transaction<(sessionId: string, keepLast: number) => number>;
   readonly #delete: Database.Transaction<(sessionId: string) => boolean>;
+  readonly #import: Database.Transaction<(input: ImportInput) => 'imported' | 'exists'>;
   /** Where mutations wait for the next group; null when each commits alone. */
   readonly #group: GroupCommit | null;
 
@@ -315,6 +330,46 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
       sql.deleteIdempotency.run(sessionId);
       return sql.deleteSession.run(sessionId).changes > 0;
     });
+
+    this.#import = this.db.transaction((input: ImportInput): 'imported' | 'exists' => {
+      const id = input.sessionId;
+      if (sql.headOf.get(id)) {
+        if (!input.replace) return 'exists';
+        this.#delete(id);
+      }
+      let headBody = 0;
+      for (const cp of input.checkpoints) {
+        const body = sql.insertBody.run(cp.data).lastInsertRowid;
+        const transcript =
+          cp.transcript === '[]' ? null : sql.insertTranscript.run(cp.transcript).lastInsertRowid;
+        sql.insertCheckpoint.run(
+          id,
+          cp.seq,
+          cp.parent,
+          cp.createdAt,
+          cp.metadata,
+          body,
+          transcript,
+        );
+        if (cp.seq === input.head) headBody = Number(body);
+      }
+      const head = input.checkpoints.find((cp) => cp.seq === input.head)!;
+      sql.insertImported.run({
+        id,
+        head: head.seq,
+        last: input.checkpoints.at(-1)!.seq,
+        count: input.checkpoints.length,
+        forkedId: input.forkedFrom?.sessionId ?? null,
+        forkedSeq: input.forkedFrom?.seq ?? null,
+        parent: head.parent,
+        headCreatedAt: head.createdAt,
+        body: headBody,
+        metadata: head.metadata,
+        createdAt: input.createdAt,
+        updatedAt: input.updatedAt,
+      });
+      return 'imported';
+    });
   }
 
   protected execute<Row>(statement: SqliteStatement, values: unknown[]): Promise<SqlResult<Row>> {
@@ -347,6 +402,13 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
 
   async delete(sessionId: string): Promise<boolean> {
     return this.#write(this.#delete, [sessionId]);
+  }
+
+  async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
+    let bytes = 0;
+    for (const cp of input.checkpoints)
+      bytes += cp.data.length + cp.metadata.length + cp.transcript.length;
+    return this.#write(this.#import, [input], bytes);
   }
 
   /** Run a write transaction: with the next group, or alone when group commit is off. */

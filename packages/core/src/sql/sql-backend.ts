@@ -9,8 +9,10 @@ import type {
   AppendInput,
   AppendResult,
   CheckpointBackend,
+  ExportedStoredCheckpoint,
   ForkInput,
   ForkResult,
+  ImportInput,
   RollbackInput,
   RollbackResult,
   SessionPosition,
@@ -57,6 +59,13 @@ export interface SqlReads<S> {
   sessionsFirst: S;
   /** updatedAt, sessionId (the last session of the page before), limit; as sessionsFirst */
   sessionsAfter: S;
+  /**
+   * sessionId, afterSeq (null: from the first), limit; whole checkpoints, seq ascending: seq,
+   * parent, created_at, metadata, data, transcript (`[]` when none)
+   */
+  exportCheckpoints: S;
+  /** after (null: from the first), limit; `scope` of each scope with a state key, ascending */
+  stateScopes: S;
 }
 
 /** The statements a `SqlBackend` runs: its reads, and those of its state table (keyed by scope and key). */
@@ -182,6 +191,27 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
             limit,
           ]);
     return rows.map(sessionFromRow);
+  }
+
+  async exportCheckpoints(
+    sessionId: string,
+    query: { afterSeq: number | null; limit: number },
+  ): Promise<ExportedStoredCheckpoint[]> {
+    const { rows } = await this.send<CheckpointRow & { transcript: string }>(
+      this.#reads.exportCheckpoints,
+      [sessionId, query.afterSeq, query.limit],
+    );
+    return rows.map((row) => ({ ...checkpointFromRow(row), transcript: row.transcript }));
+  }
+
+  abstract importSession(input: ImportInput): Promise<'imported' | 'exists'>;
+
+  async stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {
+    const { rows } = await this.send<{ scope: string }>(this.#reads.stateScopes, [
+      query.after,
+      query.limit,
+    ]);
+    return rows.map((row) => row.scope);
   }
 
   stateGet(scope: string, key: string): Promise<string | undefined> {

@@ -1,0 +1,332 @@
+/**
+ * The export format: JSON Lines, written and read as streams, so that memory holds one line
+ * (and, on import, one session) at a time, whatever the size of the store.
+ *
+ *   {"type":"header","format":"ckpt-export","version":1,"exportedAt":"2026-12-05T10:00:00.000Z"}
+ *   {"type":"session","sessionId":"chat-1","head":5,"forkedFrom":null,"createdAt":"…","updatedAt":"…","checkpoints":2}
+ *   {"type":"checkpoint","seq":4,"parent":3,"createdAt":"…","metadata":{},"transcript":[],"data":{…}}
+ *   {"type":"checkpoint","seq":5,"parent":4,"createdAt":"…","metadata":{},"transcript":["hi"],"data":{…}}
+ *   {"type":"state","scope":"prefs","key":"theme","value":"dark"}
+ *   {"type":"end","sessions":1,"checkpoints":2,"state":1}
+ *
+ * A session line says how many checkpoint lines follow it, seq ascending. Times are ISO 8601
+ * in UTC with milliseconds. The end line lets a reader tell a whole export from a cut one.
+ */
+import { CkptError, isCkptError } from './errors.js';
+import type { CheckpointStore } from './store.js';
+import { allSessionIds, allStateEntries } from './store-walk.js';
+import type { ExportedCheckpoint, ImportOptions, JsonValue } from './types.js';
+
+/** The name on an export's header line. */
+export const EXPORT_FORMAT = 'ckpt-export';
+/** The version of the format this package writes, and the newest it reads. */
+export const EXPORT_VERSION = 1;
+
+/** What an export or import went through. */
+export interface TransferCounts {
+  /** Sessions written (on import: imported; skipped ones are counted apart). */
+  sessions: number;
+  checkpoints: number;
+  /** State keys. */
+  state: number;
+  /** Sessions an import left as they were (`ifExists: 'skip'`). */
+  skipped: number;
+}
+
+/** Options of `exportStore`. */
+export interface ExportOptions {
+  /** Only these sessions (default: every session, most recently updated first). */
+  sessionIds?: Iterable<string> | AsyncIterable<string>;
+  /** Include the state scopes (default true; false when `sessionIds` is given). */
+  state?: boolean;
+  /** Called after each session and each state scope, with the counts so far. */
+  onProgress?(counts: TransferCounts): void;
+}
+
+const time = (date: Date) => date.toISOString();
+
+/** The lines of an export of `store` (each ends with a newline), read from it as they are taken. */
+export async function* exportStore(
+  store: CheckpointStore,
+  options: ExportOptions = {},
+): AsyncGenerator<string> {
+  const counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
+  yield line({
+    type: 'header',
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exportedAt: time(new Date()),
+  });
+  for await (const sessionId of options.sessionIds ?? allSessionIds(store)) {
+    const session = await store.exportSession(sessionId);
+    if (session === null) {
+      throw new CkptError(
+        'NOT_FOUND',
+        `session ${JSON.stringify(sessionId)} does not exist; nothing more was exported.`,
+        {
+          details: { argument: 'sessionIds' },
+        },
+      );
+    }
+    yield line({
+      type: 'session',
+      sessionId,
+      head: session.head,
+      forkedFrom: session.forkedFrom,
+      createdAt: time(session.createdAt),
+      updatedAt: time(session.updatedAt),
+      checkpoints: session.count,
+    });
+    for await (const cp of session.checkpoints) {
+      yield line({
+        type: 'checkpoint',
+        seq: cp.seq,
+        parent: cp.parent,
+        createdAt: time(cp.createdAt),
+        metadata: cp.metadata,
+        transcript: cp.transcript,
+        data: cp.data,
+      });
+      counts.checkpoints++;
+    }
+    counts.sessions++;
+    options.onProgress?.({ ...counts });
+  }
+  if (options.state ?? options.sessionIds === undefined) {
+    for await (const { scope, key, value } of allStateEntries(store)) {
+      yield line({ type: 'state', scope, key, value });
+      counts.state++;
+      options.onProgress?.({ ...counts });
+    }
+  }
+  yield line({
+    type: 'end',
+    sessions: counts.sessions,
+    checkpoints: counts.checkpoints,
+    state: counts.state,
+  });
+}
+
+function line(value: Record<string, unknown>): string {
+  return `${JSON.stringify(value)}\n`;
+}
+
+/** Options of `importStore`. */
+export interface ImportStoreOptions extends ImportOptions {
+  /** Called after each session and each state key, with the counts so far. */
+  onProgress?(counts: TransferCounts): void;
+}
+
+/**
+ * Read an export (its lines, as `readline` gives them) into `store`. Each session is imported
+ * whole once its last checkpoint line is read, all or nothing; state keys as they come. A
+ * malformed line (or an export cut short) is refused with INVALID_ARGUMENT naming its line,
+ * and nothing of the session it belongs to is written; sessions before it stay imported, so
+ * running the import again with `ifExists: 'skip'` takes up where it stopped.
+ */
+export async function importStore(
+  store: CheckpointStore,
+  lines: AsyncIterable<string> | Iterable<string>,
+  options: ImportStoreOptions = {},
+): Promise<TransferCounts> {
+  const counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
+  const { onProgress, ...importOptions } = options;
+  let n = 0;
+  let header = false;
+  let ended = false;
+  /** The session being read: its line, what that line said, its checkpoints so far. */
+  let open: OpenSession | null = null;
+
+  const importOpen = async (session: OpenSession) => {
+    const { value, checkpoints } = session;
+    let outcome: 'imported' | 'skipped';
+    try {
+      outcome = await store.importSession({ ...value, checkpoints }, importOptions);
+    } catch (err) {
+      throw atLine(err, session.line);
+    }
+    if (outcome === 'skipped') counts.skipped++;
+    else counts.sessions++;
+    counts.checkpoints += checkpoints.length;
+    onProgress?.({ ...counts });
+  };
+
+  for await (const text of lines) {
+    n++;
+    if (ended) {
+      if (text.trim() === '') continue;
+      throw malformed(n, 'comes after the end line; an export ends there.');
+    }
+    const value = parse(text, n);
+    if (!header) {
+      checkHeader(value, n);
+      header = true;
+      continue;
+    }
+    if (open !== null && value.type !== 'checkpoint') {
+      throw malformed(
+        n,
+        `is a ${describeType(value.type)} line, but session ${JSON.stringify(open.value.sessionId)} (line ${open.line}) announced ${open.value.checkpoints} checkpoints and ${open.checkpoints.length} came.`,
+      );
+    }
+    switch (value.type) {
+      case 'session':
+        open = { line: n, value: sessionLine(value, n), checkpoints: [] };
+        break;
+      case 'checkpoint':
+        if (open === null) throw malformed(n, 'is a checkpoint line outside any session.');
+        open.checkpoints.push(checkpointLine(value, n));
+        if (open.checkpoints.length === open.value.checkpoints) {
+          await importOpen(open);
+          open = null;
+        }
+        break;
+      case 'state':
+        await importState(store, value, n);
+        counts.state++;
+        onProgress?.({ ...counts });
+        break;
+      case 'end':
+        ended = true;
+        break;
+      default:
+        throw malformed(n, `has an unknown type ${JSON.stringify(value.type)}.`);
+    }
+  }
+  if (!header) throw malformed(1, 'is missing: the export is empty.');
+  if (open !== null) {
+    throw malformed(
+      n + 1,
+      `is missing: the export ends inside session ${JSON.stringify(open.value.sessionId)} (line ${open.line}); it was cut short, and that session was not imported.`,
+    );
+  }
+  if (!ended) {
+    throw malformed(
+      n + 1,
+      'is missing: the export has no end line, so it was cut short; what came before it was imported.',
+    );
+  }
+  return counts;
+}
+
+interface OpenSession {
+  line: number;
+  value: SessionLine;
+  checkpoints: ExportedCheckpoint[];
+}
+
+interface SessionLine {
+  sessionId: string;
+  head: number;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** How many checkpoint lines follow. */
+  checkpoints: number;
+}
+
+type Line = Record<string, unknown> & { type?: unknown };
+
+function malformed(line: number, what: string): CkptError {
+  return new CkptError('INVALID_ARGUMENT', `export line ${line} ${what}`, {
+    details: { argument: 'export', line },
+  });
+}
+
+/** An error of the session that starts at `line`, with the line of the checkpoint it names. */
+function atLine(err: unknown, line: number): unknown {
+  if (!isCkptError(err) || err.code === 'BACKEND' || err.code === 'CLOSED') return err;
+  const argument = String(err.details?.argument ?? '');
+  const index = /^session\.checkpoints\[(\d+)\]/.exec(argument);
+  const at = index ? line + 1 + Number(index[1]) : line;
+  return new CkptError(err.code, `export line ${at}: ${err.message}`, {
+    details: { ...err.details, line: at },
+  });
+}
+
+function parse(text: string, n: number): Line {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw malformed(n, `is not JSON (${(err as Error).message}).`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw malformed(n, 'is not a JSON object.');
+  }
+  return value as Line;
+}
+
+function checkHeader(value: Line, n: number): void {
+  if (value.type !== 'header' || value.format !== EXPORT_FORMAT) {
+    throw malformed(
+      n,
+      `is not a ckpt export header; an export starts with {"type":"header","format":"${EXPORT_FORMAT}",…}.`,
+    );
+  }
+  const version = value.version;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+    throw malformed(n, `has no usable format version (${JSON.stringify(version)}).`);
+  }
+  if (version > EXPORT_VERSION) {
+    throw malformed(
+      n,
+      `is format version ${version}, newer than the ${EXPORT_VERSION} this @ckpt/core reads; upgrade @ckpt/core (or the ckpt CLI) to import it.`,
+    );
+  }
+}
+
+function describeType(type: unknown): string {
+  return typeof type === 'string' ? type : 'untyped';
+}
+
+/** An ISO time as a Date; anything else is refused. */
+function date(value: unknown, field: string, n: number): Date {
+  const parsed = typeof value === 'string' ? new Date(value) : null;
+  if (parsed === null || Number.isNaN(parsed.getTime())) {
+    throw malformed(n, `has no valid ${field} (an ISO 8601 time, got ${JSON.stringify(value)}).`);
+  }
+  return parsed;
+}
+
+function sessionLine(value: Line, n: number): SessionLine {
+  const count = value.checkpoints;
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1) {
+    throw malformed(n, `has no usable checkpoint count (${JSON.stringify(count)}).`);
+  }
+  if (typeof value.sessionId !== 'string') throw malformed(n, 'has no sessionId.');
+  return {
+    sessionId: value.sessionId,
+    head: value.head as number,
+    forkedFrom: (value.forkedFrom ?? null) as SessionLine['forkedFrom'],
+    createdAt: date(value.createdAt, 'createdAt', n),
+    updatedAt: date(value.updatedAt, 'updatedAt', n),
+    checkpoints: count,
+  };
+}
+
+function checkpointLine(value: Line, n: number): ExportedCheckpoint {
+  // The values themselves are checked by importSession, which names the line of the one it refuses.
+  return {
+    seq: value.seq as number,
+    parent: (value.parent ?? null) as number | null,
+    createdAt: date(value.createdAt, 'createdAt', n),
+    metadata: value.metadata as ExportedCheckpoint['metadata'],
+    transcript: value.transcript as JsonValue[],
+    data: value.data as JsonValue,
+  };
+}
+
+async function importState(store: CheckpointStore, value: Line, n: number): Promise<void> {
+  if (!('value' in value)) throw malformed(n, 'is a state line without a value.');
+  try {
+    await store.state(value.scope as string).set(value.key as string, value.value as JsonValue);
+  } catch (err) {
+    if (isCkptError(err, 'INVALID_ARGUMENT') || isCkptError(err, 'PAYLOAD_TOO_LARGE')) {
+      throw new CkptError(err.code, `export line ${n}: ${err.message}`, {
+        details: { ...err.details, line: n },
+      });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * A session exactly as stored, out of one store and into another: `exportSession` reads it a
+ * page of checkpoints at a time, `importSession` checks a whole one and stores it in one
+ * atomic backend call. Every read of the copy (each seq, history, list, transcript, info, the
+ * order of sessions) answers as the original did.
+ */
+import type { CheckpointBackend, ExportedStoredCheckpoint, StoredSession } from './backend.js';
+import {
+  checkCheckpointSize,
+  decodeJson,
+  decodeMetadata,
+  encodeJson,
+  encodeMetadata,
+  encodeTranscript,
+} from './encode.js';
+import { CkptError, invalidArgument } from './errors.js';
+import type {
+  ExportedCheckpoint,
+  ImportOptions,
+  JsonValue,
+  SessionExport,
+  SessionImport,
+} from './types.js';
+import { checkName, checkOptions, checkPositiveInteger, describe } from './validate.js';
+
+/** Checkpoints read by one page of an export: at most this many whole payloads in memory. */
+export const EXPORT_PAGE = 64;
+
+type Runner = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/** `sessionId` exactly as stored, its checkpoints read as they are iterated; null when absent. */
+export async function exportSession(
+  backend: CheckpointBackend,
+  run: Runner,
+  sessionId: string,
+): Promise<SessionExport | null> {
+  const found = await run(() => backend.session(sessionId));
+  if (found === null) return null;
+  return {
+    sessionId,
+    head: found.head,
+    forkedFrom: found.forkedFrom,
+    createdAt: new Date(found.createdAt),
+    updatedAt: new Date(found.updatedAt),
+    count: found.checkpoints,
+    checkpoints: pages(backend, run, found),
+  };
+}
+
+/**
+ * The session's checkpoints, a page at a time. The pages are separate reads, so once they are
+ * all read the session is read again: had it changed in between (a checkpoint, a rollback, a
+ * prune, a delete), the pages may not fit together, and the export fails with CONFLICT.
+ */
+async function* pages(
+  backend: CheckpointBackend,
+  run: Runner,
+  found: StoredSession,
+): AsyncGenerator<ExportedCheckpoint> {
+  const { sessionId } = found;
+  let afterSeq: number | null = null;
+  let read = 0;
+  for (;;) {
+    const page = await run(() =>
+      backend.exportCheckpoints(sessionId, { afterSeq, limit: EXPORT_PAGE }),
+    );
+    for (const stored of page) yield decoded(stored);
+    read += page.length;
+    if (page.length < EXPORT_PAGE) break;
+    afterSeq = page.at(-1)!.seq;
+  }
+  const after = await run(() => backend.session(sessionId));
+  if (
+    after === null ||
+    after.head !== found.head ||
+    after.updatedAt !== found.updatedAt ||
+    after.checkpoints !== found.checkpoints ||
+    read !== found.checkpoints
+  ) {
+    throw new CkptError(
+      'CONFLICT',
+      `session ${JSON.stringify(sessionId)} changed while it was being exported; export it again.`,
+      { details: { argument: 'sessionId' } },
+    );
+  }
+}
+
+function decoded(stored: ExportedStoredCheckpoint): ExportedCheckpoint {
+  return {
+    seq: stored.seq,
+    parent: stored.parent,
+    data: decodeJson(stored.data),
+    metadata: decodeMetadata(stored.metadata),
+    transcript: decodeJson(stored.transcript) as JsonValue[],
+    createdAt: new Date(stored.createdAt),
+  };
+}
+
+/**
+ * Check `session` whole (every checkpoint read into memory), then store it in one backend call.
+ * Nothing is written when anything in it is refused.
+ */
+export async function importSession(
+  backend: CheckpointBackend,
+  run: Runner,
+  session: SessionImport,
+  options: ImportOptions | undefined,
+  maxPayloadBytes: number,
+): Promise<'imported' | 'skipped'> {
+  const ifExists = checkOptions(options, 'options', ['ifExists']).ifExists ?? 'fail';
+  if (ifExists !== 'fail' && ifExists !== 'skip' && ifExists !== 'replace') {
+    throw invalidArgument(
+      'ifExists',
+      `ifExists must be 'fail', 'skip' or 'replace', got ${describe(ifExists)}.`,
+    );
+  }
+  if (typeof session !== 'object' || session === null) {
+    throw invalidArgument('session', `importSession() needs a session, got ${describe(session)}.`);
+  }
+  const sessionId = checkName(session.sessionId, 'session.sessionId');
+  const head = checkPositiveInteger(session.head, 'session.head');
+  const forkedFrom = checkForkedFrom(session.forkedFrom);
+  const createdAt = checkTime(session.createdAt, 'session.createdAt');
+  const updatedAt = checkTime(session.updatedAt, 'session.updatedAt');
+  const checkpoints = await checkCheckpoints(session.checkpoints, maxPayloadBytes);
+  if (!checkpoints.some((cp) => cp.seq === head)) {
+    throw invalidArgument(
+      'session.head',
+      `session.head is ${head}, but no checkpoint has that seq; the head must be one of them.`,
+    );
+  }
+  const outcome = await run(() =>
+    backend.importSession({
+      sessionId,
+      head,
+      forkedFrom,
+      createdAt,
+      updatedAt,
+      checkpoints,
+      replace: ifExists === 'replace',
+    }),
+  );
+  if (outcome === 'imported') return 'imported';
+  if (ifExists === 'skip') return 'skipped';
+  throw new CkptError(
+    'CONFLICT',
+    `session ${JSON.stringify(sessionId)} already exists; nothing was imported. Pass ifExists: 'replace' to overwrite it, or 'skip' to leave it.`,
+    { details: { argument: 'session.sessionId' } },
+  );
+}
+
+function checkForkedFrom(value: unknown): { sessionId: string; seq: number } | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'object') {
+    throw invalidArgument(
+      'session.forkedFrom',
+      `session.forkedFrom must be null or { sessionId, seq }, got ${describe(value)}.`,
+    );
+  }
+  const { sessionId, seq } = value as { sessionId: unknown; seq: unknown };
+  return {
+    sessionId: checkName(sessionId, 'session.forkedFrom.sessionId'),
+    seq: checkPositiveInteger(seq, 'session.forkedFrom.seq'),
+  };
+}
+
+/** A Date (or milliseconds since the epoch) as milliseconds. */
+function checkTime(value: unknown, argument: string): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) {
+    throw invalidArgument(
+      argument,
+      `${argument} must be a valid Date (or milliseconds since 1970), got ${describe(value)}.`,
+    );
+  }
+  return ms;
+}
+
+async function checkCheckpoints(
+  given: unknown,
+  maxPayloadBytes: number,
+): Promise<ExportedStoredCheckpoint[]> {
+  if (
+    typeof given !== 'object' ||
+    given === null ||
+    !(Symbol.iterator in given || Symbol.asyncIterator in given)
+  ) {
+    throw invalidArgument(
+      'session.checkpoints',
+      `session.checkpoints must be an array or an (async) iterable of checkpoints, got ${describe(given)}.`,
+    );
+  }
+  const out: ExportedStoredCheckpoint[] = [];
+  let i = 0;
+  for await (const cp of given as AsyncIterable<unknown>) {
+    out.push(checkCheckpoint(cp, `session.checkpoints[${i++}]`, maxPayloadBytes));
+  }
+  if (out.length === 0) {
+    throw invalidArgument(
+      'session.checkpoints',
+      'session.checkpoints is empty; a session has at least one.',
+    );
+  }
+  out.sort((a, b) => a.seq - b.seq);
+  for (let n = 1; n < out.length; n++) {
+    if (out[n]!.seq === out[n - 1]!.seq) {
+      throw invalidArgument(
+        'session.checkpoints',
+        `session.checkpoints holds seq ${out[n]!.seq} twice; each seq is stored once.`,
+      );
+    }
+  }
+  return out;
+}
+
+function checkCheckpoint(
+  value: unknown,
+  path: string,
+  maxPayloadBytes: number,
+): ExportedStoredCheckpoint {
+  if (typeof value !== 'object' || value === null) {
+    throw invalidArgument(path, `${path} must be a checkpoint object, got ${describe(value)}.`);
+  }
+  const cp = value as Record<string, unknown>;
+  const seq = checkPositiveInteger(cp.seq, `${path}.seq`);
+  const parent = cp.parent === null ? null : checkPositiveInteger(cp.parent, `${path}.parent`);
+  // A parent is the head a checkpoint was written on, which was written before it.
+  if (parent !== null && parent >= seq) {
+    throw invalidArgument(
+      `${path}.parent`,
+      `${path}.parent is ${parent}, not below its seq ${seq}; a parent is always an earlier checkpoint.`,
+    );
+  }
+  const data = encodeJson(cp.data, `${path}.data`).text;
+  const metadata = encodeMetadata(cp.metadata, `${path}.metadata`).text;
+  const transcript = encodeTranscript(cp.transcript, `${path}.transcript`).text;
+  checkCheckpointSize(path, data, metadata, transcript, maxPayloadBytes);
+  return {
+    seq,
+    parent,
+    data,
+    metadata,
+    transcript,
+    createdAt: checkTime(cp.createdAt, `${path}.createdAt`),
+  };
+}

@@ -1,0 +1,182 @@
+/** The export format: a whole store out as JSON Lines and back, and malformed exports refused by line. */
+import { sessionReads, stateReads } from '@ckpt/contract-tests';
+import { memory } from '@ckpt/memory';
+import { describe, expect, it } from 'vitest';
+import {
+  CheckpointStore,
+  copyStore,
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  exportStore,
+  importStore,
+  isCkptError,
+} from '../src/index.js';
+
+/** A store with branches, a fork, a pruned session, odd ids and state. */
+async function filled(): Promise<CheckpointStore> {
+  const store = new CheckpointStore(memory());
+  for (let i = 1; i <= 5; i++) {
+    await store.checkpoint('main', { i }, { metadata: { i }, transcript: [`said ${i}`] });
+  }
+  await store.rollback('main', 2);
+  await store.checkpoint('main', { branch: true });
+  await store.fork('main', { atSeq: 4, newId: 'forked' });
+  await store.prune('main', { keepLast: 2 });
+  await store.checkpoint('a:b {c} ü 🦜\n', JSON.parse('{"__proto__":1,"z":[]}'));
+  await store.state('prefs').set('theme', { dark: true });
+  await store.state('é').set('k', [1, 2]);
+  return store;
+}
+
+const ids = ['main', 'forked', 'a:b {c} ü 🦜\n'];
+
+async function linesOf(store: CheckpointStore): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of exportStore(store)) out.push(line);
+  return out;
+}
+
+async function everything(store: CheckpointStore) {
+  const sessions = [];
+  for (const id of ids) sessions.push(await sessionReads(store, id));
+  return { sessions, state: await stateReads(store), listed: (await store.sessions()).items };
+}
+
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (err: unknown) => (isCkptError(err) ? `${err.code}: ${err.message}` : String(err)),
+  );
+
+describe('export format', () => {
+  it('writes a header, each session followed by its checkpoints, the state and an end line', async () => {
+    const lines = await linesOf(await filled());
+    expect(lines.every((l) => l.endsWith('\n') && !l.slice(0, -1).includes('\n'))).toBe(true);
+    const parsed = lines.map((l) => JSON.parse(l));
+    expect(parsed[0]).toMatchObject({
+      type: 'header',
+      format: EXPORT_FORMAT,
+      version: EXPORT_VERSION,
+    });
+    // Each session line is followed by as many checkpoint lines as it says, seq ascending.
+    const types = parsed.map((p) => p.type);
+    expect(types.filter((t) => t === 'session')).toHaveLength(3);
+    for (const [i, p] of parsed.entries()) {
+      if (p.type !== 'session') continue;
+      const cps = parsed.slice(i + 1, i + 1 + p.checkpoints);
+      expect(cps.every((c) => c.type === 'checkpoint')).toBe(true);
+      expect(cps.map((c) => c.seq)).toEqual([...cps.map((c) => c.seq)].sort((a, b) => a - b));
+    }
+    expect(types.slice(-3)).toEqual(['state', 'state', 'end']);
+    expect(parsed.at(-1)).toEqual({ type: 'end', sessions: 3, checkpoints: 7, state: 2 });
+    expect(parsed[2].createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('reads an export back into another store so that every read answers the same', async () => {
+    const source = await filled();
+    const target = new CheckpointStore(memory());
+    const counts = await importStore(target, await linesOf(source));
+    expect(counts).toEqual({ sessions: 3, checkpoints: 7, state: 2, skipped: 0 });
+    expect(await everything(target)).toEqual(await everything(source));
+  });
+
+  it('copies a whole store into another, several sessions at a time', async () => {
+    const source = await filled();
+    const target = new CheckpointStore(memory());
+    const seen: number[] = [];
+    const counts = await copyStore(source, target, {
+      concurrency: 2,
+      onProgress: (c) => seen.push(c.sessions),
+    });
+    expect(counts).toEqual({ sessions: 3, checkpoints: 7, state: 2, skipped: 0 });
+    expect(seen).toContain(3);
+    expect(await everything(target)).toEqual(await everything(source));
+    // Again, with skip: nothing changes.
+    const again = await copyStore(source, target, { ifExists: 'skip' });
+    expect(again).toMatchObject({ sessions: 0, skipped: 3 });
+  });
+
+  describe('refuses a malformed export naming the line, and writes nothing of that session', () => {
+    // `f` is the index of the line of session "forked", whose 4 checkpoints follow it; line
+    // numbers in messages count from 1.
+    const spoilt: [string, (lines: string[], f: number) => string[], (f: number) => RegExp][] = [
+      [
+        'a bad header',
+        (l) => ['{"type":"header","format":"other","version":1}', ...l.slice(1)],
+        () => /line 1 is not a ckpt export header/,
+      ],
+      [
+        'an unknown format version',
+        (l) => [l[0]!.replace(`"version":${EXPORT_VERSION}`, '"version":99'), ...l.slice(1)],
+        () => /line 1 is format version 99, newer than the 1.*upgrade/,
+      ],
+      [
+        'a line that is not JSON',
+        (l, f) => l.map((x, i) => (i === f + 2 ? '{"type":"checkpoint",' : x)),
+        (f) => new RegExp(`line ${f + 3} is not JSON`),
+      ],
+      [
+        'a bad value in a checkpoint',
+        (l, f) =>
+          l.map((x, i) => (i === f + 2 ? x.replace('"data":', '"data":{"n":1e999},"x":') : x)),
+        (f) => new RegExp(`line ${f + 3}: .*checkpoints\\[1\\]\\.data`),
+      ],
+      [
+        'a checkpoint too few',
+        (l, f) => l.filter((_, i) => i !== f + 2),
+        (f) =>
+          new RegExp(
+            `line ${f + 5} is a \\w+ line, but session "forked" \\(line ${f + 1}\\) announced 4 checkpoints and 3 came`,
+          ),
+      ],
+      [
+        'a cut-off end',
+        (l, f) => l.slice(0, f + 3),
+        (f) =>
+          new RegExp(
+            `line ${f + 4} is missing: the export ends inside session "forked" \\(line ${f + 1}\\)`,
+          ),
+      ],
+      [
+        'an unknown line type',
+        (l) => [l[0]!, '{"type":"mystery"}', ...l.slice(1)],
+        () => /line 2 has an unknown type "mystery"/,
+      ],
+    ];
+    for (const [what, spoil, message] of spoilt) {
+      it(`with ${what}`, async () => {
+        const target = new CheckpointStore(memory());
+        const lines = await linesOf(await filled());
+        const f = lines.findIndex((l) => l.includes('"sessionId":"forked"'));
+        const outcome = await code(importStore(target, spoil(lines, f)));
+        expect(outcome).toMatch(/^INVALID_ARGUMENT: export /);
+        expect(outcome).toMatch(message(f));
+        // Whatever went wrong in "forked", none of it was written.
+        expect(await target.info('forked')).toBeNull();
+      });
+    }
+
+    it('refuses an export without its end line, keeping what came before', async () => {
+      const lines = await linesOf(await filled());
+      const target = new CheckpointStore(memory());
+      const outcome = await code(importStore(target, lines.slice(0, -1)));
+      expect(outcome).toMatch(
+        new RegExp(`line ${lines.length} is missing: the export has no end line`),
+      );
+      expect((await target.sessions()).items).toHaveLength(3);
+    });
+
+    it('keeps the sessions before the broken line, so an import with skip takes up where it stopped', async () => {
+      const source = await filled();
+      const lines = await linesOf(source);
+      const f = lines.findIndex((l) => l.includes('"sessionId":"forked"'));
+      const target = new CheckpointStore(memory());
+      await code(importStore(target, lines.slice(0, f + 3)));
+      expect(await target.info('forked')).toBeNull();
+      const before = (await target.sessions()).items.length;
+      const counts = await importStore(target, lines, { ifExists: 'skip' });
+      expect(counts).toMatchObject({ sessions: 3 - before, skipped: before });
+      expect(await everything(target)).toEqual(await everything(source));
+    });
+  });
+});
