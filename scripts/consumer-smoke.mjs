@@ -2,7 +2,8 @@
 // `pnpm test:consumer`: what a user gets from npm. Packs every published package, installs
 // the tarballs with npm into fresh projects outside the workspace, then
 //   1. imports each package from ESM and requires it from CJS, with a checkpoint round trip
-//      on every backend (the servers' URLs as in the tests: CKPT_TEST_*_URL or the defaults);
+//      on every backend (the servers' URLs as in the tests: CKPT_TEST_*_URL or the defaults),
+//      and runs the installed `ckpt` command;
 //   2. runs examples/custom-adapter's contract tests against the installed @ckpt/core and
 //      @ckpt/contract-tests, as an outside author would.
 // Prints each tarball's files and size. Exits non-zero on the first failure.
@@ -27,6 +28,7 @@ const PUBLISHED = [
   'redis',
   'langgraph',
   'openai-agents',
+  'cli',
 ].map((p) => `packages/${p}`);
 PUBLISHED.push('contract-tests');
 // Each driver at the lowest version its peer range allows: the workspace's own tests run the
@@ -78,6 +80,10 @@ async function main() {
     writeFileSync(join(app, 'cjs.cjs'), CJS);
     run('node', ['esm.mjs'], app);
     run('node', ['cjs.cjs'], app);
+    // The command, as npm installed it, opening the adapter installed beside it.
+    run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'state', 'smoke', 'set', 'k', '1'], app);
+    run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'export', '--out', 'cli.jsonl'], app);
+    run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'doctor'], app);
 
     console.log('\n=== 2. examples/custom-adapter against the installed contract suite');
     const adapter = join(work, 'custom-adapter');

@@ -44,7 +44,7 @@ export {
 } from './pool-batches.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
-export { sessionReads, stateReads } from './session-reads.js';
+export { sessionReads, stateReads, storeReads } from './session-reads.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 

@@ -1,6 +1,6 @@
 /**
- * Everything the API answers about one session, gathered in one value, so that two stores (or
- * one store before and after a round trip) can be compared with a single `toEqual`.
+ * Everything the API answers about one session (or a whole store), gathered in one value, so
+ * that two stores (or one store before and after a round trip) compare with one `toEqual`.
  */
 import type { CheckpointStore } from '@ckpt/core';
 import { allPages } from './util.js';
@@ -34,4 +34,12 @@ export async function stateReads(store: CheckpointStore) {
     out.push([scope, entries]);
   }
   return out;
+}
+
+/** Everything a whole store answers: its sessions in order, each session's reads, its state. */
+export async function storeReads(store: CheckpointStore) {
+  const sessions = await allPages((page) => store.sessions(page), 100);
+  const reads = [];
+  for (const { sessionId } of sessions) reads.push(await sessionReads(store, sessionId));
+  return { sessions, reads, state: await stateReads(store) };
 }

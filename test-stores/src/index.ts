@@ -108,6 +108,26 @@ function serverStore(
   ];
 }
 
+/** A backend that `openStore` reaches by URL, such as the `ckpt` command takes. */
+export interface UrlStore {
+  name: string;
+  /** The URL of the store in `namespace` (a SQLite file in `dir`). */
+  url(namespace: string, dir: string): string;
+}
+
+const withNamespace = (url: string, namespace: string) =>
+  `${url}${url.includes('?') ? '&' : '?'}namespace=${namespace}`;
+
+/** The backends reachable by URL; servers that cannot be reached are left out, loudly. */
+export const URL_STORES: UrlStore[] = [
+  { name: 'sqlite', url: (namespace, dir) => `sqlite:${dir}/${namespace}.db` },
+  ...(postgresUp
+    ? [{ name: 'postgres', url: (ns: string) => withNamespace(postgresUrl, ns) }]
+    : []),
+  ...(mysqlUp ? [{ name: 'mariadb', url: (ns: string) => withNamespace(mysqlUrl, ns) }] : []),
+  ...(redisUp ? [{ name: 'redis', url: (ns: string) => withNamespace(redisUrl, ns) }] : []),
+];
+
 /** The stores the saver's tests run on. Servers that cannot be reached are left out, loudly. */
 export const STORES: StoreUnderTest[] = [
   inProcess('memory', () => new CheckpointStore(memory())),

@@ -2,31 +2,50 @@
  * Loading the adapter package a URL names, which @ckpt/core does not depend on: the
  * application installs the one it deploys with.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CkptError } from './errors.js';
 
 /**
- * Import `pkg` as Node finds it from @ckpt/core, or else from the application's directory
- * (`appDir`, the working directory): a package manager that gives each package only its own
- * dependencies, as pnpm does, keeps an adapter the application installed out of core's reach.
- * A package found in neither place is an error that says what to install.
+ * Import `pkg` as Node finds it from @ckpt/core, or else from the application's directories:
+ * `appDirs`, by default the working directory and the directory of the program Node runs (its
+ * main script, such as the `ckpt` command's). A package manager that gives each package only
+ * its own dependencies, as pnpm does, keeps an adapter the application installed out of core's
+ * reach; and a program run from elsewhere (a global command, a service started from `/`) finds
+ * the adapters installed beside it. A package found in none of them is an error that says what
+ * to install.
  */
 export async function loadPackage(
   pkg: string,
   driver: string | null,
-  appDir: string = process.cwd(),
+  appDirs: readonly string[] = applicationDirs(),
 ): Promise<Record<string, unknown>> {
   try {
     return (await import(pkg)) as Record<string, unknown>;
   } catch (err) {
     if (!isMissingPackage(err, pkg)) throw err;
-    const entry = entryFrom(appDir, pkg);
-    if (entry === null) throw missingAdapter(pkg, driver, err);
-    return (await import(entry)) as Record<string, unknown>;
+    for (const dir of appDirs) {
+      const entry = entryFrom(dir, pkg);
+      if (entry !== null) return (await import(entry)) as Record<string, unknown>;
+    }
+    throw missingAdapter(pkg, driver, err);
   }
+}
+
+/** The working directory, and the directory of the main script (its real path, past links). */
+function applicationDirs(): string[] {
+  const dirs = [process.cwd()];
+  const main = process.argv[1];
+  if (main) {
+    try {
+      dirs.push(dirname(realpathSync(main)));
+    } catch {
+      // No such file (node -e, a REPL): the working directory alone.
+    }
+  }
+  return dirs;
 }
 
 /** The URL of `pkg`'s ES module entry as resolved from `dir`, or null when it is not there. */

@@ -12,6 +12,7 @@ export type {
   AppendResult,
   BackendCapabilities,
   CheckpointBackend,
+  Diagnosis,
   ExportedStoredCheckpoint,
   ForkInput,
   ForkResult,

@@ -128,6 +128,17 @@ export interface ImportInput {
   replace: boolean;
 }
 
+/** One finding of a backend's `diagnose()`, as `ckpt doctor` shows it. */
+export interface Diagnosis {
+  /** What was checked, such as `schema` or `durability`. */
+  check: string;
+  status: 'ok' | 'warn' | 'fail';
+  /** What was found. */
+  detail: string;
+  /** What to do about it, where it is not ok. */
+  fix?: string;
+}
+
 /** The storage behind a `CheckpointStore`: one method per atomic operation. */
 export interface CheckpointBackend {
   /** A short name for messages and test titles, e.g. `sqlite`. */
@@ -213,6 +224,12 @@ export interface CheckpointBackend {
 
   /** Release connections the backend opened itself (never a client it was given). */
   close(): Promise<void>;
+
+  /**
+   * Optional: checks of the deployment for `ckpt doctor`: the schema version, durability
+   * settings, file modes, privileges, each with what to do about a problem.
+   */
+  diagnose?(): Promise<Diagnosis[]>;
 
   /**
    * Optional: what to do about a failure its driver or server raised (such as a refused login),

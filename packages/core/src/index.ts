@@ -6,7 +6,7 @@
  * @packageDocumentation
  * @module @ckpt/core
  */
-export type { BackendCapabilities, CheckpointBackend } from './backend.js';
+export type { BackendCapabilities, CheckpointBackend, Diagnosis } from './backend.js';
 export { CkptError, type CkptErrorCode, type CkptErrorDetails, isCkptError } from './errors.js';
 export {
   EXPORT_FORMAT,

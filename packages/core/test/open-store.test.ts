@@ -116,10 +116,10 @@ describe('openStore', () => {
       );
       writeFileSync(join(pkg, 'dist', 'index.js'), "export const loadedAs = 'esm';\n");
       writeFileSync(join(pkg, 'dist', 'index.cjs'), "exports.loadedAs = 'cjs';\n");
-      const mod = await loadPackage('@ckpt-test/adapter', null, app);
+      const mod = await loadPackage('@ckpt-test/adapter', null, [join(app, 'elsewhere'), app]);
       expect(mod.loadedAs).toBe('esm');
       // Found in neither place: the error says what to install.
-      const err = await refusal(loadPackage('@ckpt-test/missing', 'driver', app));
+      const err = await refusal(loadPackage('@ckpt-test/missing', 'driver', [app]));
       expect(err.code).toBe('UNSUPPORTED');
       expect(err.message).toContain('npm install @ckpt-test/missing driver');
     } finally {

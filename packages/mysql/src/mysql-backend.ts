@@ -7,6 +7,7 @@
 import {
   type AppendInput,
   type AppendResult,
+  type Diagnosis,
   errorCode,
   type ImportInput,
 } from '@ckpt/core/adapter';
@@ -28,7 +29,7 @@ import { connect, type MysqlOptions } from './connection.js';
 import { mysqlErrorHint } from './error-hints.js';
 import { keyValueStatements, statements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
-import { tables } from './schema.js';
+import { SCHEMA_VERSION, tables } from './schema.js';
 import {
   type MysqlRunStatement,
   type MysqlStatement,
@@ -331,6 +332,58 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     // Another writer created the session between the lock (which found no row) and the
     // insert: it exists now, and a replace locks and removes it on the next try.
     return input.replace ? this.importSession(input) : 'exists';
+  }
+
+  /** The schema version, the server's durability setting, and the privileges a store needs. */
+  async diagnose(): Promise<Diagnosis[]> {
+    await this.#ready;
+    const t = tables(this.namespace);
+    const query = async (sql: string) =>
+      ((await this.pool.query(sql)) as unknown as [Record<string, unknown>[]])[0];
+    const [meta] = await query(`SELECT value FROM ${t.meta} WHERE k = 'schema_version'`);
+    const [server] = await query(
+      'SELECT VERSION() AS version, @@innodb_flush_log_at_trx_commit AS flush, DATABASE() AS db',
+    );
+    const flush = Number(server!.flush);
+    const found: Diagnosis[] = [
+      {
+        check: 'schema',
+        status: 'ok',
+        detail: `${server!.version}, namespace '${this.namespace}' at version ${meta?.value} (this @ckpt/mysql writes ${SCHEMA_VERSION})`,
+      },
+      {
+        check: 'durability',
+        status: flush === 1 ? 'ok' : 'warn',
+        detail: `innodb_flush_log_at_trx_commit = ${flush}: ${
+          flush === 1
+            ? 'a call that resolved survives a crash of the server'
+            : 'up to about a second of calls that resolved may be lost when the server crashes'
+        }`,
+        fix: 'SET GLOBAL innodb_flush_log_at_trx_commit = 1 (and in the server configuration)',
+      },
+    ];
+    const grants = (await query('SHOW GRANTS')).map((row) => String(Object.values(row)[0]));
+    const db = String(server!.db);
+    const needed = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'EXECUTE'];
+    const lacking = needed.filter(
+      (privilege) =>
+        !grants.some(
+          (grant) =>
+            (grant.includes(' ON *.* ') || grant.includes(` ON \`${db}\`.* `)) &&
+            (grant.includes('ALL PRIVILEGES') ||
+              new RegExp(`\\b${privilege}\\b`).test(grant.split(' ON ')[0]!)),
+        ),
+    );
+    found.push({
+      check: 'privileges',
+      status: lacking.length === 0 ? 'ok' : 'warn',
+      detail:
+        lacking.length === 0
+          ? `this user has ${needed.join(', ')} on the database ${db}`
+          : `no grant on the database ${db} (or all databases) gives this user ${lacking.join(', ')}; grants on single tables or routines were not read`,
+      fix: `GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON \`${db}\`.* TO <user> (the @ckpt/mysql README lists what a migration needs besides)`,
+    });
+    return found;
   }
 
   errorHint(err: unknown): string | undefined {

@@ -7,6 +7,7 @@
 import {
   type AppendInput,
   type AppendResult,
+  type Diagnosis,
   errorCode,
   type ImportInput,
 } from '@ckpt/core/adapter';
@@ -24,7 +25,7 @@ import { connect, type PostgresOptions } from './connection.js';
 import { postgresErrorHint } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
-import { schemaIdentifier } from './schema.js';
+import { SCHEMA_VERSION, schemaIdentifier } from './schema.js';
 import {
   type PostgresRunStatement,
   prepared,
@@ -393,6 +394,56 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     // Another writer created the session between the lock (which found no row) and the
     // insert: it exists now, and a replace locks and removes it on the next try.
     return input.replace ? this.importSession(input) : 'exists';
+  }
+
+  /** The schema version, the server's durability settings, and the privileges a store needs. */
+  async diagnose(): Promise<Diagnosis[]> {
+    await this.#ready;
+    const ns = schemaIdentifier(this.namespace);
+    const { rows: meta } = await this.pool.query(
+      `SELECT value FROM ${ns}.meta WHERE key = 'schema_version'`,
+    );
+    const { rows: settings } = await this.pool.query(
+      "SELECT current_setting('server_version') AS version, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync",
+    );
+    const { version, fsync, sync } = settings[0] as Record<string, string>;
+    const durable = fsync === 'on' && sync !== 'off';
+    const found: Diagnosis[] = [
+      {
+        check: 'schema',
+        status: 'ok',
+        detail: `PostgreSQL ${version}, schema '${this.namespace}' at version ${meta[0]?.value} (this @ckpt/postgres writes ${SCHEMA_VERSION})`,
+      },
+      {
+        check: 'durability',
+        status: durable ? 'ok' : 'warn',
+        detail: `fsync = ${fsync}, synchronous_commit = ${sync}: ${
+          durable
+            ? 'a call that resolved survives a crash of the server'
+            : 'the last calls that resolved may be lost when the server crashes'
+        }`,
+        fix: 'set fsync = on and synchronous_commit = on in postgresql.conf (or ALTER SYSTEM), then reload',
+      },
+    ];
+    const { rows: lacking } = await this.pool.query(
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind = 'r'
+          AND NOT has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+       UNION ALL
+       SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = $1 AND NOT has_function_privilege(p.oid, 'EXECUTE')`,
+      [this.namespace],
+    );
+    found.push({
+      check: 'privileges',
+      status: lacking.length === 0 ? 'ok' : 'fail',
+      detail:
+        lacking.length === 0
+          ? 'this user may read and write every table and run every function of the schema'
+          : `this user may not write (or run) ${lacking.map((r) => r.name).join(', ')}; it can read at most`,
+      fix: `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ns} TO <user>; GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${ns} TO <user> (or open the store as the schema's owner)`,
+    });
+    return found;
   }
 
   errorHint(err: unknown): string | undefined {

@@ -8,6 +8,7 @@ import type {
   AppendInput,
   AppendResult,
   CheckpointBackend,
+  Diagnosis,
   ExportedStoredCheckpoint,
   ForkInput,
   ForkResult,
@@ -414,6 +415,54 @@ export class RedisBackend implements CheckpointBackend {
     query: { prefix: string; after: string | null; limit: number },
   ): Promise<string[]> {
     return this.#state(scope).keys(query.prefix, query.after, query.limit);
+  }
+
+  /** The server's persistence and eviction settings, which decide what a resolved call survives. */
+  async diagnose(): Promise<Diagnosis[]> {
+    let settings: Record<string, string>;
+    try {
+      const flat = (await explained(
+        this.client,
+        this.client.config(
+          'GET',
+          'appendonly',
+          'appendfsync',
+          'maxmemory-policy',
+          'save',
+        ) as Promise<unknown>,
+      )) as string[];
+      settings = Object.fromEntries(
+        Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i]!, flat[2 * i + 1]!]),
+      );
+    } catch (err) {
+      return [
+        {
+          check: 'durability',
+          status: 'warn',
+          detail: `the server would not tell its settings (${(err as Error).message}); a managed Redis often disables CONFIG`,
+          fix: "check with your provider that persistence is on (appendonly yes) and maxmemory-policy is 'noeviction'",
+        },
+      ];
+    }
+    const aof = settings.appendonly === 'yes';
+    const fsync = settings.appendfsync;
+    const policy = settings['maxmemory-policy'];
+    return [
+      {
+        check: 'durability',
+        status: aof && fsync !== 'no' ? 'ok' : 'warn',
+        detail: aof
+          ? `appendonly yes, appendfsync ${fsync}: ${fsync === 'always' ? 'a call that resolved survives a crash of the server' : fsync === 'everysec' ? 'up to about a second of calls may be lost when the machine crashes' : 'the operating system decides when calls reach the disk'}`
+          : `appendonly no${settings.save ? `, save "${settings.save}"` : ''}: ${settings.save ? 'a restart goes back to the last snapshot' : 'a restart loses every session'}`,
+        fix: 'CONFIG SET appendonly yes; CONFIG SET appendfsync everysec (or always), and the same in redis.conf',
+      },
+      {
+        check: 'eviction',
+        status: policy === 'noeviction' ? 'ok' : 'fail',
+        detail: `maxmemory-policy ${policy}${policy === 'noeviction' ? '' : ': Redis may delete keys of sessions to free memory, leaving them broken'}`,
+        fix: 'CONFIG SET maxmemory-policy noeviction, and the same in redis.conf',
+      },
+    ];
   }
 
   close(): Promise<void> {

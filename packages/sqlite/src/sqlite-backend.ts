@@ -5,9 +5,11 @@
  * what it will change, and several processes on one file serialise their writes instead of
  * deadlocking.
  */
+import { existsSync, statSync } from 'node:fs';
 import type {
   AppendInput,
   AppendResult,
+  Diagnosis,
   ForkInput,
   ForkResult,
   ImportInput,
@@ -25,7 +27,7 @@ import {
 import type Database from 'better-sqlite3';
 import { GroupCommit } from './group-commit.js';
 import { type OpenedDatabase, openDatabase, type SqliteOptions } from './open-database.js';
-import { checkpointMigrations, tables } from './schema.js';
+import { checkpointMigrations, SCHEMA_VERSION, tables } from './schema.js';
 import {
   execute,
   firstOf,
@@ -419,6 +421,49 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
   ): Promise<T> {
     if (this.#group === null) return Promise.resolve(transaction.immediate(...args));
     return this.#group.run(transaction, args, bytes);
+  }
+
+  /** The schema version, the journal and sync settings, and the modes of the database's files. */
+  async diagnose(): Promise<Diagnosis[]> {
+    const t = tables(this.namespace);
+    const version = this.db
+      .prepare(`SELECT value FROM ${t.meta} WHERE key = 'checkpoints_schema_version'`)
+      .pluck()
+      .get();
+    const found: Diagnosis[] = [
+      {
+        check: 'schema',
+        status: 'ok',
+        detail: `namespace '${this.namespace}' at version ${version} (this @ckpt/sqlite writes ${SCHEMA_VERSION})`,
+      },
+    ];
+    const journal = String(this.db.pragma('journal_mode', { simple: true }));
+    const durable = this.synchronous === 'full' || this.synchronous === 'extra';
+    found.push({
+      check: 'durability',
+      status: durable && journal === 'wal' ? 'ok' : 'warn',
+      detail: `journal_mode = ${journal}, synchronous = ${this.synchronous}: ${
+        durable
+          ? 'a call that resolved survives a crash of the process or the machine'
+          : this.synchronous === 'normal'
+            ? 'the last calls before a power loss or crash of the machine may be lost'
+            : 'a crash of the machine may lose calls or corrupt the file'
+      }`,
+      fix: "open the store with synchronous 'full' (the default): sqlite({ path, synchronous: 'full' }) or 'sqlite:./agent.db?synchronous=full'",
+    });
+    if (this.db.memory) return found;
+    for (const file of [this.db.name, `${this.db.name}-wal`, `${this.db.name}-shm`]) {
+      if (!existsSync(file)) continue;
+      const mode = statSync(file).mode & 0o777;
+      const shown = mode.toString(8).padStart(4, '0');
+      found.push({
+        check: 'file mode',
+        status: (mode & 0o077) === 0 ? 'ok' : 'warn',
+        detail: `${file} is ${shown}${(mode & 0o077) === 0 ? '' : ': others can read or write the sessions in it'}`,
+        fix: `chmod 600 '${file}'`,
+      });
+    }
+    return found;
   }
 
   async close(): Promise<void> {

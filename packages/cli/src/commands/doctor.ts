@@ -1,0 +1,100 @@
+/**
+ * `ckpt doctor`: is the store reachable, what does it hold, and is it set up to keep what it
+ * acknowledges: the schema version, durability settings, file modes and privileges, as the
+ * backend checks them, each problem with what to do.
+ */
+import type { CheckpointStore, Diagnosis } from '@ckpt/core';
+import { isCkptError } from '@ckpt/core';
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { example } from './help.js';
+
+/** The counts of sessions, checkpoints and state scopes. */
+async function counts(store: CheckpointStore): Promise<Diagnosis> {
+  if (!store.backend.capabilities.listSessions) {
+    return {
+      check: 'contents',
+      status: 'ok',
+      detail: 'this backend cannot list its sessions, so they were not counted',
+    };
+  }
+  let sessions = 0;
+  let checkpoints = 0;
+  for (let cursor: string | null = null; ; ) {
+    const page = await store.sessions({ limit: 1000, cursor });
+    sessions += page.items.length;
+    for (const s of page.items) checkpoints += s.checkpoints;
+    if (page.cursor === null) break;
+    cursor = page.cursor;
+  }
+  let scopes = 0;
+  if (store.backend.capabilities.listStateKeys) {
+    for (let cursor: string | null = null; ; ) {
+      const page = await store.stateScopes({ limit: 1000, cursor });
+      scopes += page.items.length;
+      if (page.cursor === null) break;
+      cursor = page.cursor;
+    }
+  }
+  return {
+    check: 'contents',
+    status: 'ok',
+    detail: `${sessions} sessions, ${checkpoints} checkpoints, ${scopes} state scopes`,
+  };
+}
+
+/** Every check, stopping after the first when the store cannot be reached. */
+async function diagnose(ctx: Context): Promise<Diagnosis[]> {
+  const started = performance.now();
+  let store: CheckpointStore;
+  try {
+    store = await ctx.store();
+    await store.info('ckpt doctor');
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return [
+      {
+        check: 'reachable',
+        status: 'fail',
+        detail: isCkptError(err) ? `${err.code}: ${message}` : message,
+      },
+    ];
+  }
+  const ms = performance.now() - started;
+  const found: Diagnosis[] = [
+    {
+      check: 'reachable',
+      status: 'ok',
+      detail: `${store.backend.name}, opened and read in ${ms.toFixed(0)} ms`,
+    },
+  ];
+  found.push(await counts(store));
+  found.push(...((await store.backend.diagnose?.()) ?? []));
+  return found;
+}
+
+export function registerDoctor(program: Command, ctx: Context): void {
+  example(
+    program
+      .command('doctor')
+      .description(
+        'check the store: reachable, what it holds, schema version, durability settings, file modes, privileges; exits 7 when something is wrong',
+      )
+      .action(async () => {
+        const found = await diagnose(ctx);
+        ctx.output(found, () => {
+          const c = ctx.colors;
+          const mark = { ok: c.green('✓'), warn: c.yellow('!'), fail: c.red('✗') };
+          const width = Math.max(...found.map((d) => d.check.length));
+          for (const d of found) {
+            ctx.print(`${mark[d.status]} ${d.check.padEnd(width)}  ${d.detail}`);
+            if (d.fix && d.status !== 'ok')
+              ctx.print(`  ${' '.repeat(width)}  ${c.bold('→')} ${d.fix}`);
+          }
+        });
+        if (found.some((d) => d.status === 'fail')) ctx.exitCode = EXIT.DOCTOR;
+      }),
+    'ckpt doctor --store redis://127.0.0.1:6379',
+  );
+}

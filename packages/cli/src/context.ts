@@ -1,0 +1,115 @@
+/** What every command works with: the streams, the options every command takes, the store. */
+import { type CheckpointStore, CkptError, openStore } from '@ckpt/core';
+import Table from 'cli-table3';
+import { type CliIo, type Colors, colorsFor, json } from './io.js';
+
+/** The options every command takes. */
+export interface GlobalOptions {
+  store?: string;
+  json?: boolean;
+  color?: boolean;
+}
+
+/** One run of the command. */
+export class Context {
+  readonly io: CliIo;
+  readonly #options: () => GlobalOptions;
+  readonly #opened: CheckpointStore[] = [];
+  /** The exit status when the command ends without an error (`doctor` sets it on a finding). */
+  exitCode = 0;
+
+  constructor(io: CliIo, options: () => GlobalOptions) {
+    this.io = io;
+    this.#options = options;
+  }
+
+  /** Whether output is JSON (`--json`). */
+  get json(): boolean {
+    return this.#options().json === true;
+  }
+
+  /** Colours for stdout. */
+  get colors(): Colors {
+    return colorsFor(this.io.stdout, this.io.env, this.#options().color !== false);
+  }
+
+  /** Colours for stderr. */
+  get errColors(): Colors {
+    return colorsFor(this.io.stderr, this.io.env, this.#options().color !== false);
+  }
+
+  /** The store `--store` (or CKPT_STORE) names, opened on first use. */
+  async store(): Promise<CheckpointStore> {
+    const url = this.#options().store ?? this.io.env.CKPT_STORE;
+    if (url === undefined || url === '') {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        "no store given: pass --store <url> or set CKPT_STORE, such as 'sqlite:./agent.db' or 'postgres://user@host/db'.",
+        { details: { argument: 'store' } },
+      );
+    }
+    return this.open(url);
+  }
+
+  /** Open the store at `url`; every store opened is closed when the command ends. */
+  async open(url: string): Promise<CheckpointStore> {
+    const store = await (this.io.open ? this.io.open(url) : openStore(url));
+    this.#opened.push(store);
+    return store;
+  }
+
+  /** Close every store opened. */
+  async close(): Promise<void> {
+    for (const store of this.#opened.splice(0)) await store.close().catch(() => {});
+  }
+
+  /** Write a line (or more) to stdout. */
+  print(text = ''): void {
+    this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  /** Write a note to stderr: what a person should know, never data. */
+  note(text: string): void {
+    this.io.stderr.write(`${text}\n`);
+  }
+
+  /** Print `value` as JSON (with `--json`), or else what `human` prints. */
+  output(value: unknown, human: () => void): void {
+    if (this.json) this.print(json(value));
+    else human();
+  }
+
+  /** Print rows as columns under a header: for a person, no borders, aligned. */
+  table(head: string[], rows: (string | number)[][]): void {
+    const c = this.colors;
+    const table = new Table({
+      head: head.map((h) => c.bold(h)),
+      chars: {
+        top: '',
+        'top-mid': '',
+        'top-left': '',
+        'top-right': '',
+        bottom: '',
+        'bottom-mid': '',
+        'bottom-left': '',
+        'bottom-right': '',
+        left: '',
+        'left-mid': '',
+        mid: '',
+        'mid-mid': '',
+        right: '',
+        'right-mid': '',
+        middle: '  ',
+      },
+      style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+    });
+    table.push(...rows.map((row) => row.map(String)));
+    this.print(
+      table
+        .toString()
+        .split('\n')
+        .map((line) => line.trimEnd())
+        .join('\n'),
+    );
+  }
+}

@@ -1,0 +1,38 @@
+/** What the `ckpt` command's exit status means; the README lists them. */
+import { type CkptErrorCode, isCkptError } from '@ckpt/core';
+
+/** Each exit status of `ckpt`. */
+export const EXIT = {
+  /** It did what it was asked. */
+  OK: 0,
+  /** An unexpected failure (a bug: please report it with the message). */
+  FAILURE: 1,
+  /** The command line was wrong (an unknown command or option, a missing argument), or a destructive command was not confirmed. */
+  USAGE: 2,
+  /** The session or checkpoint is not stored. */
+  NOT_FOUND: 3,
+  /** A conflict: an expected head that moved, an id that exists. */
+  CONFLICT: 4,
+  /** Bad input: an invalid argument or value, a malformed export, a payload too large. */
+  INVALID: 5,
+  /** The store cannot be used: unreachable, refused, a schema it cannot read, a missing adapter. */
+  STORE: 6,
+  /** `ckpt doctor` found a problem. */
+  DOCTOR: 7,
+} as const;
+
+const BY_CODE: Record<CkptErrorCode, number> = {
+  NOT_FOUND: EXIT.NOT_FOUND,
+  CONFLICT: EXIT.CONFLICT,
+  INVALID_ARGUMENT: EXIT.INVALID,
+  PAYLOAD_TOO_LARGE: EXIT.INVALID,
+  BACKEND: EXIT.STORE,
+  SCHEMA: EXIT.STORE,
+  UNSUPPORTED: EXIT.STORE,
+  CLOSED: EXIT.STORE,
+};
+
+/** The exit status for a failure. */
+export function exitCodeOf(err: unknown): number {
+  return isCkptError(err) ? BY_CODE[err.code] : EXIT.FAILURE;
+}

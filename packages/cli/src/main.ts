@@ -1,0 +1,102 @@
+/**
+ * The `ckpt` command: inspect, repair, back up and move ckpt stores. `main` runs it on the
+ * given arguments and surroundings and returns the exit status; a failure is one line on
+ * stderr with its code and what to do.
+ */
+import { isCkptError } from '@ckpt/core';
+import { Command, CommanderError, Option } from 'commander';
+import { registerDoctor } from './commands/doctor.js';
+import { registerInspect } from './commands/inspect.js';
+import { NotConfirmed, registerRepair } from './commands/repair.js';
+import { registerState } from './commands/state.js';
+import { registerTransfer } from './commands/transfer.js';
+import { Context, type GlobalOptions } from './context.js';
+import { EXIT, exitCodeOf } from './exit-codes.js';
+import type { CliIo } from './io.js';
+import { VERSION } from './version.js';
+
+/** The program, with every command registered on `ctx`. */
+function program(ctx: Context): Command {
+  const root = new Command('ckpt')
+    .description(
+      'Inspect, repair, back up and move ckpt stores (SQLite, PostgreSQL, MySQL, Redis).',
+    )
+    .version(VERSION, '-v, --version')
+    .addOption(
+      new Option(
+        '-s, --store <url>',
+        "the store, as openStore takes it: 'sqlite:./agent.db', 'postgres://…', 'mysql://…', 'redis://…' (default: $CKPT_STORE)",
+      ),
+    )
+    .option('--json', 'print JSON for scripts instead of tables')
+    .option(
+      '--no-color',
+      'no colour (also off when NO_COLOR is set or the output is not a terminal)',
+    )
+    .showHelpAfterError('(run ckpt --help for the commands, ckpt <command> --help for one of them)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => ctx.io.stdout.write(text),
+      writeErr: (text) => ctx.io.stderr.write(text),
+      outputError: (text, write) => write(ctx.errColors.red(text)),
+    })
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 done, 1 unexpected failure, 2 usage error or not confirmed, 3 not found,
+4 conflict, 5 bad input, 6 store unusable (unreachable, refused, schema), 7 doctor found a problem.
+
+Example:
+  $ export CKPT_STORE=sqlite:./agent.db
+  $ ckpt sessions
+  $ ckpt tree chat-1
+  $ ckpt copy --from sqlite:./agent.db --to postgres://app@db:5432/agents
+`,
+    );
+  registerInspect(root, ctx);
+  registerRepair(root, ctx);
+  registerState(root, ctx);
+  registerTransfer(root, ctx);
+  registerDoctor(root, ctx);
+  // Every command inherits the output settings, so that a usage error is reported the same.
+  for (const command of root.commands) {
+    command.exitOverride().configureOutput({
+      writeOut: (text) => ctx.io.stdout.write(text),
+      writeErr: (text) => ctx.io.stderr.write(text),
+      outputError: (text, write) => write(ctx.errColors.red(text)),
+    });
+    command.showHelpAfterError(`(run ckpt ${command.name()} --help for its usage)`);
+  }
+  return root;
+}
+
+/** Run `ckpt` with `argv` (the arguments after the command's name); returns the exit status. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  let root: Command | undefined;
+  const ctx = new Context(io, () => (root?.opts() ?? {}) as GlobalOptions);
+  root = program(ctx);
+  try {
+    await root.parseAsync(argv, { from: 'user' });
+    return ctx.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version' ||
+        err.exitCode === 0
+        ? EXIT.OK
+        : EXIT.USAGE;
+    }
+    const c = ctx.errColors;
+    const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
+    if (err instanceof NotConfirmed) {
+      io.stderr.write(`ckpt: ${message}\n`);
+      return EXIT.USAGE;
+    }
+    const code = isCkptError(err) ? `${err.code}: ` : '';
+    io.stderr.write(`${c.red('ckpt: error')} ${code}${message}\n`);
+    return exitCodeOf(err);
+  } finally {
+    await ctx.close();
+  }
+}

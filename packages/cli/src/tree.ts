@@ -1,0 +1,91 @@
+/**
+ * A session's checkpoints as a branch tree. A chain of single children stays in one column;
+ * where a checkpoint has several children, each child's branch is drawn below it with
+ * `├─`/`└─`. The head is marked, the active timeline (the head and its ancestors) stands out
+ * from the other branches, and a checkpoint another session was forked from names it.
+ */
+import type { CheckpointInfo } from '@ckpt/core';
+import { brief, type Colors, shortTime } from './io.js';
+
+/** One checkpoint of the tree, as `--json` gives it. */
+export interface TreeNode {
+  seq: number;
+  parent: number | null;
+  createdAt: Date;
+  metadata: CheckpointInfo['metadata'];
+  /** On the active timeline: the head or one of its ancestors. */
+  active: boolean;
+  head: boolean;
+  /** Sessions forked from this checkpoint. */
+  forks: string[];
+  /** Whether its parent is no longer stored (pruned). */
+  parentMissing: boolean;
+}
+
+/** The nodes of a session, seq ascending. */
+export function treeNodes(
+  checkpoints: CheckpointInfo[],
+  head: number,
+  timeline: number[],
+  forks: Map<number, string[]>,
+): TreeNode[] {
+  const stored = new Set(checkpoints.map((cp) => cp.seq));
+  const active = new Set(timeline);
+  return [...checkpoints]
+    .sort((a, b) => a.seq - b.seq)
+    .map((cp) => ({
+      seq: cp.seq,
+      parent: cp.parent,
+      createdAt: cp.createdAt,
+      metadata: cp.metadata,
+      active: active.has(cp.seq),
+      head: cp.seq === head,
+      forks: forks.get(cp.seq) ?? [],
+      parentMissing: cp.parent !== null && !stored.has(cp.parent),
+    }));
+}
+
+/** The tree's lines. */
+export function renderTree(nodes: TreeNode[], c: Colors): string[] {
+  const bySeq = new Map(nodes.map((n) => [n.seq, n]));
+  const children = new Map<number, number[]>();
+  const roots: number[] = [];
+  for (const n of nodes) {
+    if (n.parent === null || n.parentMissing) roots.push(n.seq);
+    else children.set(n.parent, [...(children.get(n.parent) ?? []), n.seq]);
+  }
+  const label = (n: TreeNode) => {
+    const mark = n.head ? c.green('◉') : n.active ? '●' : c.dim('○');
+    const seq = n.active ? c.bold(String(n.seq)) : c.dim(String(n.seq));
+    const notes = [
+      n.head ? c.green('head') : '',
+      n.parentMissing ? c.dim(`parent ${n.parent} pruned`) : '',
+      n.forks.length > 0
+        ? c.cyan(`forked to ${n.forks.map((f) => JSON.stringify(f)).join(', ')}`)
+        : '',
+    ].filter(Boolean);
+    const meta = Object.keys(n.metadata).length > 0 ? `  ${brief(n.metadata, 40)}` : '';
+    return `${mark} ${seq}  ${c.dim(shortTime(n.createdAt))}${meta}${notes.length ? `  ${notes.join('  ')}` : ''}`;
+  };
+  const lines: string[] = [];
+  // One chain: `first` before its first checkpoint, `rest` before the ones after it.
+  const chain = (start: number, first: string, rest: string) => {
+    let prefix = first;
+    for (let seq: number | undefined = start; seq !== undefined; ) {
+      lines.push(prefix + label(bySeq.get(seq)!));
+      prefix = rest;
+      const kids: number[] = children.get(seq) ?? [];
+      if (kids.length === 1) {
+        seq = kids[0];
+        continue;
+      }
+      kids.forEach((kid, i) => {
+        const last = i === kids.length - 1;
+        chain(kid, rest + c.dim(last ? '└─ ' : '├─ '), rest + c.dim(last ? '   ' : '│  '));
+      });
+      seq = undefined;
+    }
+  };
+  for (const root of roots) chain(root, '', '');
+  return lines;
+}

@@ -1,0 +1,282 @@
+/** The built `ckpt` executable, run as a child process against every backend a URL reaches. */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { storeReads } from '@ckpt/contract-tests';
+import { type CheckpointStore, openStore } from '@ckpt/core';
+import { emptyStore, URL_STORES } from '@ckpt/test-stores';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, ckpt } from './support/binary.js';
+import { FILLED_IDS, FILLED_SCOPES, fill } from './support/store-fill.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeAll(buildCli, 300_000);
+
+/** JSON as the command prints it: dates as ISO text. */
+const asPrinted = (value: unknown) => JSON.parse(JSON.stringify(value));
+const ESCAPE = '\u001b[';
+
+describe.each(URL_STORES)('ckpt on $name', (backend) => {
+  const url = backend.url('cli_bin', dir);
+  const copyUrl = backend.url('cli_bin_copy', dir);
+  const scopes = [...FILLED_SCOPES, 'cli'];
+  let store: CheckpointStore;
+  let copy: CheckpointStore;
+  const run = (...args: string[]) => ckpt(['--store', url, ...args]);
+
+  beforeAll(async () => {
+    store = await openStore(url);
+    copy = await openStore(copyUrl);
+    await emptyStore(store, scopes);
+    await emptyStore(copy, scopes);
+    await fill(store);
+  });
+  afterAll(async () => {
+    await emptyStore(store, scopes);
+    await emptyStore(copy, scopes);
+    await store.close();
+    await copy.close();
+  });
+
+  it('lists the sessions, as a table and as JSON', async () => {
+    const table = await run('sessions');
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^SESSION\s+HEAD\s+CHECKPOINTS\s+UPDATED/);
+    expect(table.stdout).not.toContain(ESCAPE);
+    const listed = await run('sessions', '--json');
+    expect(JSON.parse(listed.stdout)).toEqual(asPrinted(await store.sessions()));
+    expect(
+      JSON.parse(listed.stdout)
+        .items.map((s: { sessionId: string }) => s.sessionId)
+        .sort(),
+    ).toEqual([...FILLED_IDS].sort());
+  });
+
+  it('draws the tree: the head, the active timeline, branches, a pruned parent and a fork', async () => {
+    const { code, stdout } = await run('tree', 'main');
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('main · head 7 · 3 checkpoints');
+    expect(lines.slice(1)).toEqual([
+      expect.stringMatching(/^○ 5 .*parent 4 pruned {2}forked to "main-fork"$/),
+      expect.stringMatching(/^○ 6 /),
+      expect.stringMatching(/^◉ 7 .*parent 3 pruned$/),
+    ]);
+    const json = JSON.parse((await run('tree', 'main', '--json')).stdout);
+    expect(
+      json.checkpoints.map((n: { seq: number; active: boolean; head: boolean }) => [
+        n.seq,
+        n.active,
+        n.head,
+      ]),
+    ).toEqual([
+      [5, false, false],
+      [6, false, false],
+      [7, true, true],
+    ]);
+    const fork = (await run('tree', 'main-fork')).stdout.trimEnd().split('\n');
+    expect(fork).toEqual([
+      'main-fork · head 6 · 7 checkpoints · forked from "main" at 5',
+      expect.stringMatching(/^● 1 /),
+      expect.stringMatching(/^● 2 /),
+      expect.stringMatching(/^● 3 /),
+      expect.stringMatching(/^● 4 /),
+      expect.stringMatching(/^├─ ● 5 /),
+      expect.stringMatching(/^│ {2}◉ 6 .* head$/),
+      expect.stringMatching(/^└─ ○ 7 /),
+    ]);
+  });
+
+  it('shows a session, its transcript and its history as the store gives them', async () => {
+    const show = JSON.parse((await run('show', 'main-fork', '--json')).stdout);
+    expect(show).toEqual(
+      asPrinted({ info: await store.info('main-fork'), checkpoint: await store.load('main-fork') }),
+    );
+    const three = JSON.parse((await run('show', 'main-fork', '--seq', '3', '--json')).stdout);
+    expect(three.checkpoint).toEqual(asPrinted(await store.load('main-fork', 3)));
+    const transcript = JSON.parse((await run('transcript', 'main-fork', '--json')).stdout);
+    expect(transcript).toEqual(asPrinted(await store.transcript('main-fork')));
+    const history = JSON.parse((await run('history', 'main-fork', '--json')).stdout);
+    expect(history.map((cp: { seq: number }) => cp.seq)).toEqual(await store.history('main-fork'));
+    const text = await run('transcript', 'main-fork');
+    expect(text.stdout.split('\n').slice(1, 3)).toEqual([
+      expect.stringMatching(/^1 .* said 1$/),
+      expect.stringMatching(/^1 .* \{"i":1\}$/),
+    ]);
+  });
+
+  it('rolls back, forks, prunes, and deletes only when told to', async () => {
+    expect((await run('rollback', 'main', '6')).stdout).toBe('main: head moved from 7 to 6\n');
+    expect(await store.head('main')).toBe(6);
+    expect((await run('rollback', 'main', '7', '--expect-head', '5')).code).toBe(4);
+    expect((await run('rollback', 'main', '7')).code).toBe(0);
+    expect((await run('fork', 'main', '--at', '6', '--new-id', 'scratch')).stdout).toBe(
+      'scratch\n',
+    );
+    expect(await store.history('scratch')).toEqual([5, 6]);
+    expect((await run('prune', 'scratch', '--keep-last', '1')).stdout).toBe(
+      'scratch: removed 1 checkpoint\n',
+    );
+    const refused = await run('delete', 'scratch');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/pass --yes/);
+    expect(await store.info('scratch')).not.toBeNull();
+    expect((await run('delete', 'scratch', '--yes')).stdout).toBe('scratch: deleted\n');
+    expect(await store.info('scratch')).toBeNull();
+  });
+
+  it('reads and writes state', async () => {
+    expect((await run('state', 'cli', 'set', 'theme', '"dark"')).code).toBe(0);
+    expect((await run('state', 'cli', 'set', 'n', '{"a":[1,2]}')).code).toBe(0);
+    expect((await run('state', 'cli', 'get', 'n')).stdout).toBe('{"a":[1,2]}\n');
+    expect(await store.state('cli').get('theme')).toBe('dark');
+    expect((await run('state', 'cli', 'keys')).stdout).toBe('n\ntheme\n');
+    expect(
+      JSON.parse((await run('state', 'cli', 'keys', '--prefix', 't', '--json')).stdout).items,
+    ).toEqual(['theme']);
+    const notJson = await run('state', 'cli', 'set', 'x', 'dark');
+    expect(notJson.code).toBe(5);
+    expect(notJson.stderr).toMatch(/must be JSON.*'"dark"'/);
+    expect((await run('state', 'cli', 'delete', 'n')).stdout).toBe('cli: n deleted\n');
+    expect((await run('state', 'cli', 'get', 'n')).code).toBe(3);
+    await store.state('cli').delete('theme');
+  });
+
+  it('exports to a file and imports it elsewhere: every read the same', async () => {
+    const file = join(dir, `${backend.name}.jsonl`);
+    const exported = await run('export', '--out', file);
+    expect(exported.code).toBe(0);
+    expect(exported.stderr).toMatch(
+      /^exported 7 sessions, \d+ checkpoints and 6 state values in [\d.]+ s\n$/,
+    );
+    const imported = await ckpt(['--store', copyUrl, 'import', file, '--json']);
+    expect(imported.code).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ sessions: 7, state: 6, skipped: 0 });
+    expect(await storeReads(copy)).toEqual(await storeReads(store));
+    // Again: every session is there, so the import refuses; with skip it passes them over.
+    const again = await ckpt(['--store', copyUrl, 'import', file]);
+    expect(again.code).toBe(4);
+    const skipped = await ckpt([
+      '--store',
+      copyUrl,
+      'import',
+      file,
+      '--if-exists',
+      'skip',
+      '--json',
+    ]);
+    expect(JSON.parse(skipped.stdout)).toMatchObject({ sessions: 0, skipped: 7 });
+  });
+
+  it('refuses a malformed export naming the line, writing nothing of that session', async () => {
+    const lines = readFileSync(join(dir, `${backend.name}.jsonl`), 'utf8').split('\n');
+    const at = lines.findIndex((l) => l.includes('"sessionId":"main-fork"'));
+    lines[at + 2] = lines[at + 2]!.slice(0, 30);
+    const broken = join(dir, `${backend.name}-broken.jsonl`);
+    writeFileSync(broken, lines.join('\n'));
+    await emptyStore(copy, scopes);
+    const refused = await ckpt(['--store', copyUrl, 'import', broken]);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toBe(
+      `ckpt: error INVALID_ARGUMENT: export line ${at + 3} is not JSON (${refused.stderr.match(/is not JSON \((.*)\)\.\n$/)![1]}).\n`,
+    );
+    expect(await copy.info('main-fork')).toBeNull();
+  });
+
+  it('copies between two stores given as URLs', async () => {
+    await emptyStore(copy, scopes);
+    const copied = await ckpt(['copy', '--from', url, '--to', copyUrl]);
+    expect(copied.code).toBe(0);
+    expect(copied.stderr).toMatch(/^copied 7 sessions, \d+ checkpoints and 6 state values/);
+    expect(await storeReads(copy)).toEqual(await storeReads(store));
+  });
+
+  it('says what it found with doctor, and exits 0 when nothing is wrong', async () => {
+    const found = await run('doctor', '--json');
+    expect(found.code).toBe(0);
+    const checks = JSON.parse(found.stdout) as { check: string; status: string }[];
+    expect(checks[0]).toMatchObject({ check: 'reachable', status: 'ok' });
+    expect(checks[1]).toMatchObject({
+      check: 'contents',
+      status: 'ok',
+      detail: expect.stringMatching(/^7 sessions, \d+ checkpoints, 3 state scopes$/),
+    });
+    expect(checks.map((c) => c.check)).toContain('durability');
+    expect(checks.every((c) => c.status !== 'fail')).toBe(true);
+  });
+
+  it('fails in one line with the code, what to do, and a documented exit status', async () => {
+    const missing = await run('show', 'nobody');
+    expect(missing).toEqual({
+      code: 3,
+      stdout: '',
+      stderr:
+        'ckpt: error NOT_FOUND: session "nobody" does not exist; list the sessions with: ckpt sessions\n',
+    });
+    const badSeq = await run('show', 'main', '--seq', 'x');
+    expect(badSeq.code).toBe(2);
+    expect(badSeq.stderr).toMatch(/seq must be a whole number/);
+  });
+});
+
+describe('ckpt without a store', () => {
+  it('has --help with an example on every command', async () => {
+    const top = await ckpt(['--help']);
+    expect(top.code).toBe(0);
+    const commands = [...top.stdout.matchAll(/^ {2}([a-z]+) /gm)]
+      .map((m) => m[1]!)
+      .filter((c) => c !== 'help');
+    expect(commands).toEqual([
+      'sessions',
+      'show',
+      'tree',
+      'transcript',
+      'history',
+      'rollback',
+      'fork',
+      'prune',
+      'delete',
+      'state',
+      'export',
+      'import',
+      'copy',
+      'doctor',
+    ]);
+    expect(top.stdout).toMatch(/Exit status: 0 done/);
+    for (const command of commands) {
+      const help = await ckpt([command, '--help']);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toMatch(/\nExample:\n {2}\$ ckpt /);
+    }
+  });
+
+  it('says how to name a store when none is given', async () => {
+    const run = await ckpt(['sessions'], { env: { CKPT_STORE: '' } });
+    expect(run.code).toBe(5);
+    expect(run.stderr).toMatch(
+      /^ckpt: error INVALID_ARGUMENT: no store given: pass --store <url> or set CKPT_STORE/,
+    );
+  });
+
+  it('reads the store from CKPT_STORE', async () => {
+    const run = await ckpt(['sessions', '--json'], { env: { CKPT_STORE: `sqlite:${dir}/env.db` } });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ items: [], cursor: null });
+  });
+
+  it('exits 6 for a store it cannot reach, saying what to do and never the password', async () => {
+    const run = await ckpt(['--store', 'postgres://app:s3cret@127.0.0.1:1/db', 'sessions']);
+    expect(run.code).toBe(6);
+    expect(run.stderr).toMatch(
+      /^ckpt: error BACKEND: .*ECONNREFUSED.*check that the server is running/,
+    );
+    expect(run.stderr).not.toContain('s3cret');
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 2 for an unknown command or option', async () => {
+    expect((await ckpt(['sessionz'])).code).toBe(2);
+    expect((await ckpt(['sessions', '--lmit', '3'])).code).toBe(2);
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * What a person at a terminal sees, under a real pseudo-terminal (util-linux `script`), and
+ * what a pipe gets instead: the progress bar and colour only on a terminal, a question before
+ * a delete only there.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '@ckpt/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, CKPT, ckpt } from './support/binary.js';
+import { fill } from './support/store-fill.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-cli-tty-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const source = `sqlite:${join(dir, 'source.db')}`;
+let made = 0;
+const fresh = () => `sqlite:${join(dir, `target-${made++}.db`)}`;
+
+beforeAll(async () => {
+  buildCli();
+  const store = await openStore(source);
+  await fill(store);
+  await store.close();
+}, 300_000);
+
+/** Run `ckpt` under a pseudo-terminal: everything it writes, as the terminal got it. */
+function underTerminal(args: string[], input = '', env: Record<string, string> = {}) {
+  const command = [process.execPath, CKPT, ...args]
+    .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
+    .join(' ');
+  return new Promise<{ code: number; output: string }>((resolve) => {
+    const child = execFile(
+      'script',
+      ['-qec', command, '/dev/null'],
+      { env: { ...process.env, TERM: 'xterm-256color', ...env } },
+      (err, stdout) =>
+        resolve({ code: err ? Number((err as { code?: number }).code) : 0, output: stdout }),
+    );
+    child.stdin!.end(input);
+  });
+}
+
+// A foreground colour: ESC [ 3x m.
+const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[3\\dm`);
+
+describe('on a terminal', () => {
+  it('draws a progress bar with counts and rate on stderr while copying', async () => {
+    const { code, output } = await underTerminal(['copy', '--from', source, '--to', fresh()]);
+    expect(code).toBe(0);
+    expect(output).toMatch(/100% \| 7 sessions \| [\d,]+ sessions\/s \| \d+ checkpoints \| ETA/);
+    expect(output).toMatch(COLOUR);
+    expect(output).toMatch(/copied 7 sessions, \d+ checkpoints and 6 state values/);
+  });
+
+  it('draws no colour with NO_COLOR', async () => {
+    const { code, output } = await underTerminal(['copy', '--from', source, '--to', fresh()], '', {
+      NO_COLOR: '1',
+    });
+    expect(code).toBe(0);
+    expect(output).toMatch(/7 sessions \|/);
+    expect(output).not.toMatch(COLOUR);
+    const tree = await underTerminal(['--store', source, 'tree', 'main'], '', { NO_COLOR: '1' });
+    expect(tree.output).not.toMatch(COLOUR);
+  });
+
+  it('colours the tree', async () => {
+    const { output } = await underTerminal(['--store', source, 'tree', 'main']);
+    expect(output).toMatch(COLOUR);
+    expect(output).toMatch(/◉/);
+  });
+
+  it('asks before deleting, and deletes nothing without a yes', async () => {
+    const target = fresh();
+    await ckpt(['copy', '--from', source, '--to', target]);
+    const no = await underTerminal(['--store', target, 'delete', 'main'], 'n\n');
+    expect(no.output).toMatch(
+      /Delete session "main" with its 3 checkpoints\? This cannot be undone\. \[y\/N\]/,
+    );
+    expect(no.output).toMatch(/not confirmed; nothing was deleted/);
+    expect(no.code).toBe(2);
+    expect((await ckpt(['--store', target, 'show', 'main'])).code).toBe(0);
+    const yes = await underTerminal(['--store', target, 'delete', 'main'], 'y\n');
+    expect(yes.code).toBe(0);
+    expect((await ckpt(['--store', target, 'show', 'main'])).code).toBe(3);
+  });
+});
+
+describe('in a pipe', () => {
+  it('draws no progress bar and no colour, and still says what it did', async () => {
+    const { code, stdout, stderr } = await ckpt(['copy', '--from', source, '--to', fresh()]);
+    expect(code).toBe(0);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^copied 7 sessions, \d+ checkpoints and 6 state values in [\d.]+ s\n$/);
+    expect(stderr).not.toContain('\u001b');
+  });
+});
