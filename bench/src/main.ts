@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { printConcurrency } from './concurrency.js';
 import { postgresConcurrency, sqliteConcurrency } from './concurrency-bench.js';
+import { benchCopy, printCopy } from './copy-bench.js';
 import { benchLangGraph } from './langgraph-bench.js';
 import type { Plan } from './measure.js';
 import { benchMysql, mysqlSettings } from './mysql.js';
@@ -69,6 +70,10 @@ async function main() {
       ...(backends.includes('sqlite') ? await sqliteConcurrency(dir, stepsFor) : []),
       ...(backends.includes('postgres') ? await postgresConcurrency(postgresUrl, stepsFor) : []),
     ];
+    const copies =
+      backends.includes('sqlite') && backends.includes('postgres')
+        ? await benchCopy(dir, postgresUrl, quick ? [1_000, 10_000] : [10_000, 100_000])
+        : [];
     console.log('durability settings:', JSON.stringify(settings));
     printTable(
       'ckpt against the raw driver on the same connection (ratio: median time per op)',
@@ -91,6 +96,7 @@ async function main() {
       langgraph.storage,
     );
     printConcurrency(concurrent);
+    printCopy(copies);
     const out = fileURLToPath(new URL('../results/latest.json', import.meta.url));
     writeJson(out, {
       when: new Date().toISOString(),
@@ -102,6 +108,7 @@ async function main() {
       rows,
       storage: langgraph.storage,
       concurrency: concurrent,
+      copy: copies,
     });
     console.log(`\nwritten to ${out}`);
   } finally {

@@ -4,13 +4,7 @@
  * conflicts takes two. Each read is one statement. Nothing depends on session state between
  * statements, so any pool or PgBouncer in transaction mode works.
  */
-import {
-  type AppendInput,
-  type AppendResult,
-  type Diagnosis,
-  errorCode,
-  type ImportInput,
-} from '@ckpt/core/adapter';
+import type { AppendInput, AppendResult, Diagnosis, ImportInput } from '@ckpt/core/adapter';
 import {
   AGAIN,
   appendProcedureArgs,
@@ -87,30 +81,59 @@ function reads(namespace: string): SqlReads<Statement | string> {
 }
 
 /**
- * The statements of an import, which runs them in one transaction on one connection: lock (or
- * find absent) the session's row, remove what the id held when replacing it, insert the
- * checkpoints' rows from arrays (one statement a table, whatever their number), then the
- * session's row.
+ * A whole session as one statement: its row first, where the id is free (`ON CONFLICT DO
+ * NOTHING`), then the rows of its checkpoints, bodies and transcript items from arrays, each
+ * only where the session's row went in. One round trip, one transaction, whatever the number
+ * of checkpoints; `imported` is 0 when the id was taken. Values: sessionId, head, head's
+ * parent, last seq, count, forkedFrom id and seq, head's metadata, createdAt, updatedAt, head's
+ * createdAt, then the checkpoints' seqs, parents, times, metadata, data and transcripts.
  */
-function importStatements(namespace: string) {
+function importNew(namespace: string): Statement {
   const ns = schemaIdentifier(namespace);
-  return {
-    lock: `SELECT FROM ${ns}.sessions WHERE id = $1 FOR UPDATE`,
-    remove: `SELECT ${ns}.delete_session($1)`,
-    checkpoints: `
-      INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
-      SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[])`,
-    bodies: `
-      INSERT INTO ${ns}.bodies (session_id, seq, data) SELECT $1, * FROM unnest($2::bigint[], $3::text[])`,
-    transcripts: `
-      INSERT INTO ${ns}.transcripts (session_id, seq, items)
-      SELECT $1, u.seq, u.items FROM unnest($2::bigint[], $3::text[]) AS u(seq, items)
-       WHERE u.items <> '[]'`,
-    session: `
+  return prepared(`
+    WITH s AS (
       INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id,
                                   forked_from_seq, metadata, created_at, updated_at, head_created_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-  };
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id
+    ), checkpoint AS (
+      INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
+      SELECT s.id, u.* FROM s, unnest($12::bigint[], $13::bigint[], $14::bigint[], $15::text[]) AS u
+    ), body AS (
+      INSERT INTO ${ns}.bodies (session_id, seq, data)
+      SELECT s.id, u.* FROM s, unnest($12::bigint[], $16::text[]) AS u
+    ), transcript AS (
+      INSERT INTO ${ns}.transcripts (session_id, seq, items)
+      SELECT s.id, u.seq, u.items FROM s, unnest($12::bigint[], $17::text[]) AS u(seq, items)
+       WHERE u.items <> '[]'
+    )
+    SELECT count(*)::int AS imported FROM s`);
+}
+
+/** The values of \`importNew\` for `input`. */
+function importArgs(input: ImportInput): unknown[] {
+  const cps = input.checkpoints;
+  const head = cps.find((cp) => cp.seq === input.head)!;
+  return [
+    input.sessionId,
+    head.seq,
+    head.parent,
+    cps.at(-1)!.seq,
+    cps.length,
+    input.forkedFrom?.sessionId ?? null,
+    input.forkedFrom?.seq ?? null,
+    head.metadata,
+    input.createdAt,
+    input.updatedAt,
+    head.createdAt,
+    cps.map((cp) => cp.seq),
+    cps.map((cp) => cp.parent),
+    cps.map((cp) => cp.createdAt),
+    cps.map((cp) => cp.metadata),
+    cps.map((cp) => cp.data),
+    cps.map((cp) => cp.transcript),
+  ];
 }
 
 function procedures(namespace: string): SqlProcedures<Statement> {
@@ -228,8 +251,6 @@ const refusedWhole = (err: unknown) => err instanceof pg.DatabaseError && err.se
 
 const ignore = () => {};
 
-const UNIQUE_VIOLATION = '23505';
-
 /** The PostgreSQL backend (see `postgres()`). */
 export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly name = 'postgres';
@@ -241,7 +262,8 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
   readonly #appendSet: Statement;
-  readonly #import: ReturnType<typeof importStatements>;
+  readonly #importNew: Statement;
+  readonly #removeSession: string;
 
   constructor(options: PostgresOptions) {
     const connection = connect(options);
@@ -256,7 +278,8 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.#owned = connection.owned;
     this.#appendDirect = appendDirect(this.namespace);
     this.#appendSet = appendSet(this.namespace);
-    this.#import = importStatements(this.namespace);
+    this.#importNew = importNew(this.namespace);
+    this.#removeSession = `SELECT ${ns}.delete_session($1)`;
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
@@ -340,60 +363,32 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     return super.appendAlone(input);
   }
 
+  /**
+   * One statement where the id is free (see importNew). To replace a session: remove it and
+   * insert the new one in one transaction, on one connection.
+   */
   async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
-    await this.#ready;
-    const sql = this.#import;
-    const id = input.sessionId;
-    const cps = input.checkpoints;
-    const head = cps.find((cp) => cp.seq === input.head)!;
-    const seqs = cps.map((cp) => cp.seq);
+    const args = importArgs(input);
+    const { rows } = await this.execute<{ imported: number }>(this.#importNew, args);
+    if (rows[0]!.imported > 0) return 'imported';
+    if (!input.replace) return 'exists';
     const client = await this.pool.connect();
     client.on('error', ignore);
     let failure: Error | undefined;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const { rowCount } = await client.query(sql.lock, [id]);
-      if (rowCount && !input.replace) {
-        await client.query('ROLLBACK');
-        return 'exists';
-      }
-      if (rowCount) await client.query(sql.remove, [id]);
-      const times = cps.map((cp) => cp.createdAt);
-      await client.query(sql.checkpoints, [
-        id,
-        seqs,
-        cps.map((cp) => cp.parent),
-        times,
-        cps.map((cp) => cp.metadata),
-      ]);
-      await client.query(sql.bodies, [id, seqs, cps.map((cp) => cp.data)]);
-      await client.query(sql.transcripts, [id, seqs, cps.map((cp) => cp.transcript)]);
-      await client.query(sql.session, [
-        id,
-        head.seq,
-        head.parent,
-        seqs.at(-1),
-        cps.length,
-        input.forkedFrom?.sessionId ?? null,
-        input.forkedFrom?.seq ?? null,
-        head.metadata,
-        input.createdAt,
-        input.updatedAt,
-        head.createdAt,
-      ]);
+      await client.query(this.#removeSession, [input.sessionId]);
+      await this.#run(this.#importNew, args, client);
       await client.query('COMMIT');
       return 'imported';
     } catch (err) {
       failure = err as Error;
       await client.query('ROLLBACK').catch(() => {});
-      if (errorCode(err) !== UNIQUE_VIOLATION) throw err;
+      throw err;
     } finally {
       client.off('error', ignore);
       client.release(failure);
     }
-    // Another writer created the session between the lock (which found no row) and the
-    // insert: it exists now, and a replace locks and removes it on the next try.
-    return input.replace ? this.importSession(input) : 'exists';
   }
 
   /** The schema version, the server's durability settings, and the privileges a store needs. */
