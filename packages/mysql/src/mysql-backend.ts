@@ -19,6 +19,7 @@ import {
   type BatchAppendRow,
   type BatchOutcome,
   batchAppendOutcomeFromRow,
+  importedSessionRow,
   SqlProcedureBackend,
   type SqlProcedures,
   type SqlReads,
@@ -253,7 +254,6 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     const t = tables(this.namespace);
     const id = input.sessionId;
     const cps = input.checkpoints;
-    const head = cps.find((cp) => cp.seq === input.head)!;
     const conn = await this.pool.getConnection();
     const insert = async (table: string, columns: string, rows: unknown[][]) => {
       const one = `(${columns
@@ -301,23 +301,11 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
         'session_id, seq, items',
         cps.filter((cp) => cp.transcript !== '[]').map((cp) => [id, cp.seq, cp.transcript]),
       );
+      const row = importedSessionRow(input);
+      const columns = Object.keys(row);
       await conn.query(
-        `INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
-                                    metadata, created_at, updated_at, head_parent, head_created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          id,
-          head.seq,
-          cps.at(-1)!.seq,
-          cps.length,
-          input.forkedFrom?.sessionId ?? null,
-          input.forkedFrom?.seq ?? null,
-          head.metadata,
-          input.createdAt,
-          input.updatedAt,
-          head.parent,
-          head.createdAt,
-        ],
+        `INSERT INTO ${t.sessions} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+        Object.values(row),
       );
       await conn.query('COMMIT');
       return 'imported';

@@ -16,7 +16,7 @@ const BEGIN = `
 /**
  * The steps of one append, between a transaction's (or savepoint's) start and its end: take the
  * next seq, refuse a replayed key or a stale head, write the checkpoint, and select the outcome
- * row. \`undo\` ends a refused call without its writes, \`leave\` goes on past it, \`keep\` ends a
+ * row. `undo` ends a refused call without its writes, `leave` goes on past it, `keep` ends a
  * written one. The values are p_id, p_data, p_metadata, p_transcript, p_check, p_expected,
  * p_key and p_now; v_seq, v_parent and v_seen (NULL at the start) are the caller's.
  */
@@ -85,7 +85,7 @@ export function procedures(ns: string): string[] {
          ${appendSteps(t, { undo: 'ROLLBACK', leave: 'LEAVE proc', keep: 'COMMIT' })}
        END`,
     // The checkpoints that waited for a connection, in one transaction: each call as append's
-    // steps in a savepoint of its own, which a refusal or an error undoes alone. \`p_calls\`
+    // steps in a savepoint of its own, which a refusal or an error undoes alone. `p_calls`
     // is a JSON array of append's values, one array a call, already in the order of the
     // session ids (so that two batches lock sessions in the same order). One result set a call.
     append_batch: `CREATE PROCEDURE ${ns}_append_batch(IN p_calls LONGTEXT)

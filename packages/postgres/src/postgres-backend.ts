@@ -9,6 +9,7 @@ import {
   AGAIN,
   appendProcedureArgs,
   type BatchOutcome,
+  importedSessionRow,
   SqlProcedureBackend,
   type SqlProcedures,
   type SqlReads,
@@ -111,22 +112,22 @@ function importNew(namespace: string): Statement {
     SELECT count(*)::int AS imported FROM s`);
 }
 
-/** The values of \`importNew\` for `input`. */
+/** The values of `importNew` for `input`. */
 function importArgs(input: ImportInput): unknown[] {
   const cps = input.checkpoints;
-  const head = cps.find((cp) => cp.seq === input.head)!;
+  const row = importedSessionRow(input);
   return [
-    input.sessionId,
-    head.seq,
-    head.parent,
-    cps.at(-1)!.seq,
-    cps.length,
-    input.forkedFrom?.sessionId ?? null,
-    input.forkedFrom?.seq ?? null,
-    head.metadata,
-    input.createdAt,
-    input.updatedAt,
-    head.createdAt,
+    row.id,
+    row.head,
+    row.head_parent,
+    row.last_seq,
+    row.checkpoints,
+    row.forked_from_id,
+    row.forked_from_seq,
+    row.metadata,
+    row.created_at,
+    row.updated_at,
+    row.head_created_at,
     cps.map((cp) => cp.seq),
     cps.map((cp) => cp.parent),
     cps.map((cp) => cp.createdAt),
@@ -188,10 +189,10 @@ function appendDirect(namespace: string): Statement {
 
 /**
  * The checkpoints that waited for a connection, each on a session of its own, as one statement:
- * \`appendDirect\` over arrays of its values (\`$n\` holds the calls' values of append's \`$n\`).
+ * `appendDirect` over arrays of its values (`$n` holds the calls' values of append's `$n`).
  * Like it, it writes only the calls that can go straight through, and returns a row for each
  * of those; a call that gets none (a conflict, a replayed key, a session created meanwhile)
- * goes alone afterwards, through \`append\`. A keyed call goes straight through when its key is
+ * goes alone afterwards, through `append`. A keyed call goes straight through when its key is
  * not recorded yet; two with the same key at once meet at the key's primary key, which fails
  * the whole statement, and then every call goes alone.
  */
@@ -313,7 +314,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   }
 
   /**
-   * The first call of each session in `inputs` through \`appendSet\` on `client`; every other
+   * The first call of each session in `inputs` through `appendSet` on `client`; every other
    * call, and each that the statement did not write, goes alone afterwards.
    */
   async #together(

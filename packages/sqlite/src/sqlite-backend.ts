@@ -19,6 +19,7 @@ import type {
 import {
   type CheckpointRow,
   checkpointFromRow,
+  importedSessionRow,
   keyValueSql,
   SqlBackend,
   type SqlReads,
@@ -178,8 +179,8 @@ function mutations(db: Database.Database, t: Tables) {
     insertImported: db.prepare(`
       INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
                                  head_parent, head_created_at, head_body, metadata, created_at, updated_at)
-      VALUES (:id, :head, :last, :count, :forkedId, :forkedSeq, :parent, :headCreatedAt, :body,
-              :metadata, :createdAt, :updatedAt)`),
+      VALUES (:id, :head, :last_seq, :checkpoints, :forked_from_id, :forked_from_seq, :head_parent,
+              :head_created_at, :head_body, :metadata, :created_at, :updated_at)`),
   };
 }
 
@@ -355,21 +356,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
         );
         if (cp.seq === input.head) headBody = Number(body);
       }
-      const head = input.checkpoints.find((cp) => cp.seq === input.head)!;
-      sql.insertImported.run({
-        id,
-        head: head.seq,
-        last: input.checkpoints.at(-1)!.seq,
-        count: input.checkpoints.length,
-        forkedId: input.forkedFrom?.sessionId ?? null,
-        forkedSeq: input.forkedFrom?.seq ?? null,
-        parent: head.parent,
-        headCreatedAt: head.createdAt,
-        body: headBody,
-        metadata: head.metadata,
-        createdAt: input.createdAt,
-        updatedAt: input.updatedAt,
-      });
+      sql.insertImported.run({ ...importedSessionRow(input), head_body: headBody });
       return 'imported';
     });
   }

@@ -35,6 +35,7 @@ export {
   batchAppendOutcomeFromRow,
   type CheckpointRow,
   checkpointFromRow,
+  importedSessionRow,
   type SessionRow,
 } from './rows.js';
 export type { RunStatement, SqlResult } from './run.js';

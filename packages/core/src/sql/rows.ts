@@ -6,6 +6,7 @@
 import type {
   AppendResult,
   ForkResult,
+  ImportInput,
   RollbackResult,
   StoredCheckpoint,
   StoredCheckpointInfo,
@@ -130,6 +131,29 @@ export function appendResultFromRow(row: AppendRow): AppendResult {
               }),
       };
   }
+}
+
+/**
+ * The session row an import writes, named as the SQL backends' sessions columns are: the head,
+ * its parent, time and metadata copied beside it (which every SQL backend keeps there), the
+ * last seq and the count.
+ */
+export function importedSessionRow(input: ImportInput) {
+  const cps = input.checkpoints;
+  const head = cps.find((cp) => cp.seq === input.head)!;
+  return {
+    id: input.sessionId,
+    head: head.seq,
+    head_parent: head.parent,
+    head_created_at: head.createdAt,
+    last_seq: cps.at(-1)!.seq,
+    checkpoints: cps.length,
+    forked_from_id: input.forkedFrom?.sessionId ?? null,
+    forked_from_seq: input.forkedFrom?.seq ?? null,
+    metadata: head.metadata,
+    created_at: input.createdAt,
+    updated_at: input.updatedAt,
+  };
 }
 
 /** A row of a batch of appends: an append's row, or the error that refused that call alone. */
