@@ -188,21 +188,25 @@ function appendDirect(namespace: string): Statement {
 }
 
 /**
- * The checkpoints that waited for a connection, each on a session of its own, as one statement:
- * `appendDirect` over arrays of its values (`$n` holds the calls' values of append's `$n`).
- * Like it, it writes only the calls that can go straight through, and returns a row for each
- * of those; a call that gets none (a conflict, a replayed key, a session created meanwhile)
- * goes alone afterwards, through `append`. A keyed call goes straight through when its key is
- * not recorded yet; two with the same key at once meet at the key's primary key, which fails
- * the whole statement, and then every call goes alone.
+ * `n` checkpoints that waited for a connection, each on a session of its own, as one statement:
+ * `appendDirect` over a `VALUES` list of their values (call i's values of append are
+ * `$(8i+1)` to `$(8i+8)`), each sent as a parameter of its own, so that no payload is escaped
+ * into an array literal for the server to parse back. Like it, it writes only the calls that
+ * can go straight through, and returns a row for each of those; a call that gets none (a
+ * conflict, a replayed key, a session created meanwhile) goes alone afterwards, through
+ * `append`. A keyed call goes straight through when its key is not recorded yet; two with the
+ * same key at once meet at the key's primary key, which fails the whole statement, and then
+ * every call goes alone.
  */
-function appendSet(namespace: string): Statement {
+function appendSet(namespace: string, n: number): Statement {
   const ns = schemaIdentifier(namespace);
+  const rows = Array.from({ length: n }, (_, i) => {
+    const $ = (k: number) => `$${8 * i + k}`;
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::boolean, ${$(6)}::bigint, ${$(7)}::text, ${$(8)}::bigint)`;
+  });
   return prepared(`
-    WITH input AS (
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[],
-                           $6::bigint[], $7::text[], $8::bigint[])
-        AS i(id, data, metadata, transcript, check_head, expected, key, now)
+    WITH input (id, data, metadata, transcript, check_head, expected, key, now) AS (
+      VALUES ${rows.join(',\n             ')}
     ), moved AS (
       UPDATE ${ns}.sessions s
          SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
@@ -238,12 +242,6 @@ function appendSet(namespace: string): Statement {
     SELECT id, seq, parent FROM written`);
 }
 
-/** Append's values (see appendProcedureArgs), as one array over `inputs` for each. */
-function columns(inputs: AppendInput[]): unknown[][] {
-  const rows = inputs.map(appendProcedureArgs);
-  return rows[0]!.map((_, column) => rows.map((row) => row[column]));
-}
-
 /**
  * Whether the server refused a whole statement, which it then rolled back: an error of
  * severity ERROR, not a broken connection (whose outcome nobody knows).
@@ -262,7 +260,8 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   readonly #ready: Promise<void>;
   readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
-  readonly #appendSet: Statement;
+  /** The statements that append n calls at once, by n. */
+  readonly #appendSets = new Map<number, Statement>();
   readonly #importNew: Statement;
   readonly #removeSession: string;
 
@@ -278,7 +277,6 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
     this.#appendDirect = appendDirect(this.namespace);
-    this.#appendSet = appendSet(this.namespace);
     this.#importNew = importNew(this.namespace);
     this.#removeSession = `SELECT ${ns}.delete_session($1)`;
     this.#ready = migrate(this.pool, this.namespace);
@@ -313,6 +311,15 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     });
   }
 
+  #appendSetOf(n: number): Statement {
+    let statement = this.#appendSets.get(n);
+    if (statement === undefined) {
+      statement = appendSet(this.namespace, n);
+      this.#appendSets.set(n, statement);
+    }
+    return statement;
+  }
+
   /**
    * The first call of each session in `inputs` through `appendSet` on `client`; every other
    * call, and each that the statement did not write, goes alone afterwards.
@@ -327,9 +334,10 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     const outcomes: BatchOutcome<AppendResult>[] = inputs.map(() => AGAIN);
     let rows: { id: string; seq: number; parent: number | null }[];
     try {
+      const set = [...first.values()].map((i) => inputs[i]!);
       ({ rows } = await this.#run(
-        this.#appendSet,
-        columns([...first.values()].map((i) => inputs[i]!)),
+        this.#appendSetOf(set.length),
+        set.flatMap(appendProcedureArgs),
         client,
       ));
     } catch (err) {
