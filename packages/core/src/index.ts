@@ -25,7 +25,7 @@ export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
 export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store.js';
 export { type CopyOptions, copyStore } from './store-copy.js';
 export { type StoreInUse, useStore } from './store-or-url.js';
-export { allSessionIds, allStateEntries } from './store-walk.js';
+export { allItems, allSessionIds, allStateEntries } from './store-walk.js';
 export type {
   Checkpoint,
   CheckpointInfo,

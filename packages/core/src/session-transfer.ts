@@ -7,13 +7,14 @@
 import type { CheckpointBackend, ExportedStoredCheckpoint, StoredSession } from './backend.js';
 import {
   checkCheckpointSize,
+  decodeCheckpoint,
   decodeJson,
-  decodeMetadata,
   encodeJson,
   encodeMetadata,
   encodeTranscript,
 } from './encode.js';
 import { CkptError, invalidArgument } from './errors.js';
+import type { Runner } from './state.js';
 import type {
   ExportedCheckpoint,
   ImportOptions,
@@ -25,8 +26,6 @@ import { checkName, checkOptions, checkPositiveInteger, describe } from './valid
 
 /** Checkpoints read by one page of an export: at most this many whole payloads in memory. */
 export const EXPORT_PAGE = 64;
-
-type Runner = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** `sessionId` exactly as stored, its checkpoints read as they are iterated; null when absent. */
 export async function exportSession(
@@ -86,14 +85,7 @@ async function* pages(
 }
 
 function decoded(stored: ExportedStoredCheckpoint): ExportedCheckpoint {
-  return {
-    seq: stored.seq,
-    parent: stored.parent,
-    data: decodeJson(stored.data),
-    metadata: decodeMetadata(stored.metadata),
-    transcript: decodeJson(stored.transcript) as JsonValue[],
-    createdAt: new Date(stored.createdAt),
-  };
+  return { ...decodeCheckpoint(stored), transcript: decodeJson(stored.transcript) as JsonValue[] };
 }
 
 /**

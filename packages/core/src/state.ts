@@ -13,7 +13,8 @@ const MAX_UPDATE_ATTEMPTS = 100;
 /** The options keys() takes. */
 const KEYS_PAGE = ['limit', 'cursor', 'prefix'] as const;
 
-type Runner = <T>(fn: () => Promise<T>) => Promise<T>;
+/** Runs a call with the store's CLOSED and BACKEND handling. */
+export type Runner = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** Build the StateScope for `scope`; `run` applies the store's CLOSED and BACKEND handling. */
 export function createStateScope(

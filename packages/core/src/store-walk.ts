@@ -2,8 +2,11 @@
 import type { CheckpointStore } from './store.js';
 import type { JsonValue } from './types.js';
 
-/** Every item of a paged listing, fetching the next page as the last is taken. */
-export async function* pages<T>(
+/**
+ * Every item of a paged listing (`sessions`, `list`, `transcript`, `keys`, `stateScopes`),
+ * fetching the next page as the last is taken: `allItems((cursor) => store.list(id, { cursor }))`.
+ */
+export async function* allItems<T>(
   fetch: (cursor: string | null) => Promise<{ items: T[]; cursor: string | null }>,
 ): AsyncGenerator<T> {
   for (let cursor: string | null = null; ; ) {
@@ -16,7 +19,7 @@ export async function* pages<T>(
 
 /** Every session id of `store`, most recently updated first. */
 export async function* allSessionIds(store: CheckpointStore): AsyncGenerator<string> {
-  for await (const info of pages((cursor) => store.sessions({ limit: 1000, cursor }))) {
+  for await (const info of allItems((cursor) => store.sessions({ limit: 1000, cursor }))) {
     yield info.sessionId;
   }
 }
@@ -25,9 +28,9 @@ export async function* allSessionIds(store: CheckpointStore): AsyncGenerator<str
 export async function* allStateEntries(
   store: CheckpointStore,
 ): AsyncGenerator<{ scope: string; key: string; value: JsonValue }> {
-  for await (const scope of pages((cursor) => store.stateScopes({ limit: 1000, cursor }))) {
+  for await (const scope of allItems((cursor) => store.stateScopes({ limit: 1000, cursor }))) {
     const state = store.state(scope);
-    for await (const key of pages((cursor) => state.keys({ limit: 1000, cursor }))) {
+    for await (const key of allItems((cursor) => state.keys({ limit: 1000, cursor }))) {
       const value = await state.get(key);
       // Deleted since it was listed.
       if (value !== undefined) yield { scope, key, value };

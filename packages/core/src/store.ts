@@ -12,7 +12,7 @@ import type {
 import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
 import {
   checkCheckpointSize,
-  decodeJson,
+  decodeCheckpoint,
   decodeMetadata,
   encodeJson,
   encodeMetadata,
@@ -452,14 +452,7 @@ export class CheckpointStore {
 }
 
 function toCheckpoint(sessionId: string, stored: StoredCheckpoint): Checkpoint {
-  return {
-    sessionId,
-    seq: stored.seq,
-    parent: stored.parent,
-    data: decodeJson(stored.data),
-    metadata: decodeMetadata(stored.metadata),
-    createdAt: new Date(stored.createdAt),
-  };
+  return { sessionId, ...decodeCheckpoint(stored) };
 }
 
 function toSessionInfo(stored: StoredSession): SessionInfo {

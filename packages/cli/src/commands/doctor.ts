@@ -4,7 +4,7 @@
  * backend checks them, each problem with what to do.
  */
 import type { CheckpointStore, Diagnosis } from '@ckpt/core';
-import { isCkptError } from '@ckpt/core';
+import { allItems, isCkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -21,21 +21,14 @@ async function counts(store: CheckpointStore): Promise<Diagnosis> {
   }
   let sessions = 0;
   let checkpoints = 0;
-  for (let cursor: string | null = null; ; ) {
-    const page = await store.sessions({ limit: 1000, cursor });
-    sessions += page.items.length;
-    for (const s of page.items) checkpoints += s.checkpoints;
-    if (page.cursor === null) break;
-    cursor = page.cursor;
+  for await (const s of allItems((cursor) => store.sessions({ limit: 1000, cursor }))) {
+    sessions++;
+    checkpoints += s.checkpoints;
   }
   let scopes = 0;
   if (store.backend.capabilities.listStateKeys) {
-    for (let cursor: string | null = null; ; ) {
-      const page = await store.stateScopes({ limit: 1000, cursor });
-      scopes += page.items.length;
-      if (page.cursor === null) break;
-      cursor = page.cursor;
-    }
+    for await (const _ of allItems((cursor) => store.stateScopes({ limit: 1000, cursor })))
+      scopes++;
   }
   return {
     check: 'contents',

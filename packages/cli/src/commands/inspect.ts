@@ -1,5 +1,5 @@
 /** Reading a store: sessions, show, tree, transcript, history. */
-import { allSessionIds, type CheckpointStore, CkptError } from '@ckpt/core';
+import { allItems, allSessionIds, type CheckpointStore, CkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { brief, shortTime } from '../io.js';
@@ -7,17 +7,13 @@ import { positiveInteger } from '../parse.js';
 import { renderTree, treeNodes } from '../tree.js';
 import { example } from './help.js';
 
-/** Every item of a paged listing. */
+/** Every item of a paged listing, in an array. */
 async function all<T>(
   fetch: (cursor: string | null) => Promise<{ items: T[]; cursor: string | null }>,
 ): Promise<T[]> {
   const items: T[] = [];
-  for (let cursor: string | null = null; ; ) {
-    const page = await fetch(cursor);
-    items.push(...page.items);
-    if (page.cursor === null) return items;
-    cursor = page.cursor;
-  }
+  for await (const item of allItems(fetch)) items.push(item);
+  return items;
 }
 
 /** The session's summary, or NOT_FOUND saying how to see which sessions there are. */
