@@ -15,6 +15,7 @@ import { inputCases } from './cases/inputs.js';
 import { lifecycleCases } from './cases/lifecycle.js';
 import { listingCases } from './cases/listings.js';
 import { modelCases } from './cases/model.js';
+import { needsCases } from './cases/needs.js';
 import { stateCases } from './cases/state.js';
 import { surfaceCases } from './cases/surface.js';
 import { transferCases } from './cases/transfer.js';
@@ -55,6 +56,7 @@ export function runContractTests(harness: ContractHarness): void {
     const caps = harness.capabilities;
     checkpointCases(t);
     lifecycleCases(t);
+    needsCases(t, caps);
     listingCases(t, caps);
     valueCases(t);
     inputCases(t, caps);
@@ -75,6 +77,7 @@ export {
   lifecycleCases,
   listingCases,
   modelCases,
+  needsCases,
   stateCases,
   surfaceCases,
   transferCases,

@@ -1,5 +1,12 @@
 /** Small helpers shared by the cases. */
-import { type CkptErrorCode, isCkptError, type Page, type PageOptions } from '@ckpt/core';
+import {
+  type CkptErrorCode,
+  type ExportedCheckpoint,
+  isCkptError,
+  type Page,
+  type PageOptions,
+  type SessionImport,
+} from '@ckpt/core';
 import { expect } from 'vitest';
 
 /** Assert that `promise` rejects with a CkptError of `code`; returns the error. */
@@ -42,6 +49,38 @@ export async function allPages<T>(
     seen.add(page.cursor);
     cursor = page.cursor;
   }
+}
+
+/** A session to import: `checkpoints` as given, the head at the last of them. */
+export function sessionToImport(
+  sessionId: string,
+  checkpoints: ExportedCheckpoint[],
+): SessionImport & { checkpoints: ExportedCheckpoint[] } {
+  return {
+    sessionId,
+    head: checkpoints.at(-1)!.seq,
+    forkedFrom: null,
+    createdAt: new Date(1_000),
+    updatedAt: new Date(2_000),
+    checkpoints,
+  };
+}
+
+/** A checkpoint to import: data `seq`, on parent `seq - 1` (none for seq 1), made at `seq` s. */
+export function checkpointToImport(
+  seq: number,
+  more: Partial<ExportedCheckpoint> = {},
+): ExportedCheckpoint {
+  const parent = seq === 1 ? null : seq - 1;
+  return {
+    seq,
+    parent,
+    data: seq,
+    metadata: {},
+    transcript: [],
+    createdAt: new Date(seq * 1_000),
+    ...more,
+  };
 }
 
 /** Wait at least `ms` milliseconds (so timestamps differ). */

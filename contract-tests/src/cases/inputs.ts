@@ -162,7 +162,7 @@ export function inputCases(t: ContractContext, caps: BackendCapabilities): void 
         ['keep', () => t.store.prune('s', typo({ keepLast: 1, keep: 1 }))],
         ['size', () => t.store.list('s', typo({ size: 10 }))],
         ['size', () => t.store.transcript('s', typo({ size: 10 }))],
-        ['prefix', () => t.store.sessions(typo({ prefix: 'a' }))],
+        ['prefx', () => t.store.sessions(typo({ prefx: 'a' }))],
         ['start', () => t.store.state('x').keys(typo({ start: 'a' }))],
       ];
       for (const [option, call] of calls) {

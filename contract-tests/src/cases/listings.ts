@@ -3,7 +3,7 @@ import { type BackendCapabilities, compareCodePoints, type SessionInfo } from '@
 import { describe, expect, it, vi } from 'vitest';
 import { itIf, itWith } from '../gate.js';
 import type { ContractContext } from '../harness.js';
-import { allPages, allSettledOrThrow, expectCkptError, sleep } from '../util.js';
+import { allPages, allSettledOrThrow, expectCkptError, ODD_IDS, sleep } from '../util.js';
 
 function isCatalogOrder(list: SessionInfo[]): boolean {
   return list.every((s, i) => {
@@ -194,6 +194,162 @@ export function listingCases(t: ContractContext, caps: BackendCapabilities): voi
       await t.store.checkpoint('b', 1);
       await t.store.delete('a');
       expect((await t.store.sessions()).items.map((s) => s.sessionId)).toEqual(['b']);
+    });
+
+    describe('with a prefix', () => {
+      /** Every session whose id starts with `prefix`, walked in pages of `limit`. */
+      const listed = (prefix: string, limit: number) =>
+        allPages((p) => t.store.sessions({ ...p, prefix }), limit);
+
+      withList(
+        'lists exactly the sessions whose id starts with the prefix, for odd ids, in catalog order',
+        async () => {
+          // Each odd id, and ids that extend it or that it does not start: `%` and `_` must not
+          // match like LIKE's wildcards, `\` must not escape, case and trailing spaces count.
+          const ids = new Set<string>();
+          for (const id of ODD_IDS) {
+            ids.add(id);
+            if ([...id].length < 255) {
+              ids.add(`${id}x`);
+              ids.add(`x${id}`);
+            }
+          }
+          for (const id of ids) await t.store.checkpoint(id, id);
+          for (const prefix of ODD_IDS) {
+            const want = [...ids].filter((id) => id.startsWith(prefix));
+            const got = await listed(prefix, 7);
+            expect(got.map((s) => s.sessionId).sort(compareCodePoints), prefix).toEqual(
+              want.sort(compareCodePoints),
+            );
+            expect(isCatalogOrder(got)).toBe(true);
+          }
+        },
+      );
+
+      withList('lists ids that are prefixes of each other', async () => {
+        const ids = ['u', 'u1', 'u12', 'u123', 'u2', 'U1', 'u1 ', 'v'];
+        for (const id of ids) await t.store.checkpoint(id, id);
+        const ofPrefix = async (prefix: string) =>
+          (await listed(prefix, 2)).map((s) => s.sessionId).sort(compareCodePoints);
+        expect(await ofPrefix('u')).toEqual(['u', 'u1', 'u1 ', 'u12', 'u123', 'u2']);
+        expect(await ofPrefix('u1')).toEqual(['u1', 'u1 ', 'u12', 'u123']);
+        expect(await ofPrefix('u12')).toEqual(['u12', 'u123']);
+        expect(await ofPrefix('u123')).toEqual(['u123']);
+        expect(await ofPrefix('u1234')).toEqual([]);
+        expect(await ofPrefix('u1 ')).toEqual(['u1 ']);
+      });
+
+      withList(
+        'finds ids at the edges of the range: the highest code points and emoji',
+        async () => {
+          const top = '\u{10FFFF}';
+          const ids = ['a', `a${top}`, `a${top}${top}`, 'b', top, `${top}a`, `${top}${top}`];
+          ids.push('\uffff', '\u{1F99C}', '\u{1F99C}a', '\u{1F99D}', '\ud7ff', '\ue000');
+          for (const id of ids) await t.store.checkpoint(id, id);
+          const ofPrefix = async (prefix: string) =>
+            (await listed(prefix, 50)).map((s) => s.sessionId).sort(compareCodePoints);
+          expect(await ofPrefix('a')).toEqual(['a', `a${top}`, `a${top}${top}`]);
+          expect(await ofPrefix(`a${top}`)).toEqual([`a${top}`, `a${top}${top}`]);
+          expect(await ofPrefix(top)).toEqual([top, `${top}a`, `${top}${top}`]);
+          expect(await ofPrefix(`${top}${top}`)).toEqual([`${top}${top}`]);
+          expect(await ofPrefix('\u{1F99C}')).toEqual(['\u{1F99C}', '\u{1F99C}a']);
+          expect(await ofPrefix('\uffff')).toEqual(['\uffff']);
+          expect(await ofPrefix('\ud7ff')).toEqual(['\ud7ff']);
+        },
+      );
+
+      withList('returns an empty page for a prefix that matches nothing', async () => {
+        await t.store.checkpoint('user-1/a', 1);
+        expect(await t.store.sessions({ prefix: 'user-2/' })).toEqual({ items: [], cursor: null });
+        expect(await t.store.sessions({ prefix: 'user-1/a/' })).toEqual({
+          items: [],
+          cursor: null,
+        });
+      });
+
+      withList('lists every session for an empty prefix', async () => {
+        for (const id of ['a', 'b']) await t.store.checkpoint(id, id);
+        expect((await t.store.sessions({ prefix: '' })).items).toEqual(
+          (await t.store.sessions()).items,
+        );
+      });
+
+      withList(
+        'walks one prefix exactly once across many pages when updatedAt ties, by id descending',
+        async () => {
+          const mine = Array.from({ length: 37 }, (_, i) => `user-1/${String(i).padStart(2, '0')}`);
+          vi.useFakeTimers({ toFake: ['Date'] });
+          try {
+            // In the past, so that a checkpoint written later is newer.
+            vi.setSystemTime(new Date('2020-01-02T03:04:05.678Z'));
+            for (const id of mine) await t.store.checkpoint(id, id);
+            for (const id of ['user-0/x', 'user-1', 'user-10/x', 'user-2/x']) {
+              await t.store.checkpoint(id, id);
+            }
+          } finally {
+            vi.useRealTimers();
+          }
+          const want = [...mine].sort(compareCodePoints).reverse();
+          for (const limit of [1, 4, 10, 37, 1000]) {
+            const all = await listed('user-1/', limit);
+            expect(all.map((s) => s.sessionId)).toEqual(want);
+          }
+          // The same with a tie broken by time for some: the newer come first.
+          await sleep(3);
+          await t.store.checkpoint('user-1/05', 'again');
+          await t.store.checkpoint('user-1/30', 'again');
+          const again = (await listed('user-1/', 3)).map((s) => s.sessionId);
+          expect(again).toEqual([
+            'user-1/30',
+            'user-1/05',
+            ...want.filter((id) => !id.endsWith('/30') && !id.endsWith('/05')),
+          ]);
+        },
+      );
+
+      withList('describes each session as info() does', async () => {
+        await t.store.checkpoint('p/s', 1, { metadata: { title: 'chat' } });
+        await t.store.fork('p/s', { newId: 'p/f' });
+        for (const s of (await t.store.sessions({ prefix: 'p/' })).items) {
+          expect(s).toEqual(await t.store.info(s.sessionId));
+        }
+      });
+
+      withList(
+        'refuses a cursor made with another prefix, or none, with INVALID_ARGUMENT',
+        async () => {
+          for (const id of ['a1', 'a2', 'a3', 'b1', 'b2']) await t.store.checkpoint(id, id);
+          const ofA = (await t.store.sessions({ prefix: 'a', limit: 1 })).cursor;
+          const ofAll = (await t.store.sessions({ limit: 1 })).cursor;
+          expect(ofA).not.toBeNull();
+          expect(ofAll).not.toBeNull();
+          await expectCkptError(t.store.sessions({ prefix: 'b', cursor: ofA }), 'INVALID_ARGUMENT');
+          await expectCkptError(
+            t.store.sessions({ prefix: 'a1', cursor: ofA }),
+            'INVALID_ARGUMENT',
+          );
+          await expectCkptError(t.store.sessions({ cursor: ofA }), 'INVALID_ARGUMENT');
+          await expectCkptError(
+            t.store.sessions({ prefix: 'a', cursor: ofAll }),
+            'INVALID_ARGUMENT',
+          );
+          expect((await t.store.sessions({ prefix: 'a', cursor: ofA })).items).toHaveLength(2);
+        },
+      );
+
+      it.each([
+        ['256 code points', 'x'.repeat(256)],
+        ['a NUL character', 'a\0'],
+        ['a lone surrogate', '\ud800'],
+        ['a number', 42],
+        ['null', null],
+      ])('refuses a prefix with %s with INVALID_ARGUMENT naming it', async (_what, prefix) => {
+        const err = await expectCkptError(
+          t.store.sessions({ prefix: prefix as string }),
+          'INVALID_ARGUMENT',
+        );
+        expect(err.details.argument).toBe('prefix');
+      });
     });
 
     withoutList('refuses sessions() with UNSUPPORTED when the backend cannot list', async () => {

@@ -19,6 +19,8 @@ interface ModelCheckpoint {
   parent: number | null;
   data: JsonValue;
   transcript: JsonValue[];
+  /** The stored checkpoints it named in `needs` when it was written, ascending. */
+  needs: number[];
 }
 
 interface ModelSession {
@@ -32,6 +34,18 @@ interface ModelSession {
 /** The reference model: the spec's semantics in the plainest code. */
 class Model {
   readonly sessions = new Map<string, ModelSession>();
+
+  /** `roots` and what they need, directly or through one another, in session `s`. */
+  static needed(s: ModelSession, roots: number[]): Set<number> {
+    const out = new Set<number>();
+    const visit = (seq: number) => {
+      if (out.has(seq)) return;
+      out.add(seq);
+      for (const n of s.checkpoints.get(seq)?.needs ?? []) visit(n);
+    };
+    for (const seq of roots) visit(seq);
+    return out;
+  }
 
   history(id: string): number[] {
     const s = this.sessions.get(id);
@@ -72,6 +86,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       readonly transcript: JsonValue[],
       readonly expect: 'any' | 'head' | 'stale' | 'absent',
       readonly key: string | undefined,
+      readonly needs: number[],
     ) {}
     check = () => true;
     async run(m: Model, r: Real) {
@@ -92,6 +107,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
           transcript: this.transcript,
           ...(expectedHead === undefined ? {} : { expectedHead }),
           ...(this.key === undefined ? {} : { idempotencyKey: this.key }),
+          ...(this.needs.length === 0 ? {} : { needs: this.needs }),
         });
       } catch (err) {
         outcome = err;
@@ -123,6 +139,9 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
         parent: head,
         data: this.data,
         transcript: this.transcript,
+        needs: [...new Set(this.needs)]
+          .filter((n) => session.checkpoints.has(n))
+          .sort((a, b) => a - b),
       });
       session.head = seq;
       session.last = seq;
@@ -130,7 +149,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       m.sessions.set(this.id, session);
     }
     toString() {
-      return `checkpoint(${this.id}, expect=${this.expect}, key=${this.key})`;
+      return `checkpoint(${this.id}, expect=${this.expect}, key=${this.key}, needs=[${this.needs}])`;
     }
   }
 
@@ -196,9 +215,14 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
         forkedFrom: { sessionId: this.id, seq: at },
         keys: new Map(),
       };
+      const chain: number[] = [];
       for (let cp = s.checkpoints.get(at); cp; ) {
-        copy.checkpoints.set(cp.seq, { ...cp });
+        chain.push(cp.seq);
         cp = cp.parent === null ? undefined : s.checkpoints.get(cp.parent);
+      }
+      for (const seq of Model.needed(s, chain)) {
+        const cp = s.checkpoints.get(seq);
+        if (cp) copy.checkpoints.set(seq, { ...cp });
       }
       m.sessions.set(this.newId, copy);
     }
@@ -220,8 +244,8 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
         expect(removed).toBe(0);
         return;
       }
-      const keep = new Set([...s.checkpoints.keys()].sort((a, b) => b - a).slice(0, this.keepLast));
-      keep.add(s.head);
+      const newest = [...s.checkpoints.keys()].sort((a, b) => b - a).slice(0, this.keepLast);
+      const keep = Model.needed(s, [...newest, s.head]);
       let count = 0;
       for (const seq of [...s.checkpoints.keys()]) {
         if (!keep.has(seq)) {
@@ -293,26 +317,33 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
             .reverse(),
         );
       expect(transcript.map(({ seq, index, item }) => ({ seq, index, item }))).toEqual(want);
+      const exported = await r.store.exportSession(full(r, this.id));
+      const needs: [number, number[]][] = [];
+      for await (const cp of exported!.checkpoints) needs.push([cp.seq, cp.needs ?? []]);
+      expect(needs).toEqual(
+        [...s.checkpoints.values()].sort((a, b) => a.seq - b.seq).map((c) => [c.seq, c.needs]),
+      );
     }
     toString() {
       return `check(${this.id}, pages of ${this.pageSize})`;
     }
   }
 
+  /** The sessions of this run whose model id starts with `start`, listed by prefix. */
   class CheckSessions implements Cmd {
+    constructor(readonly start: string) {}
     check = () => listSessions;
     async run(m: Model, r: Real) {
-      const all = await allPages((p) => r.store.sessions(p), 3);
-      const prefix = full(r, '');
-      const mine = all.filter((s) => s.sessionId.startsWith(prefix));
-      expect(mine.map((s) => s.sessionId.slice(prefix.length)).sort(compareCodePoints)).toEqual(
-        [...m.sessions.keys()].sort(compareCodePoints),
+      const prefix = full(r, this.start);
+      const mine = await allPages((p) => r.store.sessions({ ...p, prefix }), 3);
+      const base = full(r, '').length;
+      expect(mine.map((s) => s.sessionId.slice(base)).sort(compareCodePoints)).toEqual(
+        [...m.sessions.keys()].filter((id) => id.startsWith(this.start)).sort(compareCodePoints),
       );
-      for (const s of mine)
-        expect(s.head).toBe(m.sessions.get(s.sessionId.slice(prefix.length))!.head);
+      for (const s of mine) expect(s.head).toBe(m.sessions.get(s.sessionId.slice(base))!.head);
     }
     toString() {
-      return 'checkSessions()';
+      return `checkSessions(prefix ${JSON.stringify(this.start)})`;
     }
   }
 
@@ -324,8 +355,12 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
         fc.array(json, { maxLength: 3 }),
         fc.constantFrom('any', 'any', 'head', 'stale', 'absent'),
         fc.option(fc.constantFrom(...KEYS), { nil: undefined, freq: 3 }),
+        fc.oneof(
+          fc.constant<number[]>([]),
+          fc.array(fc.integer({ min: 1, max: 12 }), { maxLength: 3 }),
+        ),
       )
-      .map(([i, d, t, e, k]) => new Checkpoint(i, d, t, e as Checkpoint['expect'], k)),
+      .map(([i, d, t, e, k, n]) => new Checkpoint(i, d, t, e as Checkpoint['expect'], k, n)),
     fc.tuple(id, fc.nat(10)).map(([i, p]) => new Rollback(i, p)),
     fc
       .tuple(id, id, fc.option(fc.nat(10), { nil: undefined }))
@@ -333,7 +368,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
     fc.tuple(id, fc.integer({ min: 1, max: 4 })).map(([i, k]) => new Prune(i, k)),
     id.map((i) => new Delete(i)),
     fc.tuple(id, fc.constantFrom(1, 2, 50)).map(([i, p]) => new CheckReads(i, p)),
-    fc.constant(new CheckSessions()),
+    fc.constantFrom('', 'a', 'A', '{', '%', '\u{1F99C}').map((p) => new CheckSessions(p)),
   ];
 }
 

@@ -11,7 +11,15 @@ import { describe, expect, it } from 'vitest';
 import { itWith } from '../gate.js';
 import type { ContractContext } from '../harness.js';
 import { sessionReads, stateReads } from '../session-reads.js';
-import { allPages, expectCkptError, ODD_IDS, settleAll, sleep } from '../util.js';
+import {
+  allPages,
+  checkpointToImport,
+  expectCkptError,
+  ODD_IDS,
+  sessionToImport,
+  settleAll,
+  sleep,
+} from '../util.js';
 
 /** Every checkpoint of an export, read into an array. */
 async function whole(
@@ -214,31 +222,11 @@ export function transferCases(t: ContractContext, caps: BackendCapabilities): vo
     });
 
     describe('refuses a bad session with INVALID_ARGUMENT or PAYLOAD_TOO_LARGE, writing nothing', () => {
-      const good = (): SessionImport => ({
-        sessionId: 'bad',
-        head: 2,
-        forkedFrom: null,
-        createdAt: new Date(1_000),
-        updatedAt: new Date(2_000),
-        checkpoints: [
-          {
-            seq: 1,
-            parent: null,
-            data: 1,
-            metadata: {},
-            transcript: [],
-            createdAt: new Date(1_000),
-          },
-          {
-            seq: 2,
-            parent: 1,
-            data: 2,
-            metadata: {},
-            transcript: ['x'],
-            createdAt: new Date(2_000),
-          },
-        ],
-      });
+      const good = (): SessionImport =>
+        sessionToImport('bad', [
+          checkpointToImport(1),
+          checkpointToImport(2, { transcript: ['x'] }),
+        ]);
       const cases: [
         string,
         (s: SessionImport & { checkpoints: ExportedCheckpoint[] }) => unknown,

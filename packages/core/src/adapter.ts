@@ -1,8 +1,8 @@
 /**
  * The adapter kit: what a backend author needs beyond the main entry. The native backend's
  * types, the common option rules of every adapter, the orderings every backend must agree on,
- * retrying a call the server rolled back, and error hints. The SQL family, shared by the SQL
- * backends, is `@ckpt/core/sql`.
+ * the closure of what kept checkpoints need, retrying a call the server rolled back, and error
+ * hints. The SQL family, shared by the SQL backends, is `@ckpt/core/sql`.
  *
  * @packageDocumentation
  * @module @ckpt/core/adapter
@@ -32,7 +32,12 @@ export {
 } from './connection-options.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './errors.js';
 export { checkNamespace, DEFAULT_NAMESPACE } from './namespace.js';
-export { compareSessionsNewestFirst, prefixUpperBound } from './order.js';
+export { closeOverNeeds } from './needs.js';
+export {
+  compareSessionsNewestFirst,
+  prefixUpperBound,
+  sessionIdPrefixBound,
+} from './order.js';
 export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './retry.js';
 export { hintsByCode, SERVER_HINTS } from './server-hints.js';
 export { checkOptions } from './validate.js';

@@ -71,6 +71,12 @@ export interface AppendInput {
   idempotencyKey: string | undefined;
   /** The time to record, in milliseconds since the epoch. */
   now: number;
+  /**
+   * Seqs of earlier checkpoints of the session that this one needs: ascending, each once,
+   * positive (`[]` when none, the common case). The backend records, in the same atomic step
+   * as the write, those that are stored at that moment, and drops the others.
+   */
+  needs: number[];
 }
 
 /** How `append` ended. */
@@ -113,6 +119,8 @@ export type ForkResult =
 export interface ExportedStoredCheckpoint extends StoredCheckpoint {
   /** JSON text of the checkpoint's transcript items (an array, `[]` when none). */
   transcript: string;
+  /** The seqs of the stored checkpoints it needs, ascending, each once (`[]` when none). */
+  needs: number[];
 }
 
 /** A whole session for `importSession`, every value already checked and encoded. */
@@ -122,7 +130,10 @@ export interface ImportInput {
   forkedFrom: { sessionId: string; seq: number } | null;
   createdAt: number;
   updatedAt: number;
-  /** Every checkpoint, seq ascending, each seq once; the head among them; at least one. */
+  /**
+   * Every checkpoint, seq ascending, each seq once; the head among them; at least one. Each
+   * one's `needs` names only seqs below its own that are among them.
+   */
   checkpoints: ExportedStoredCheckpoint[];
   /** Replace a session of the same id (its checkpoints, transcript and keys); else leave it. */
   replace: boolean;
@@ -176,18 +187,34 @@ export interface CheckpointBackend {
   ): Promise<StoredLineageEntry[]>;
   /** Move the head to a stored checkpoint and set updatedAt. */
   rollback(input: RollbackInput): Promise<RollbackResult>;
-  /** Create `newId` holding `atSeq` and its stored ancestors, head at `atSeq`. */
+  /**
+   * Create `newId` holding `atSeq`, its stored ancestors and, transitively, every checkpoint
+   * those need (each with its needs), head at `atSeq`.
+   */
   fork(input: ForkInput): Promise<ForkResult>;
-  /** Keep the `keepLast` highest seqs and the head, remove the rest; return how many were removed. */
+  /**
+   * Keep the `keepLast` highest seqs, the head, and every checkpoint those need, directly or
+   * through one another; remove the rest; return how many were removed. What is kept is decided
+   * in the same atomic step as the removal, so that a checkpoint appended meanwhile never
+   * loses what it needs.
+   */
   prune(sessionId: string, keepLast: number): Promise<number>;
   /** Remove the session entirely; false when it did not exist. */
   delete(sessionId: string): Promise<boolean>;
-  /** Sessions after `after` (null: from the start), updatedAt then id descending, at most `limit`. */
-  sessions(query: { after: SessionPosition | null; limit: number }): Promise<StoredSession[]>;
+  /**
+   * Sessions whose id starts with `prefix` (`''`: every session), after `after` (null: from
+   * the start), updatedAt then id descending, at most `limit`. A prefix is served by an index
+   * on the ids, not by reading every session.
+   */
+  sessions(query: {
+    after: SessionPosition | null;
+    limit: number;
+    prefix: string;
+  }): Promise<StoredSession[]>;
 
   /**
    * Stored checkpoints of the session with seq above `afterSeq` (null: from the first), seq
-   * ascending, whole, at most `limit`: the pages of an export.
+   * ascending, whole (with their needs), at most `limit`: the pages of an export.
    */
   exportCheckpoints(
     sessionId: string,
@@ -195,7 +222,7 @@ export interface CheckpointBackend {
   ): Promise<ExportedStoredCheckpoint[]>;
   /**
    * Atomically store a whole session as given: every checkpoint with its seq, parent, data,
-   * metadata, transcript and time, the head, forkedFrom and both times, so that every read
+   * metadata, transcript, needs and time, the head, forkedFrom and both times, so that every read
    * answers as it did where the session was exported. Its next seq is one above its highest.
    * `exists` (writing nothing) when the id is taken and `replace` is false; with `replace`,
    * what the id held before is gone. The session keeps no idempotency keys.

@@ -5,12 +5,15 @@
  *   {"type":"header","format":"ckpt-export","version":1,"exportedAt":"2026-12-05T10:00:00.000Z"}
  *   {"type":"session","sessionId":"chat-1","head":5,"forkedFrom":null,"createdAt":"…","updatedAt":"…","checkpoints":2}
  *   {"type":"checkpoint","seq":4,"parent":3,"createdAt":"…","metadata":{},"transcript":[],"data":{…}}
- *   {"type":"checkpoint","seq":5,"parent":4,"createdAt":"…","metadata":{},"transcript":["hi"],"data":{…}}
+ *   {"type":"checkpoint","seq":5,"parent":4,"createdAt":"…","metadata":{},"transcript":["hi"],"data":{…},"needs":[4]}
  *   {"type":"state","scope":"prefs","key":"theme","value":"dark"}
  *   {"type":"end","sessions":1,"checkpoints":2,"state":1}
  *
  * A session line says how many checkpoint lines follow it, seq ascending. Times are ISO 8601
- * in UTC with milliseconds. The end line lets a reader tell a whole export from a cut one.
+ * in UTC with milliseconds. A checkpoint line has `needs` (the seqs of the earlier checkpoints
+ * it needs) only when it needs some; a line without it, as every line of an export made
+ * before needs existed, needs none. The end line lets a reader tell a whole export from a cut
+ * one.
  */
 import { CkptError, isCkptError } from './errors.js';
 import type { CheckpointStore } from './store.js';
@@ -86,6 +89,7 @@ export async function* exportStore(
         metadata: cp.metadata,
         transcript: cp.transcript,
         data: cp.data,
+        ...(cp.needs !== undefined && cp.needs.length > 0 ? { needs: cp.needs } : {}),
       });
       counts.checkpoints++;
     }
@@ -314,6 +318,7 @@ function checkpointLine(value: Line, n: number): ExportedCheckpoint {
     metadata: value.metadata as ExportedCheckpoint['metadata'],
     transcript: value.transcript as JsonValue[],
     data: value.data as JsonValue,
+    ...(value.needs === undefined ? {} : { needs: value.needs as number[] }),
   };
 }
 

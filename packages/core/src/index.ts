@@ -19,6 +19,7 @@ export {
 } from './export-format.js';
 export type { KvStore } from './kv.js';
 export { type KvBackendOptions, kvBackend } from './kv-backend.js';
+export { MAX_NEEDS } from './needs.js';
 export { openStore } from './open-store.js';
 export { compareCodePoints } from './order.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
@@ -40,6 +41,7 @@ export type {
   SessionExport,
   SessionImport,
   SessionInfo,
+  SessionsOptions,
   StateScope,
   StoreOptions,
   TranscriptEntry,

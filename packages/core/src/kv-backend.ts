@@ -25,6 +25,7 @@ import { CkptError, invalidArgument } from './errors.js';
 import type { KvStore } from './kv.js';
 import { conformingKv } from './kv-conformance.js';
 import { type Body, kvKeys, makeBody, parseBody, type SessionRecord, token } from './kv-layout.js';
+import { closeOverNeedsAsync } from './needs.js';
 import { compareCodePoints, compareSessionsNewestFirst, prefixUpperBound } from './order.js';
 import {
   rangesAppend,
@@ -34,6 +35,7 @@ import {
   rangesFrom,
   rangesHas,
   rangesPrune,
+  type SeqRanges,
 } from './seq-ranges.js';
 import { checkOptions, describe } from './validate.js';
 
@@ -210,13 +212,17 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         const seq = (rec?.last ?? 0) + 1;
         const gen = rec?.gen ?? token();
         const nonce = token();
+        // Only the needs stored as of the record this write replaces: the compare-and-set
+        // below fails if a prune changed that record since.
+        const needs = rec === null ? [] : input.needs.filter((n) => rangesHas(rec.seqs, n));
         const body = makeBody(
-          { seq, parent: head, createdAt: input.now },
+          { seq, parent: head, createdAt: input.now, ...(needs.length > 0 ? { needs } : {}) },
           input.data,
           input.metadata,
           input.transcript,
         );
         await kv.set(stagedKey(id, nonce), body);
+        const needy = needs.length > 0 ? rangesAppend(rec?.needy ?? [], seq) : rec?.needy;
         const next: SessionRecord = {
           gen,
           head: seq,
@@ -227,6 +233,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           createdAt: rec?.createdAt ?? input.now,
           updatedAt: input.now,
           pending: { seq, nonce, key: input.idempotencyKey ?? null },
+          ...(needy === undefined ? {} : { needy }),
         };
         const raw = JSON.stringify(next);
         if (await compareAndSet(sessionKey(id), snap?.raw ?? null, raw)) {
@@ -335,32 +342,47 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         // Copy under a fresh generation, then publish with one compare-and-set: until then
         // the copies are invisible, so a crash half-way leaves no half-made session.
         const gen = token();
-        const copied: number[] = [];
-        let metadata = '{}';
-        let complete = true;
-        for (let seq: number | null = at; seq !== null && rangesHas(rec.seqs, seq); ) {
+        const copied = new Map<number, Body>();
+        /** Copy one stored checkpoint; null when it vanished (pruned or deleted meanwhile). */
+        const copy = async (seq: number): Promise<Body | null> => {
           const body = await kv.get(bodyKey(input.sessionId, rec.gen, seq));
-          if (body === undefined) {
-            complete = false; // pruned or deleted meanwhile: start over
-            break;
-          }
+          if (body === undefined) return null;
           await kv.set(bodyKey(input.newId, gen, seq), body);
           const parsed = parseBody(body);
-          if (seq === at) metadata = parsed.metadata;
-          copied.push(seq);
+          copied.set(seq, parsed);
+          return parsed;
+        };
+        let complete = true;
+        for (let seq: number | null = at; seq !== null && rangesHas(rec.seqs, seq); ) {
+          const parsed = await copy(seq);
+          if (parsed === null) {
+            complete = false; // start over
+            break;
+          }
           seq = parsed.parent;
         }
+        if (complete && rec.needy !== undefined) {
+          // What the copied checkpoints need, and what that needs, is copied too.
+          await closeOverNeedsAsync(copied.keys(), async (seq) => {
+            if (!rangesHas(rec.seqs, seq)) return [];
+            const parsed = copied.get(seq) ?? (await copy(seq));
+            if (parsed === null) complete = false;
+            return parsed?.needs ?? [];
+          });
+        }
         if (!complete) continue;
+        const needy = [...copied.values()].filter((b) => b.needs !== undefined).map((b) => b.seq);
         const created: SessionRecord = {
           gen,
           head: at,
           last: at,
-          seqs: rangesFrom(copied),
+          seqs: rangesFrom(copied.keys()),
           forkedFrom: { sessionId: input.sessionId, seq: at },
-          metadata,
+          metadata: copied.get(at)!.metadata,
           createdAt: input.now,
           updatedAt: input.now,
           pending: null,
+          ...(needy.length > 0 ? { needy: rangesFrom(needy) } : {}),
         };
         if (!(await compareAndSet(sessionKey(input.newId), null, JSON.stringify(created)))) {
           return { status: 'exists' };
@@ -375,9 +397,32 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         const snap = await readSettled(sessionId);
         if (snap === null) return 0;
         const { rec } = snap;
-        const { kept, removed } = rangesPrune(rec.seqs, keepLast, rec.head);
+        let { kept, removed } = rangesPrune(rec.seqs, keepLast, rec.head);
         if (removed.length === 0) return 0;
-        const next = { ...rec, seqs: kept };
+        let needy = rec.needy;
+        if (needy !== undefined) {
+          // Kept as well: what the kept checkpoints need. The bodies read for it belong to the
+          // record read above; a change to it since fails the compare-and-set below, and the
+          // prune starts over.
+          const needing = needy;
+          let vanished = false;
+          const needsOf = async (seq: number) => {
+            if (!rangesHas(needing, seq) || !rangesHas(rec.seqs, seq)) return [];
+            const body = await readBody(sessionId, rec, seq);
+            if (body === null) vanished = true;
+            return body?.needs ?? [];
+          };
+          const keep = await closeOverNeedsAsync(rangesAscending(kept, null, Infinity), needsOf);
+          if (vanished) continue;
+          removed = removed.filter((seq) => !keep.has(seq));
+          if (removed.length === 0) return 0;
+          const all = (ranges: SeqRanges) => rangesAscending(ranges, null, Infinity);
+          kept = rangesFrom(all(rec.seqs).filter((seq) => keep.has(seq)));
+          const stillNeeding = all(needing).filter((seq) => keep.has(seq));
+          needy = stillNeeding.length > 0 ? rangesFrom(stillNeeding) : undefined;
+        }
+        const { needy: _, ...rest } = rec;
+        const next = { ...rest, seqs: kept, ...(needy === undefined ? {} : { needy }) };
         if (await compareAndSet(sessionKey(sessionId), snap.raw, JSON.stringify(next))) {
           // The record no longer names these bodies; deleting them only frees space.
           for (const seq of removed) await kv.delete(bodyKey(sessionId, rec.gen, seq));
@@ -400,7 +445,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         const out = [];
         for (const seq of rangesAscending(rec.seqs, afterSeq, limit)) {
           const found = await body(seq);
-          if (found !== null) out.push(found);
+          if (found !== null) out.push({ ...found, needs: found.needs ?? [] });
         }
         return out;
       });
@@ -415,8 +460,9 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       // is: until then nothing of it can be read, and a crash half-way leaves no session.
       const gen = token();
       for (const cp of checkpoints) {
+        const needs = cp.needs.length > 0 ? { needs: cp.needs } : {};
         const body = makeBody(
-          { seq: cp.seq, parent: cp.parent, createdAt: cp.createdAt },
+          { seq: cp.seq, parent: cp.parent, createdAt: cp.createdAt, ...needs },
           cp.data,
           cp.metadata,
           cp.transcript,
@@ -434,6 +480,8 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         updatedAt: input.updatedAt,
         pending: null,
       };
+      const needy = checkpoints.filter((cp) => cp.needs.length > 0).map((cp) => cp.seq);
+      if (needy.length > 0) record.needy = rangesFrom(needy);
       const raw = JSON.stringify(record);
       for (let race = 0; race < MAX_RACES; race++) {
         if (await compareAndSet(sessionKey(id), snap?.raw ?? null, raw)) {
@@ -449,9 +497,17 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       throw tooManyRaces(id);
     },
 
-    async sessions({ after, limit }: { after: SessionPosition | null; limit: number }) {
+    async sessions({
+      after,
+      limit,
+      prefix,
+    }: {
+      after: SessionPosition | null;
+      limit: number;
+      prefix: string;
+    }) {
       const all: StoredSession[] = [];
-      for (const key of await listAll(keys.sessions)) {
+      for (const key of await listAll(keys.sessionsWithPrefix(prefix))) {
         const raw = await kv.get(key);
         if (raw === undefined) continue;
         all.push(toStored(keys.sessionIdOf(key), JSON.parse(raw) as SessionRecord));

@@ -4,8 +4,10 @@
  * fixed when the session is created (so a deleted and re-created or forked session never reads
  * another incarnation's keys):
  *
- *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write
- *   c:ID:GEN:SEQ         checkpoint body: header line, data, metadata, transcript
+ *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write, and
+ *                        which of them need others (only once one does)
+ *   c:ID:GEN:SEQ         checkpoint body: header line (with its needs, if any), data, metadata,
+ *                        transcript
  *   t:ID:NONCE           a staged body, while its append is being published
  *   i:ID:GEN:KEY         idempotency key -> seq
  *   v:SCOPE:KEY          state value (SCOPE escaped, KEY as it is)
@@ -25,6 +27,11 @@ export interface SessionRecord {
   updatedAt: number;
   /** An append published but not yet finished: its body is still at the staged key. */
   pending: { seq: number; nonce: string; key: string | null } | null;
+  /**
+   * The stored seqs whose bodies name needs: absent while there are none, so that a session
+   * without needs keeps the record it always had, and prune reads no body of it.
+   */
+  needy?: SeqRanges;
 }
 
 /** The first line of a body. */
@@ -32,6 +39,8 @@ interface BodyHeader {
   seq: number;
   parent: number | null;
   createdAt: number;
+  /** The seqs it needs, when there are any. */
+  needs?: number[];
 }
 
 /** A checkpoint as a body holds it. */
@@ -82,6 +91,12 @@ export function kvKeys(p: string) {
     /** The prefix of every session record: the catalog. */
     sessions,
     session: (id: string) => sessions + escapeName(id),
+    /**
+     * The prefix of the records of the sessions whose id starts with `prefix`: escaping changes
+     * each character on its own, and no escape is the start of another, so an escaped id starts
+     * with the escaped prefix exactly when the id starts with the prefix.
+     */
+    sessionsWithPrefix: (prefix: string) => sessions + escapeName(prefix),
     /** The session id of a key under `sessions`. */
     sessionIdOf: (key: string) => unescapeName(key.slice(sessions.length)),
     body: (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`,

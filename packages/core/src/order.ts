@@ -48,3 +48,16 @@ export function prefixUpperBound(prefix: string): string | null {
   }
   return null;
 }
+
+// Ids have at most 255 code points, so 256 of the highest code point sort above every id.
+const ABOVE_EVERY_ID = '\u{10FFFF}'.repeat(256);
+
+/**
+ * The upper end of the session ids that start with `prefix` (non-empty), so that
+ * `id >= prefix AND id < bound` selects exactly them in byte order, by a range of the index
+ * on ids. Unlike `prefixUpperBound`, never null: a prefix made only of U+10FFFF gets a bound
+ * above every id, which no id reaches.
+ */
+export function sessionIdPrefixBound(prefix: string): string {
+  return prefixUpperBound(prefix) ?? ABOVE_EVERY_ID;
+}

@@ -14,6 +14,7 @@ import {
   encodeTranscript,
 } from './encode.js';
 import { CkptError, invalidArgument } from './errors.js';
+import { checkNeeds } from './needs.js';
 import type { Runner } from './state.js';
 import type {
   ExportedCheckpoint,
@@ -85,7 +86,14 @@ async function* pages(
 }
 
 function decoded(stored: ExportedStoredCheckpoint): ExportedCheckpoint {
-  return { ...decodeCheckpoint(stored), transcript: decodeJson(stored.transcript) as JsonValue[] };
+  const cp: ExportedCheckpoint = {
+    ...decodeCheckpoint(stored),
+    transcript: decodeJson(stored.transcript) as JsonValue[],
+  };
+  // Omitted when empty, as a checkpoint without needs was exported before needs existed (and
+  // as a backend written before them may leave it out).
+  if (stored.needs !== undefined && stored.needs.length > 0) cp.needs = [...stored.needs];
+  return cp;
 }
 
 /**
@@ -202,6 +210,10 @@ async function checkCheckpoints(
       );
     }
   }
+  // As checkpoint() does: a checkpoint keeps only the needs that name an earlier checkpoint
+  // of the session (here: one that is imported with it).
+  const seqs = new Set(out.map((cp) => cp.seq));
+  for (const cp of out) cp.needs = cp.needs.filter((seq) => seq < cp.seq && seqs.has(seq));
   return out;
 }
 
@@ -234,5 +246,6 @@ function checkCheckpoint(
     metadata,
     transcript,
     createdAt: checkTime(cp.createdAt, `${path}.createdAt`),
+    needs: checkNeeds(cp.needs, `${path}.needs`),
   };
 }

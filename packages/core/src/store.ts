@@ -27,6 +27,7 @@ import {
   unsupported,
 } from './errors.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
+import { checkNeeds } from './needs.js';
 import { exportSession, importSession } from './session-transfer.js';
 import { createStateScope } from './state.js';
 import { walkTranscript } from './transcript-walk.js';
@@ -42,6 +43,7 @@ import type {
   SessionExport,
   SessionImport,
   SessionInfo,
+  SessionsOptions,
   StateScope,
   StoreOptions,
   TranscriptEntry,
@@ -104,6 +106,7 @@ export class CheckpointStore {
         'transcript',
         'expectedHead',
         'idempotencyKey',
+        'needs',
       ]);
       const expectedHead = checkExpectedHead(opts.expectedHead, true);
       const idempotencyKey =
@@ -113,6 +116,7 @@ export class CheckpointStore {
       const encoded = encodeJson(data, 'data');
       const metadata = encodeMetadata(opts.metadata, 'metadata');
       const transcript = encodeTranscript(opts.transcript, 'transcript');
+      const needs = checkNeeds(opts.needs, 'needs');
       checkCheckpointSize(
         'checkpoint',
         encoded.text,
@@ -130,6 +134,7 @@ export class CheckpointStore {
         expectedHead,
         idempotencyKey,
         now,
+        needs,
       });
       switch (result.status) {
         case 'written':
@@ -304,7 +309,10 @@ export class CheckpointStore {
     });
   }
 
-  /** Copy `atSeq` (default: the head) and its ancestors into a new session; returns its id. */
+  /**
+   * Copy `atSeq` (default: the head), its ancestors and every checkpoint those need into a new
+   * session; returns its id.
+   */
   async fork(sessionId: string, options?: { atSeq?: number; newId?: string }): Promise<string> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
@@ -327,7 +335,10 @@ export class CheckpointStore {
     });
   }
 
-  /** Keep the `keepLast` newest checkpoints and the head; returns how many were removed. */
+  /**
+   * Keep the `keepLast` newest checkpoints, the head and every checkpoint those need (see
+   * `needs` of `checkpoint`); remove the rest; returns how many were removed.
+   */
   async prune(sessionId: string, options: { keepLast: number }): Promise<number> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
@@ -345,16 +356,26 @@ export class CheckpointStore {
     });
   }
 
-  /** All sessions, most recently updated first (then by id, descending). */
-  async sessions(page?: PageOptions): Promise<Page<SessionInfo>> {
+  /**
+   * The sessions (only those whose id starts with `prefix`, when given), most recently updated
+   * first (then by id, descending). A cursor continues the listing it came from: the same
+   * prefix, or none.
+   */
+  async sessions(page?: SessionsOptions): Promise<Page<SessionInfo>> {
     return this.#run(async () => {
-      const owner: CursorOwner = { method: 'sessions', listing: '' };
-      const { limit, after } = readPage<[number, string]>(page, owner);
+      const prefix =
+        page?.prefix === undefined || page.prefix === '' ? '' : checkName(page.prefix, 'prefix');
+      const owner: CursorOwner = { method: 'sessions', listing: prefix };
+      const { limit, after } = readPage<[number, string]>(page, owner, [
+        'limit',
+        'cursor',
+        'prefix',
+      ]);
       if (!this.#backend.capabilities.listSessions) {
         throw unsupported(this.#backend.name, 'sessions()', 'list');
       }
       const position: SessionPosition | null = after === null ? null : sessionPosition(after);
-      const rows = await this.#backend.sessions({ after: position, limit: limit + 1 });
+      const rows = await this.#backend.sessions({ after: position, limit: limit + 1, prefix });
       return toPage(rows.map(toSessionInfo), limit, owner, (last) => [
         last.updatedAt.getTime(),
         last.sessionId,
@@ -365,7 +386,7 @@ export class CheckpointStore {
   /**
    * The session exactly as stored, for `importSession` on any store: its head, forkedFrom and
    * times, and every checkpoint on every branch (seq, parent, data, metadata, transcript items,
-   * createdAt), read a page at a time as `checkpoints` is iterated. Null when it does not
+   * createdAt, needs), read a page at a time as `checkpoints` is iterated. Null when it does not
    * exist. A session written while it is read fails the iteration with CONFLICT. Idempotency
    * keys are not carried.
    */

@@ -86,6 +86,18 @@ export interface CheckpointOptions {
   expectedHead?: number | null;
   /** A retry with the same key returns the first result and writes nothing. */
   idempotencyKey?: string;
+  /**
+   * Seqs of earlier checkpoints of the same session that this one refers to (at most 1,000),
+   * so that `prune` keeps them as long as it keeps this one, and `fork` copies them with it.
+   * Those that are not stored when the checkpoint is written are left out.
+   */
+  needs?: number[];
+}
+
+/** A page of `CheckpointStore.sessions`, optionally only the sessions whose id starts with `prefix`. */
+export interface SessionsOptions extends PageOptions {
+  /** Only sessions whose id starts with it (`''`, the default: every session). */
+  prefix?: string;
 }
 
 /** Options of `CheckpointStore.update`. */
@@ -117,6 +129,8 @@ export interface ExportedCheckpoint {
   /** The items this checkpoint appended to the transcript (`[]` when none). */
   transcript: JsonValue[];
   createdAt: Date;
+  /** The seqs of the earlier checkpoints it needs, ascending (omitted when none). */
+  needs?: number[];
 }
 
 /** A whole session as `importSession` takes it. */

@@ -11,6 +11,7 @@ import {
   type CheckpointBackend,
   checkNamespace,
   checkOptions,
+  closeOverNeeds,
   compareSessionsNewestFirst,
   type ForkInput,
   type ForkResult,
@@ -30,6 +31,8 @@ export interface MemoryOptions {
 
 interface MemoryCheckpoint extends StoredCheckpoint {
   transcript: string;
+  /** The stored seqs it needs, ascending (`[]` when none). */
+  needs: number[];
 }
 
 interface MemorySession {
@@ -78,6 +81,7 @@ export class MemoryBackend implements CheckpointBackend {
       metadata: input.metadata,
       transcript: input.transcript,
       createdAt: input.now,
+      needs: input.needs.filter((needed) => target.checkpoints.has(needed)),
     });
     target.head = seq;
     target.last = seq;
@@ -152,16 +156,20 @@ export class MemoryBackend implements CheckpointBackend {
     const at = input.atSeq ?? source.head;
     if (!source.checkpoints.has(at)) return { status: 'not_found', missing: 'seq' };
     if (this.#sessions.has(input.newId)) return { status: 'exists' };
-    const chain: MemoryCheckpoint[] = [];
+    const chain: number[] = [];
     for (let cp = source.checkpoints.get(at); cp; ) {
-      chain.push({ ...cp });
+      chain.push(cp.seq);
       cp = cp.parent === null ? undefined : source.checkpoints.get(cp.parent);
     }
+    const copied = closeOverNeeds(chain, (seq) => source.checkpoints.get(seq)?.needs ?? []);
     const copy = this.#createSession(input.newId, input.now, {
       sessionId: input.sessionId,
       seq: at,
     });
-    for (const cp of chain.reverse()) copy.checkpoints.set(cp.seq, cp);
+    for (const seq of [...copied].sort((a, b) => a - b)) {
+      const cp = source.checkpoints.get(seq);
+      if (cp) copy.checkpoints.set(seq, { ...cp, needs: [...cp.needs] });
+    }
     copy.head = at;
     copy.last = at;
     return { status: 'done', seq: at };
@@ -171,9 +179,13 @@ export class MemoryBackend implements CheckpointBackend {
     const session = this.#sessions.get(sessionId);
     if (!session) return 0;
     const newestFirst = [...session.checkpoints.keys()].sort((a, b) => b - a);
+    const kept = closeOverNeeds(
+      [...newestFirst.slice(0, keepLast), session.head],
+      (seq) => session.checkpoints.get(seq)?.needs ?? [],
+    );
     let removed = 0;
-    for (const seq of newestFirst.slice(keepLast)) {
-      if (seq !== session.head) {
+    for (const seq of newestFirst) {
+      if (!kept.has(seq)) {
         session.checkpoints.delete(seq);
         removed++;
       }
@@ -185,9 +197,10 @@ export class MemoryBackend implements CheckpointBackend {
     return this.#sessions.delete(sessionId);
   }
 
-  async sessions(query: { after: SessionPosition | null; limit: number }) {
-    const { after } = query;
+  async sessions(query: { after: SessionPosition | null; limit: number; prefix: string }) {
+    const { after, prefix } = query;
     return [...this.#sessions]
+      .filter(([id]) => id.startsWith(prefix))
       .map(([id, session]) => this.#describe(id, session))
       .filter((s) => after === null || compareSessionsNewestFirst(s, after) > 0)
       .sort(compareSessionsNewestFirst)
@@ -202,13 +215,15 @@ export class MemoryBackend implements CheckpointBackend {
       .filter((cp) => cp.seq > after)
       .sort((a, b) => a.seq - b.seq)
       .slice(0, query.limit)
-      .map((cp) => ({ ...cp }));
+      .map((cp) => ({ ...cp, needs: [...cp.needs] }));
   }
 
   async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
     if (this.#sessions.has(input.sessionId) && !input.replace) return 'exists';
     const session = this.#createSession(input.sessionId, input.createdAt, input.forkedFrom);
-    for (const cp of input.checkpoints) session.checkpoints.set(cp.seq, { ...cp });
+    for (const cp of input.checkpoints) {
+      session.checkpoints.set(cp.seq, { ...cp, needs: [...cp.needs] });
+    }
     session.head = input.head;
     session.last = input.checkpoints.at(-1)!.seq;
     session.updatedAt = input.updatedAt;
@@ -297,6 +312,10 @@ export class MemoryBackend implements CheckpointBackend {
   }
 }
 
-function withoutTranscript({ transcript: _, ...stored }: MemoryCheckpoint): StoredCheckpoint {
+function withoutTranscript({
+  transcript: _,
+  needs: __,
+  ...stored
+}: MemoryCheckpoint): StoredCheckpoint {
   return stored;
 }

@@ -36,11 +36,13 @@ export {
   type CheckpointRow,
   checkpointFromRow,
   importedSessionRow,
+  needsFromColumn,
   type SessionRow,
 } from './rows.js';
 export type { RunStatement, SqlResult } from './run.js';
 export {
   appendProcedureArgs,
+  needsArg,
   SqlBackend,
   type SqlBackendStatements,
   SqlProcedureBackend,

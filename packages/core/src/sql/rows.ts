@@ -108,6 +108,12 @@ export function lineageFromRow(row: LineageRow): StoredLineageEntry {
   return entry;
 }
 
+/** The needs of an exported checkpoint's row: JSON text of an array of seqs, or null for none. */
+export function needsFromColumn(text: string | null | undefined): number[] {
+  if (text === null || text === undefined || text === '[]') return [];
+  return (JSON.parse(text) as Num[]).map(num).sort((a, b) => a - b);
+}
+
 /** The outcome of an append procedure. */
 export function appendResultFromRow(row: AppendRow): AppendResult {
   switch (row.status) {

@@ -21,6 +21,7 @@ import type {
   StoredLineageEntry,
   StoredSession,
 } from '../backend.js';
+import { sessionIdPrefixBound } from '../order.js';
 import { type BatchPool, BusyPoolBatches } from './busy-pool-batches.js';
 import { type KeyValueStatements, KeyValueTable } from './key-value-table.js';
 import {
@@ -32,6 +33,7 @@ import {
   forkResultFromRow,
   type LineageRow,
   lineageFromRow,
+  needsFromColumn,
   rollbackResultFromRow,
   type SessionRow,
   sessionFromRow,
@@ -60,8 +62,17 @@ export interface SqlReads<S> {
   /** updatedAt, sessionId (the last session of the page before), limit; as sessionsFirst */
   sessionsAfter: S;
   /**
+   * prefix, bound, limit; as sessionsFirst, of the sessions with `prefix <= id < bound` (the
+   * ids that start with the prefix: see sessionIdPrefixBound), found by a range of the index
+   * on ids
+   */
+  prefixSessionsFirst: S;
+  /** prefix, bound, updatedAt, sessionId, limit; as prefixSessionsFirst, after that session */
+  prefixSessionsAfter: S;
+  /**
    * sessionId, afterSeq (null: from the first), limit; whole checkpoints, seq ascending: seq,
-   * parent, created_at, metadata, data, transcript (`[]` when none)
+   * parent, created_at, metadata, data, transcript (`[]` when none), needs (JSON text of an
+   * array of the seqs it needs; null or `[]` when none)
    */
   exportCheckpoints: S;
   /** after (null: from the first), limit; `scope` of each scope with a state key, ascending */
@@ -180,16 +191,21 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
   async sessions(query: {
     after: SessionPosition | null;
     limit: number;
+    prefix: string;
   }): Promise<StoredSession[]> {
-    const { after, limit } = query;
-    const { rows } =
-      after === null
-        ? await this.send<SessionRow>(this.#reads.sessionsFirst, [limit])
-        : await this.send<SessionRow>(this.#reads.sessionsAfter, [
-            after.updatedAt,
-            after.sessionId,
-            limit,
-          ]);
+    const { after, limit, prefix } = query;
+    const reads = this.#reads;
+    const range = prefix === '' ? [] : [prefix, sessionIdPrefixBound(prefix)];
+    const position = after === null ? [] : [after.updatedAt, after.sessionId];
+    const statement =
+      prefix === ''
+        ? after === null
+          ? reads.sessionsFirst
+          : reads.sessionsAfter
+        : after === null
+          ? reads.prefixSessionsFirst
+          : reads.prefixSessionsAfter;
+    const { rows } = await this.send<SessionRow>(statement, [...range, ...position, limit]);
     return rows.map(sessionFromRow);
   }
 
@@ -197,11 +213,15 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     sessionId: string,
     query: { afterSeq: number | null; limit: number },
   ): Promise<ExportedStoredCheckpoint[]> {
-    const { rows } = await this.send<CheckpointRow & { transcript: string }>(
+    const { rows } = await this.send<CheckpointRow & { transcript: string; needs: string | null }>(
       this.#reads.exportCheckpoints,
       [sessionId, query.afterSeq, query.limit],
     );
-    return rows.map((row) => ({ ...checkpointFromRow(row), transcript: row.transcript }));
+    return rows.map((row) => ({
+      ...checkpointFromRow(row),
+      transcript: row.transcript,
+      needs: needsFromColumn(row.needs),
+    }));
   }
 
   abstract importSession(input: ImportInput): Promise<'imported' | 'exists'>;
@@ -248,13 +268,16 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
  * `SqlReads`. Each returns one row: a status, and the columns that status needs.
  */
 export interface SqlProcedures<S> {
-  /** sessionId, data, metadata, transcript, checkExpectedHead, expectedHead, idempotencyKey, now */
+  /**
+   * sessionId, data, metadata, transcript, checkExpectedHead, expectedHead, idempotencyKey, now,
+   * needs (JSON text of the array, `[]` when none)
+   */
   append: S;
   /** sessionId, seq, checkExpectedHead, expectedHead, now */
   rollback: S;
   /** sessionId, atSeq, newId, now */
   fork: S;
-  /** sessionId, keepLast; one row: `removed` */
+  /** sessionId, keepLast; one row: `removed` (see CheckpointBackend.prune for what is kept) */
   prune: S;
   /** sessionId; one row: `deleted` (true or a count above 0 when there was a session) */
   delete: S;
@@ -262,8 +285,9 @@ export interface SqlProcedures<S> {
 
 /**
  * The values of the `append` procedure, in order: sessionId, data, metadata, transcript, whether
- * to check the head, the expected head, idempotencyKey, now. An expected head travels as a flag
- * and a value, since null is a value of its own (the session must not exist).
+ * to check the head, the expected head, idempotencyKey, now, needs. An expected head travels as
+ * a flag and a value, since null is a value of its own (the session must not exist); needs as
+ * JSON text, which every dialect can take apart.
  */
 export function appendProcedureArgs(input: AppendInput): unknown[] {
   return [
@@ -275,7 +299,13 @@ export function appendProcedureArgs(input: AppendInput): unknown[] {
     input.expectedHead ?? null,
     input.idempotencyKey ?? null,
     input.now,
+    needsArg(input.needs),
   ];
+}
+
+/** Needs as a statement takes them: JSON text of the array (`[]` when none). */
+export function needsArg(needs: readonly number[]): string {
+  return needs.length === 0 ? '[]' : JSON.stringify(needs);
 }
 
 /** The values of the `append`, `rollback` and `fork` procedures, in order. */

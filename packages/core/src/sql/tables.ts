@@ -6,6 +6,7 @@ export const SQL_TABLES = [
   'bodies',
   'transcripts',
   'idempotency',
+  'needs',
   'state',
   'kv',
 ] as const;
