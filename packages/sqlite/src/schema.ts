@@ -6,14 +6,17 @@
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
   return sqlTables(`${ns}_`);
 }
 
-/** Migrations of the native backend; entry i brings the schema from version i to i + 1. */
+/**
+ * Migrations of the native backend; entry i brings the schema from version i to i + 1. A step
+ * is frozen once released: a change is a new step.
+ */
 export function checkpointMigrations(ns: string): string[] {
   const t = tables(ns);
   return [
@@ -71,6 +74,17 @@ export function checkpointMigrations(ns: string): string[] {
       key   TEXT NOT NULL,
       value TEXT NOT NULL,
       PRIMARY KEY (scope, key)
+    ) WITHOUT ROWID;
+    `,
+
+    // What a checkpoint needs: a row per earlier checkpoint it names, written only for the
+    // checkpoints that name some, so that a session without needs has no row here.
+    `
+    CREATE TABLE ${t.needs} (
+      session_id TEXT    NOT NULL,
+      seq        INTEGER NOT NULL,  -- the checkpoint that needs
+      needed     INTEGER NOT NULL,  -- the earlier checkpoint it needs
+      PRIMARY KEY (session_id, seq, needed)
     ) WITHOUT ROWID;
     `,
   ];

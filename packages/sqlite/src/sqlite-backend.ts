@@ -6,15 +6,16 @@
  * deadlocking.
  */
 import { existsSync, statSync } from 'node:fs';
-import type {
-  AppendInput,
-  AppendResult,
-  Diagnosis,
-  ForkInput,
-  ForkResult,
-  ImportInput,
-  RollbackInput,
-  RollbackResult,
+import {
+  type AppendInput,
+  type AppendResult,
+  closeOverNeeds,
+  type Diagnosis,
+  type ForkInput,
+  type ForkResult,
+  type ImportInput,
+  type RollbackInput,
+  type RollbackResult,
 } from '@ckpt/core/adapter';
 import {
   type CheckpointRow,
@@ -97,7 +98,9 @@ function reads(t: Tables): SqlReads<string> {
     ),
     exportCheckpoints: `
       SELECT c.seq, c.parent, c.created_at, c.metadata, b.data,
-             coalesce((SELECT items FROM ${t.transcripts} WHERE id = c.transcript), '[]') AS transcript
+             coalesce((SELECT items FROM ${t.transcripts} WHERE id = c.transcript), '[]') AS transcript,
+             (SELECT json_group_array(needed) FROM ${t.needs} n
+               WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
        WHERE c.session_id = $1 AND c.seq > coalesce($2, 0)
        ORDER BY c.seq LIMIT $3`,
@@ -107,6 +110,14 @@ function reads(t: Tables): SqlReads<string> {
     sessionsAfter: `
       SELECT * FROM ${t.sessions} WHERE (updated_at, id) < ($1, $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    // A range of the primary key, then a sort of that range: `+updated_at` keeps the planner
+    // from walking the whole catalog in the order of sessions_by_update instead.
+    prefixSessionsFirst: `
+      SELECT * FROM ${t.sessions} WHERE id >= $1 AND id < $2
+       ORDER BY +updated_at DESC, id DESC LIMIT $3`,
+    prefixSessionsAfter: `
+      SELECT * FROM ${t.sessions} WHERE id >= $1 AND id < $2 AND (updated_at, id) < ($3, $4)
+       ORDER BY +updated_at DESC, id DESC LIMIT $5`,
   };
 }
 
@@ -131,6 +142,19 @@ function mutations(db: Database.Database, t: Tables) {
     insertIdempotency: db.prepare(
       `INSERT INTO ${t.idempotency} (session_id, key, seq) VALUES (?, ?, ?)`,
     ),
+    // Only the stored earlier checkpoints among those named (a JSON array).
+    recordNeeds: db.prepare(`
+      INSERT INTO ${t.needs} (session_id, seq, needed)
+      SELECT :id, :seq, c.seq FROM ${t.checkpoints} c
+       WHERE c.session_id = :id AND c.seq < :seq
+         AND c.seq IN (SELECT value FROM json_each(:needs))`),
+    insertNeed: db.prepare(`INSERT INTO ${t.needs} (session_id, seq, needed) VALUES (?, ?, ?)`),
+    hasNeeds: db.prepare(`SELECT 1 FROM ${t.needs} WHERE session_id = ? LIMIT 1`).pluck(),
+    needsOf: db.prepare(`SELECT needed FROM ${t.needs} WHERE session_id = ? AND seq = ?`).pluck(),
+    copyNeeds: db.prepare(`
+      INSERT INTO ${t.needs} (session_id, seq, needed)
+      SELECT :newId, seq, needed FROM ${t.needs}
+       WHERE session_id = :id AND seq IN (SELECT value FROM json_each(:copied))`),
     checkpointRow: db.prepare(`SELECT * FROM ${t.checkpoints} WHERE session_id = ? AND seq = ?`),
     chainRefs: prepare(
       db,
@@ -157,15 +181,25 @@ function mutations(db: Database.Database, t: Tables) {
       `SELECT seq FROM ${t.checkpoints} WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?`,
     ),
     // Prune and delete remove bodies and transcripts first, while the rows naming them exist.
+    // Prune removes what is below the keepLast-th highest seq, but the head and the checkpoints
+    // kept because a kept one needs them (a JSON array, `[]` for none).
     pruneBodies: db.prepare(`
       DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints}
-       WHERE session_id = :id AND seq < :below AND seq <> :head)`),
+       WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed)))`),
     pruneTranscripts: db.prepare(`
       DELETE FROM ${t.transcripts} WHERE id IN (SELECT transcript FROM ${t.checkpoints}
-       WHERE session_id = :id AND seq < :below AND seq <> :head)`),
-    pruneCheckpoints: db.prepare(
-      `DELETE FROM ${t.checkpoints} WHERE session_id = :id AND seq < :below AND seq <> :head`,
-    ),
+       WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed)))`),
+    pruneCheckpoints: db.prepare(`
+      DELETE FROM ${t.checkpoints} WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed))`),
+    pruneNeeds: db.prepare(`
+      DELETE FROM ${t.needs} WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed))`),
+    newestFrom: db
+      .prepare(`SELECT seq FROM ${t.checkpoints} WHERE session_id = ? AND seq >= ?`)
+      .pluck(),
     countDown: db.prepare(`UPDATE ${t.sessions} SET checkpoints = checkpoints - ? WHERE id = ?`),
     deleteBodies: db.prepare(
       `DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints} WHERE session_id = ?)`,
@@ -175,6 +209,7 @@ function mutations(db: Database.Database, t: Tables) {
        WHERE id IN (SELECT transcript FROM ${t.checkpoints} WHERE session_id = ?)`),
     deleteCheckpoints: db.prepare(`DELETE FROM ${t.checkpoints} WHERE session_id = ?`),
     deleteIdempotency: db.prepare(`DELETE FROM ${t.idempotency} WHERE session_id = ?`),
+    deleteNeeds: db.prepare(`DELETE FROM ${t.needs} WHERE session_id = ?`),
     deleteSession: db.prepare(`DELETE FROM ${t.sessions} WHERE id = ?`),
     insertImported: db.prepare(`
       INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
@@ -237,6 +272,9 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
         return { status: 'conflict', head };
       }
       const seq = (session?.last_seq ?? 0) + 1;
+      if (input.needs.length > 0) {
+        sql.recordNeeds.run({ id, seq, needs: JSON.stringify(input.needs) });
+      }
       const body = sql.insertBody.run(input.data).lastInsertRowid;
       const transcript =
         input.transcript === '[]'
@@ -278,6 +316,18 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
         at,
         Number.MAX_SAFE_INTEGER,
       ]);
+      if (sql.hasNeeds.get(input.sessionId)) {
+        // What the copied checkpoints need comes along, and what that needs in turn.
+        const chain = new Set(rows.map((row) => row.seq));
+        const needsOf = (seq: number) => sql.needsOf.all(input.sessionId, seq) as number[];
+        for (const seq of closeOverNeeds(chain, needsOf)) {
+          if (chain.has(seq)) continue;
+          const row = sql.checkpointRow.get(input.sessionId, seq) as CheckpointRefs | undefined;
+          if (row) rows.push(row);
+        }
+        const copied = JSON.stringify(rows.map((row) => row.seq));
+        sql.copyNeeds.run({ newId: input.newId, id: input.sessionId, copied });
+      }
       // Each copy gets bodies of its own, so that nothing the two sessions do later is shared.
       let headBody = 0;
       for (const row of rows) {
@@ -318,10 +368,20 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
         | { seq: number }
         | undefined;
       if (!lowestKept) return 0;
-      const range = { id: sessionId, below: lowestKept.seq, head: session.head };
+      const below = lowestKept.seq;
+      let needed: number[] = [];
+      const withNeeds = sql.hasNeeds.get(sessionId) !== undefined;
+      if (withNeeds) {
+        // Kept for their own sake: the newest and the head; kept besides: what those need.
+        const roots = [...(sql.newestFrom.all(sessionId, below) as number[]), session.head];
+        const needsOf = (seq: number) => sql.needsOf.all(sessionId, seq) as number[];
+        needed = [...closeOverNeeds(roots, needsOf)].filter((seq) => seq < below);
+      }
+      const range = { id: sessionId, below, head: session.head, needed: JSON.stringify(needed) };
       sql.pruneBodies.run(range);
       sql.pruneTranscripts.run(range);
       const removed = sql.pruneCheckpoints.run(range).changes;
+      if (withNeeds && removed > 0) sql.pruneNeeds.run(range);
       if (removed > 0) sql.countDown.run(removed, sessionId);
       return removed;
     });
@@ -331,6 +391,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
       sql.deleteTranscripts.run(sessionId);
       sql.deleteCheckpoints.run(sessionId);
       sql.deleteIdempotency.run(sessionId);
+      sql.deleteNeeds.run(sessionId);
       return sql.deleteSession.run(sessionId).changes > 0;
     });
 
@@ -354,6 +415,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
           body,
           transcript,
         );
+        for (const needed of cp.needs) sql.insertNeed.run(id, cp.seq, needed);
         if (cp.seq === input.head) headBody = Number(body);
       }
       sql.insertImported.run({ ...importedSessionRow(input), head_body: headBody });

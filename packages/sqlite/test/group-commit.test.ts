@@ -64,6 +64,22 @@ describe('group commit', () => {
     await store.close();
   });
 
+  it('records the needs of the checkpoints of one batch, and a prune in it keeps them', async () => {
+    const store = new CheckpointStore(sqlite({ path: file() }));
+    for (let i = 0; i < 16; i++) await store.checkpoint(`agent-${i}`, { value: i });
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, i) => {
+        await store.checkpoint(`agent-${i}`, { ref: 1 }, { needs: [1] });
+        await store.prune(`agent-${i}`, { keepLast: 1 });
+      }),
+    );
+    for (let i = 0; i < 16; i++) {
+      expect((await store.list(`agent-${i}`)).items.map((c) => c.seq)).toEqual([2, 1]);
+      expect((await store.load(`agent-${i}`, 1))?.data).toEqual({ value: i });
+    }
+    await store.close();
+  });
+
   it('commits 64 agents waiting at once in far fewer pages than one commit each', async () => {
     const frames: Record<string, number> = {};
     for (const groupCommit of [true, false]) {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointStore } from '@ckpt/core';
-import { sqlite } from '@ckpt/sqlite';
+import { SCHEMA_VERSION, sqlite } from '@ckpt/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exited, startWorker, workerScript } from './support/child.js';
@@ -71,7 +71,7 @@ describe('several processes on one file', () => {
     const version = db
       .prepare("SELECT value FROM ckpt_meta WHERE key = 'checkpoints_schema_version'")
       .get();
-    expect(version).toEqual({ value: '1' });
+    expect(version).toEqual({ value: String(SCHEMA_VERSION) });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
   }, 60_000);

@@ -13,10 +13,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expectOldSessionsReadWhole } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { SCHEMA_VERSION, sqlite, sqliteKv } from '@ckpt/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { versionOne } from './old-schemas.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-sqlite-'));
 let n = 0;
@@ -202,6 +204,35 @@ describe('schema', () => {
     await sqliteKv({ path }).close?.();
     expect(version()).toBe(before);
     watcher.close();
+  });
+
+  it('upgrades a version 1 file in place, its sessions read back whole', async () => {
+    const path = fresh();
+    const old = versionOne(path);
+    const store = await expectOldSessionsReadWhole(
+      old,
+      () => new CheckpointStore(sqlite({ path })),
+    );
+    old.close();
+    const db = new Database(path);
+    expect(
+      db.prepare("SELECT value FROM ckpt_meta WHERE key = 'checkpoints_schema_version'").get(),
+    ).toEqual({ value: String(SCHEMA_VERSION) });
+    db.close();
+    await store.close();
+  });
+
+  it('keeps what a checkpoint needs in a file upgraded from version 1', async () => {
+    const path = fresh();
+    const old = versionOne(path);
+    for (const at of [10, 20, 30]) await old.append(at);
+    old.close();
+    const store = new CheckpointStore(sqlite({ path }));
+    await store.checkpoint('old', 'needs the first', { needs: [1] });
+    expect(await store.prune('old', { keepLast: 1 })).toBe(2);
+    expect((await store.list('old')).items.map((c) => c.seq)).toEqual([4, 1]);
+    expect((await store.load('old', 1))?.data).toBe(10);
+    await store.close();
   });
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', () => {

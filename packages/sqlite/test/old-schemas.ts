@@ -1,0 +1,113 @@
+/**
+ * A file as schema version 1 left it, and the writes that version made, frozen here so that
+ * the upgrade tests can write sessions through the older schema's own statements. Version 1's
+ * tables are the first migration step, which never changes (schema.ts).
+ */
+import type { OldSchemaCalls } from '@ckpt/contract-tests';
+import Database from 'better-sqlite3';
+import { checkpointMigrations, tables } from '../src/schema.js';
+
+interface Row {
+  seq: number;
+  parent: number | null;
+  created_at: number;
+  metadata: string;
+  body: number;
+  transcript: number | null;
+}
+
+/** A version 1 file at `path` (namespace `ckpt`), and its calls on session 'old'. */
+export function versionOne(path: string): OldSchemaCalls & { close(): void } {
+  const t = tables('ckpt');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(`
+    CREATE TABLE ${t.meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    ${checkpointMigrations('ckpt')[0]}
+    INSERT INTO ${t.meta} (key, value) VALUES ('checkpoints_schema_version', '1');
+  `);
+  const row = (id: string, seq: number) =>
+    db.prepare(`SELECT * FROM ${t.checkpoints} WHERE session_id = ? AND seq = ?`).get(id, seq) as
+      | Row
+      | undefined;
+  const insertCheckpoint = (id: string, r: Row) =>
+    db
+      .prepare(`INSERT INTO ${t.checkpoints} VALUES (?, ?, ?, ?, ?, ?, ?)`)
+      .run(id, r.seq, r.parent, r.created_at, r.metadata, r.body, r.transcript);
+  const insertBody = (data: string) =>
+    Number(db.prepare(`INSERT INTO ${t.bodies} (data) VALUES (?)`).run(data).lastInsertRowid);
+
+  return {
+    append: async (at) =>
+      db.transaction(() => {
+        const session = db
+          .prepare(`SELECT head, last_seq FROM ${t.sessions} WHERE id = 'old'`)
+          .get() as { head: number; last_seq: number } | undefined;
+        const seq = (session?.last_seq ?? 0) + 1;
+        const metadata = JSON.stringify({ at });
+        const body = insertBody(String(at));
+        const parent = session?.head ?? null;
+        insertCheckpoint('old', { seq, parent, created_at: at, metadata, body, transcript: null });
+        db.prepare(`
+          INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
+                                     head_body, metadata, created_at, updated_at)
+          VALUES ('old', ?, ?, 1, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (id) DO UPDATE SET head = excluded.head, last_seq = excluded.last_seq,
+            checkpoints = checkpoints + 1, head_parent = excluded.head_parent,
+            head_created_at = excluded.head_created_at, head_body = excluded.head_body,
+            metadata = excluded.metadata, updated_at = excluded.updated_at`).run(
+          seq,
+          seq,
+          parent,
+          at,
+          body,
+          metadata,
+          at,
+          at,
+        );
+      })(),
+    rollback: async (seq, at) => {
+      const r = row('old', seq)!;
+      db.prepare(`
+        UPDATE ${t.sessions} SET head = ?, head_parent = ?, head_created_at = ?, head_body = ?,
+                                 metadata = ?, updated_at = ?
+         WHERE id = 'old'`).run(seq, r.parent, r.created_at, r.body, r.metadata, at);
+    },
+    fork: async (seq, at) =>
+      db.transaction(() => {
+        const top = row('old', seq)!;
+        let count = 0;
+        let headBody = 0;
+        for (
+          let r: Row | undefined = top;
+          r;
+          r = r.parent === null ? undefined : row('old', r.parent)
+        ) {
+          const body = Number(
+            db
+              .prepare(`INSERT INTO ${t.bodies} (data) SELECT data FROM ${t.bodies} WHERE id = ?`)
+              .run(r.body).lastInsertRowid,
+          );
+          insertCheckpoint('fork', { ...r, body });
+          if (r.seq === seq) headBody = body;
+          count++;
+        }
+        db.prepare(`
+          INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
+                                     head_parent, head_created_at, head_body, metadata, created_at, updated_at)
+          VALUES ('fork', ?, ?, ?, 'old', ?, ?, ?, ?, ?, ?, ?)`).run(
+          seq,
+          seq,
+          count,
+          seq,
+          top.parent,
+          top.created_at,
+          headBody,
+          top.metadata,
+          at,
+          at,
+        );
+      })(),
+    close: () => db.close(),
+  };
+}
