@@ -41,6 +41,22 @@ export function poolBatchCases(h: PoolBatchHarness): void {
     expect(calls).toBeGreaterThan(batches);
   });
 
+  it('records the needs of calls that waited for a busy pool, beside calls without', async () => {
+    const { store, batched } = await h.open(1);
+    const agents = Array.from({ length: 16 }, (_, i) => `agent-${i}`);
+    for (const id of agents) await store.checkpoint(id, { value: id });
+    // Every other agent's next checkpoint needs its first; all wait for the one connection.
+    await Promise.all(
+      agents.map((id, i) => store.checkpoint(id, { step: 2 }, i % 2 ? {} : { needs: [1] })),
+    );
+    expect(batched().calls).toBeGreaterThan(batched().batches);
+    for (const [i, id] of agents.entries()) {
+      expect(await store.prune(id, { keepLast: 1 })).toBe(i % 2 ? 1 : 0);
+      const kept = (await store.list(id)).items.map((c) => c.seq);
+      expect(kept).toEqual(i % 2 ? [2] : [2, 1]);
+    }
+  });
+
   it('sends a call alone, at once, while the pool has a free connection', async () => {
     const { store, batched } = await h.open(4);
     for (let i = 0; i < 5; i++) await store.checkpoint('alone', i);

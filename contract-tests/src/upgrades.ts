@@ -17,8 +17,9 @@ export interface OldSchemaCalls {
 
 /**
  * Write two sessions through `old`, then open the current schema with `open()` (which upgrades
- * it) and check that every head reads back whole, parent, metadata and time included, and that
- * the next checkpoint goes on from it. Returns the store it opened, for the caller to close.
+ * it) and check that every head reads back whole, parent, metadata and time included, that
+ * the next checkpoint goes on from it, and that a checkpoint that needs one the old schema
+ * wrote keeps it through a prune. Returns the store it opened, for the caller to close.
  */
 export async function expectOldSessionsReadWhole(
   old: OldSchemaCalls,
@@ -44,5 +45,10 @@ export async function expectOldSessionsReadWhole(
   expect({ seq: next.seq, parent: next.parent }).toEqual({ seq: 4, parent: 2 });
   expect(await store.load('old')).toEqual(next);
   expect(await store.history('old')).toEqual([1, 2, 4]);
+  // Needs, which no older schema had, work on what it wrote.
+  await store.checkpoint('old', 'needs the first', { needs: [1] });
+  expect(await store.prune('old', { keepLast: 1 })).toBe(3);
+  expect((await store.list('old')).items.map((c) => c.seq)).toEqual([5, 1]);
+  expect((await store.load('old', 1))?.data).toBe(10);
   return store;
 }

@@ -13,11 +13,15 @@ export function functions(namespace: string): string {
   return `
     -- Earlier versions read through load(); no statement calls it now.
     DROP FUNCTION IF EXISTS ${ns}.load(text, bigint);
+    -- Versions before 5 appended without needs.
+    DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint);
 
     -- append: idempotency, expectedHead, then seq = last + 1 under the session's row lock.
+    -- p_needs: JSON text of the seqs the checkpoint needs ('[]' for none).
     -- Returns (status, seq, parent, head, data, metadata, created_at).
     CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data text, p_metadata text, p_transcript text,
-                                 p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint)
+                                 p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint,
+                                 p_needs text)
     RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint)
     LANGUAGE plpgsql AS $fn$
     DECLARE
@@ -74,6 +78,14 @@ export function functions(namespace: string): string {
         END IF;
       END LOOP;
 
+      IF p_needs <> '[]' THEN
+        -- The stored earlier checkpoints among those named. This statement reads after the row
+        -- lock above was taken, so a prune that held the lock has committed what it removed.
+        INSERT INTO ${ns}.needs (session_id, seq, needed)
+        SELECT p_id, v_seq, c.seq FROM ${ns}.checkpoints c
+         WHERE c.session_id = p_id AND c.seq < v_seq
+           AND c.seq IN (SELECT value::bigint FROM jsonb_array_elements_text(p_needs::jsonb));
+      END IF;
       INSERT INTO ${ns}.checkpoints VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
       INSERT INTO ${ns}.bodies VALUES (p_id, v_seq, p_data);
       IF p_transcript <> '[]' THEN
@@ -119,6 +131,7 @@ export function functions(namespace: string): string {
       v_metadata text;
       v_created bigint;
       v_count bigint;
+      v_needed bigint;
     BEGIN
       -- FOR SHARE keeps the source from being pruned or deleted while it is copied.
       SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR SHARE;
@@ -139,6 +152,26 @@ export function functions(namespace: string): string {
       SELECT p_new, c.seq, c.parent, c.created_at, c.metadata
         FROM chain JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = chain.seq;
       GET DIAGNOSTICS v_count = ROW_COUNT;
+      IF EXISTS (SELECT FROM ${ns}.needs n WHERE n.session_id = p_id) THEN
+        -- What the copied checkpoints need comes along, and what that needs in turn.
+        WITH RECURSIVE needed (seq) AS (
+          SELECT n.needed FROM ${ns}.needs n
+            JOIN ${ns}.checkpoints k ON k.session_id = p_new AND k.seq = n.seq
+           WHERE n.session_id = p_id
+          UNION
+          SELECT n.needed FROM needed JOIN ${ns}.needs n ON n.session_id = p_id AND n.seq = needed.seq
+        )
+        INSERT INTO ${ns}.checkpoints
+        SELECT p_new, c.seq, c.parent, c.created_at, c.metadata FROM ${ns}.checkpoints c
+         WHERE c.session_id = p_id AND c.seq IN (SELECT x.seq FROM needed x)
+           AND NOT EXISTS (SELECT FROM ${ns}.checkpoints d WHERE d.session_id = p_new AND d.seq = c.seq);
+        GET DIAGNOSTICS v_needed = ROW_COUNT;
+        v_count := v_count + v_needed;
+        INSERT INTO ${ns}.needs
+        SELECT p_new, n.seq, n.needed FROM ${ns}.needs n
+          JOIN ${ns}.checkpoints k ON k.session_id = p_new AND k.seq = n.seq
+         WHERE n.session_id = p_id;
+      END IF;
       INSERT INTO ${ns}.bodies
       SELECT p_new, b.seq, b.data FROM ${ns}.checkpoints c
         JOIN ${ns}.bodies b ON b.session_id = p_id AND b.seq = c.seq WHERE c.session_id = p_new;
@@ -156,17 +189,40 @@ export function functions(namespace: string): string {
       v_head bigint;
       v_below bigint;
       v_removed bigint;
+      v_needs boolean;
+      v_needed bigint[] := '{}';
     BEGIN
       SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
       IF NOT FOUND THEN RETURN 0; END IF;
-      -- The keepLast-th highest seq: everything below it goes, except the head.
+      -- The keepLast-th highest seq: everything below it goes, except the head and what a kept
+      -- checkpoint needs.
       SELECT c.seq INTO v_below FROM ${ns}.checkpoints c WHERE c.session_id = p_id
        ORDER BY c.seq DESC OFFSET p_keep - 1 LIMIT 1;
       IF NOT FOUND THEN RETURN 0; END IF;
-      DELETE FROM ${ns}.bodies b WHERE b.session_id = p_id AND b.seq < v_below AND b.seq <> v_head;
-      DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq < v_below AND x.seq <> v_head;
-      DELETE FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq < v_below AND c.seq <> v_head;
+      v_needs := EXISTS (SELECT FROM ${ns}.needs n WHERE n.session_id = p_id);
+      IF v_needs THEN
+        -- Kept for their own sake: the keepLast highest and the head; kept besides: what those
+        -- need, directly or through one another.
+        WITH RECURSIVE kept (seq) AS (
+          SELECT c.seq FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq >= v_below
+          UNION
+          SELECT v_head
+          UNION
+          SELECT n.needed FROM kept JOIN ${ns}.needs n ON n.session_id = p_id AND n.seq = kept.seq
+        )
+        SELECT coalesce(array_agg(seq), '{}') INTO v_needed FROM kept WHERE seq < v_below;
+      END IF;
+      DELETE FROM ${ns}.bodies b WHERE b.session_id = p_id AND b.seq < v_below AND b.seq <> v_head
+         AND b.seq <> ALL (v_needed);
+      DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq < v_below AND x.seq <> v_head
+         AND x.seq <> ALL (v_needed);
+      DELETE FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq < v_below AND c.seq <> v_head
+         AND c.seq <> ALL (v_needed);
       GET DIAGNOSTICS v_removed = ROW_COUNT;
+      IF v_needs THEN
+        DELETE FROM ${ns}.needs n WHERE n.session_id = p_id AND n.seq < v_below AND n.seq <> v_head
+           AND n.seq <> ALL (v_needed);
+      END IF;
       UPDATE ${ns}.sessions s SET checkpoints = s.checkpoints - v_removed WHERE s.id = p_id;
       RETURN v_removed;
     END $fn$;
@@ -209,6 +265,7 @@ export function functions(namespace: string): string {
       DELETE FROM ${ns}.bodies b WHERE b.session_id = p_id;
       DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id;
       DELETE FROM ${ns}.idempotency i WHERE i.session_id = p_id;
+      DELETE FROM ${ns}.needs n WHERE n.session_id = p_id;
       RETURN true;
     END $fn$;
   `;

@@ -68,8 +68,20 @@ function reads(namespace: string): SqlReads<Statement | string> {
     sessionsAfter: `
       SELECT ${sessionColumns} FROM ${ns}.sessions WHERE (updated_at, id) < ($1, $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    // A range of the primary key (ids are COLLATE "C", so the range is in byte order), then a
+    // sort of that range; planned for the prefix given, so that a prefix that matches most of
+    // the catalog walks sessions_by_update instead.
+    prefixSessionsFirst: `
+      SELECT ${sessionColumns} FROM ${ns}.sessions WHERE id >= $1 AND id < $2
+       ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    prefixSessionsAfter: `
+      SELECT ${sessionColumns} FROM ${ns}.sessions
+       WHERE id >= $1 AND id < $2 AND (updated_at, id) < ($3, $4)
+       ORDER BY updated_at DESC, id DESC LIMIT $5`,
     exportCheckpoints: prepared(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, coalesce(x.items, '[]') AS transcript
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, coalesce(x.items, '[]') AS transcript,
+             (SELECT json_agg(n.needed ORDER BY n.needed) FROM ${ns}.needs n
+               WHERE n.session_id = c.session_id AND n.seq = c.seq)::text AS needs
         FROM ${ns}.checkpoints c
         JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
         LEFT JOIN ${ns}.transcripts x ON x.session_id = c.session_id AND x.seq = c.seq
@@ -83,11 +95,12 @@ function reads(namespace: string): SqlReads<Statement | string> {
 
 /**
  * A whole session as one statement: its row first, where the id is free (`ON CONFLICT DO
- * NOTHING`), then the rows of its checkpoints, bodies and transcript items from arrays, each
- * only where the session's row went in. One round trip, one transaction, whatever the number
- * of checkpoints; `imported` is 0 when the id was taken. Values: sessionId, head, head's
+ * NOTHING`), then the rows of its checkpoints, bodies, transcript items and needs from arrays,
+ * each only where the session's row went in. One round trip, one transaction, whatever the
+ * number of checkpoints; `imported` is 0 when the id was taken. Values: sessionId, head, head's
  * parent, last seq, count, forkedFrom id and seq, head's metadata, createdAt, updatedAt, head's
- * createdAt, then the checkpoints' seqs, parents, times, metadata, data and transcripts.
+ * createdAt, then the checkpoints' seqs, parents, times, metadata, data and transcripts, then
+ * one entry per need: the seq that needs, and the seq it needs.
  */
 function importNew(namespace: string): Statement {
   const ns = schemaIdentifier(namespace);
@@ -108,6 +121,9 @@ function importNew(namespace: string): Statement {
       INSERT INTO ${ns}.transcripts (session_id, seq, items)
       SELECT s.id, u.seq, u.items FROM s, unnest($12::bigint[], $17::text[]) AS u(seq, items)
        WHERE u.items <> '[]'
+    ), needs AS (
+      INSERT INTO ${ns}.needs (session_id, seq, needed)
+      SELECT s.id, u.* FROM s, unnest($18::bigint[], $19::bigint[]) AS u
     )
     SELECT count(*)::int AS imported FROM s`);
 }
@@ -134,13 +150,15 @@ function importArgs(input: ImportInput): unknown[] {
     cps.map((cp) => cp.metadata),
     cps.map((cp) => cp.data),
     cps.map((cp) => cp.transcript),
+    cps.flatMap((cp) => cp.needs.map(() => cp.seq)),
+    cps.flatMap((cp) => cp.needs),
   ];
 }
 
 function procedures(namespace: string): SqlProcedures<Statement> {
   const ns = schemaIdentifier(namespace);
   return {
-    append: prepared(`SELECT * FROM ${ns}.append($1, $2, $3, $4, $5, $6, $7, $8)`),
+    append: prepared(`SELECT * FROM ${ns}.append($1, $2, $3, $4, $5, $6, $7, $8, $9)`),
     rollback: prepared(`SELECT * FROM ${ns}.rollback($1, $2, $3, $4, $5)`),
     fork: prepared(`SELECT * FROM ${ns}.fork($1, $2, $3, $4)`),
     prune: prepared(`SELECT ${ns}.prune($1, $2) AS removed`),
@@ -155,7 +173,10 @@ function procedures(namespace: string): SqlProcedures<Statement> {
  * as expected, or the session is new and nobody creates it at the same moment. Anywhere else
  * it writes nothing and returns no row, and `append` (a second statement) decides what
  * happened. It takes the values `append` takes, in the same order; it writes nothing when
- * given a key (`$7`), since a keyed checkpoint must record its key, which only `append` does.
+ * given a key (`$7`), since a keyed checkpoint must record its key, which only `append` does,
+ * nor when given needs (`$9`): one statement reads all its tables as of its start, and a prune
+ * that held the session's row until then may have removed a needed checkpoint it still sees;
+ * `append` reads them after the row lock.
  */
 function appendDirect(namespace: string): Statement {
   const ns = schemaIdentifier(namespace);
@@ -165,12 +186,14 @@ function appendDirect(namespace: string): Statement {
          SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
              checkpoints = s.checkpoints + 1, metadata = $3, updated_at = $8, head_created_at = $8
        WHERE s.id = $1 AND (NOT $5 OR s.head IS NOT DISTINCT FROM $6::bigint) AND $7::text IS NULL
+         AND $9::text = '[]'
       RETURNING s.head AS seq, s.head_parent AS parent
     ), created AS (
       INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata,
                                        created_at, updated_at, head_created_at)
       SELECT $1, 1, NULL, 1, 1, $3, $8, $8, $8
        WHERE NOT EXISTS (SELECT FROM moved) AND (NOT $5 OR $6::bigint IS NULL) AND $7::text IS NULL
+         AND $9::text = '[]'
       ON CONFLICT (id) DO NOTHING
       RETURNING s.head AS seq, s.head_parent AS parent
     ), written AS (
@@ -190,8 +213,9 @@ function appendDirect(namespace: string): Statement {
 /**
  * `n` checkpoints that waited for a connection, each on a session of its own, as one statement:
  * `appendDirect` over a `VALUES` list of their values (call i's values of append are
- * `$(8i+1)` to `$(8i+8)`), each sent as a parameter of its own, so that no payload is escaped
- * into an array literal for the server to parse back. Like it, it writes only the calls that
+ * `$(9i+1)` to `$(9i+9)`), each sent as a parameter of its own, so that no payload is escaped
+ * into an array literal for the server to parse back. Calls with needs are never among them
+ * (see appendDirect): they go alone. Like it, it writes only the calls that
  * can go straight through, and returns a row for each of those; a call that gets none (a
  * conflict, a replayed key, a session created meanwhile) goes alone afterwards, through
  * `append`. A keyed call goes straight through when its key is not recorded yet; two with the
@@ -201,11 +225,11 @@ function appendDirect(namespace: string): Statement {
 function appendSet(namespace: string, n: number): Statement {
   const ns = schemaIdentifier(namespace);
   const rows = Array.from({ length: n }, (_, i) => {
-    const $ = (k: number) => `$${8 * i + k}`;
-    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::boolean, ${$(6)}::bigint, ${$(7)}::text, ${$(8)}::bigint)`;
+    const $ = (k: number) => `$${9 * i + k}`;
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::boolean, ${$(6)}::bigint, ${$(7)}::text, ${$(8)}::bigint, ${$(9)}::text)`;
   });
   return prepared(`
-    WITH input (id, data, metadata, transcript, check_head, expected, key, now) AS (
+    WITH input (id, data, metadata, transcript, check_head, expected, key, now, needs) AS (
       VALUES ${rows.join(',\n             ')}
     ), moved AS (
       UPDATE ${ns}.sessions s
@@ -322,16 +346,19 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
 
   /**
    * The first call of each session in `inputs` through `appendSet` on `client`; every other
-   * call, and each that the statement did not write, goes alone afterwards.
+   * call, each with needs (see appendDirect), and each that the statement did not write, goes
+   * alone afterwards.
    */
   async #together(
     inputs: AppendInput[],
     client: pg.PoolClient,
   ): Promise<BatchOutcome<AppendResult>[]> {
     const first = new Map<string, number>();
-    for (const [i, input] of inputs.entries())
-      if (!first.has(input.sessionId)) first.set(input.sessionId, i);
+    for (const [i, input] of inputs.entries()) {
+      if (input.needs.length === 0 && !first.has(input.sessionId)) first.set(input.sessionId, i);
+    }
     const outcomes: BatchOutcome<AppendResult>[] = inputs.map(() => AGAIN);
+    if (first.size === 0) return outcomes;
     let rows: { id: string; seq: number; parent: number | null }[];
     try {
       const set = [...first.values()].map((i) => inputs[i]!);
@@ -365,7 +392,8 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   }
 
   protected override async appendAlone(input: AppendInput): Promise<AppendResult> {
-    if (input.idempotencyKey === undefined) {
+    // A checkpoint with a key or with needs is for the function alone (see appendDirect).
+    if (input.idempotencyKey === undefined && input.needs.length === 0) {
       const direct = await this.appendWith(this.#appendDirect, input);
       if (direct) return direct;
     }

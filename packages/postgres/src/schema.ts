@@ -7,7 +7,7 @@
 import { invalidArgument } from '@ckpt/core/adapter';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * Schema `namespace` as an SQL identifier. Quoted, so that a namespace PostgreSQL reserves as
@@ -119,6 +119,17 @@ export function migrations(namespace: string): string[] {
     ALTER TABLE ${ns}.sessions ADD COLUMN head_created_at bigint;
     UPDATE ${ns}.sessions s SET head_created_at = c.created_at
       FROM ${ns}.checkpoints c WHERE c.session_id = s.id AND c.seq = s.head;
+    `,
+
+    // What a checkpoint needs: a row per earlier checkpoint it names, written only for the
+    // checkpoints that name some, so that a session without needs has no row here.
+    `
+    CREATE TABLE ${ns}.needs (
+      session_id text COLLATE "C" NOT NULL,
+      seq        bigint NOT NULL,  -- the checkpoint that needs
+      needed     bigint NOT NULL,  -- the earlier checkpoint it needs
+      PRIMARY KEY (session_id, seq, needed)
+    );
     `,
   ];
 }

@@ -88,6 +88,16 @@ describe.skipIf(!available)('postgres', () => {
     }
   }
 
+  it('sends one statement for a checkpoint with needs, and records them', async () => {
+    const { backend, store, counter } = await countedStore();
+    await store.checkpoint('s', 1);
+    counter.reset();
+    await store.checkpoint('s', 2, { needs: [1] });
+    expect(counter.count).toBe(1);
+    expect(await store.prune('s', { keepLast: 1 })).toBe(0);
+    await dropAndClose(backend);
+  });
+
   it('sends two statements for a checkpoint that cannot go straight through, and never more', async () => {
     const { pool, backend, store, counter } = await countedStore();
     await store.checkpoint('s', 1);
@@ -119,7 +129,9 @@ describe.skipIf(!available)('postgres', () => {
     await other.connect();
     const ns = schemaIdentifier(backend.namespace);
     await other.query('BEGIN');
-    await other.query(`SELECT * FROM ${ns}.append('race', '1', '{}', '[]', false, NULL, NULL, 1)`);
+    await other.query(
+      `SELECT * FROM ${ns}.append('race', '1', '{}', '[]', false, NULL, NULL, 1, '[]')`,
+    );
     counter.reset();
     const racing = store.checkpoint('race', 2);
     await waitForLock(rows[0].pid);
@@ -332,7 +344,7 @@ describe.skipIf(!available)('postgres', () => {
     await dropAndClose(backend);
   });
 
-  it.each([1, 2, 3])(
+  it.each([1, 2, 3, 4])(
     'upgrades a version %i schema in place, its sessions read back whole',
     async (version) => {
       const { namespace, admin } = await oldSchema(version);

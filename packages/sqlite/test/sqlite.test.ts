@@ -222,19 +222,6 @@ describe('schema', () => {
     await store.close();
   });
 
-  it('keeps what a checkpoint needs in a file upgraded from version 1', async () => {
-    const path = fresh();
-    const old = versionOne(path);
-    for (const at of [10, 20, 30]) await old.append(at);
-    old.close();
-    const store = new CheckpointStore(sqlite({ path }));
-    await store.checkpoint('old', 'needs the first', { needs: [1] });
-    expect(await store.prune('old', { keepLast: 1 })).toBe(2);
-    expect((await store.list('old')).items.map((c) => c.seq)).toEqual([4, 1]);
-    expect((await store.load('old', 1))?.data).toBe(10);
-    await store.close();
-  });
-
   it('refuses a newer schema with SCHEMA, saying to upgrade', () => {
     const path = fresh();
     sqlite({ path }).db.close();
