@@ -84,8 +84,19 @@ function reads(ns: string): SqlReads<MysqlStatement> {
       SELECT ${sessionColumns} FROM ${t.sessions}
        WHERE updated_at < $1 OR (updated_at = $1 AND id < $2)
        ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    // A range of the primary key (ids are VARBINARY, so the range is in byte order), then a
+    // sort of that range.
+    prefixSessionsFirst: `
+      SELECT ${sessionColumns} FROM ${t.sessions} WHERE id >= $1 AND id < $2
+       ORDER BY updated_at DESC, id DESC LIMIT $3`,
+    prefixSessionsAfter: `
+      SELECT ${sessionColumns} FROM ${t.sessions}
+       WHERE id >= $1 AND id < $2 AND (updated_at < $3 OR (updated_at = $3 AND id < $4))
+       ORDER BY updated_at DESC, id DESC LIMIT $5`,
     exportCheckpoints: `
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, COALESCE(x.items, '[]') AS transcript
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, COALESCE(x.items, '[]') AS transcript,
+             (SELECT CAST(JSON_ARRAYAGG(n.needed) AS CHAR) FROM ${t.needs} n
+               WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs
         FROM ${t.checkpoints} c
         JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
         LEFT JOIN ${t.transcripts} x ON x.session_id = c.session_id AND x.seq = c.seq
@@ -141,7 +152,7 @@ const byIdBytes = (a: AppendInput, b: AppendInput) =>
 
 function procedures(ns: string): SqlProcedures<MysqlStatement> {
   return statements({
-    append: `CALL ${ns}_append($1, $2, $3, $4, $5, $6, $7, $8)`,
+    append: `CALL ${ns}_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     rollback: `CALL ${ns}_rollback($1, $2, $3, $4, $5)`,
     fork: `CALL ${ns}_fork($1, $2, $3, $4)`,
     prune: `CALL ${ns}_prune($1, $2)`,
@@ -281,7 +292,7 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
           await conn.query('ROLLBACK');
           return 'exists';
         }
-        for (const table of [t.checkpoints, t.bodies, t.transcripts, t.idempotency]) {
+        for (const table of [t.checkpoints, t.bodies, t.transcripts, t.idempotency, t.needs]) {
           await conn.query(`DELETE FROM ${table} WHERE session_id = ?`, [id]);
         }
         await conn.query(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
@@ -300,6 +311,11 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
         t.transcripts,
         'session_id, seq, items',
         cps.filter((cp) => cp.transcript !== '[]').map((cp) => [id, cp.seq, cp.transcript]),
+      );
+      await insert(
+        t.needs,
+        'session_id, seq, needed',
+        cps.flatMap((cp) => cp.needs.map((needed) => [id, cp.seq, needed])),
       );
       const row = importedSessionRow(input);
       const columns = Object.keys(row);

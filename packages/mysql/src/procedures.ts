@@ -13,12 +13,15 @@ const BEGIN = `
     SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     START TRANSACTION;`;
 
+/** The seqs in `json` (a JSON array of them), as a derived table of one column, `seq`. */
+const seqsOf = (json: string) => `JSON_TABLE(${json}, '$[*]' COLUMNS (seq BIGINT PATH '$'))`;
+
 /**
  * The steps of one append, between a transaction's (or savepoint's) start and its end: take the
  * next seq, refuse a replayed key or a stale head, write the checkpoint, and select the outcome
  * row. `undo` ends a refused call without its writes, `leave` goes on past it, `keep` ends a
  * written one. The values are p_id, p_data, p_metadata, p_transcript, p_check, p_expected,
- * p_key and p_now; v_seq, v_parent and v_seen (NULL at the start) are the caller's.
+ * p_key, p_now and p_needs; v_seq, v_parent and v_seen (NULL at the start) are the caller's.
  */
 function appendSteps(
   t: ReturnType<typeof tables>,
@@ -55,6 +58,14 @@ function appendSteps(
            SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_parent AS head;
            ${end.leave};
          END IF;
+         IF p_needs <> '[]' THEN
+           -- The stored earlier checkpoints among those named; read committed after the row
+           -- lock above, so a prune that held it has committed what it removed.
+           INSERT INTO ${t.needs} (session_id, seq, needed)
+           SELECT p_id, v_seq, c.seq FROM ${t.checkpoints} c
+            WHERE c.session_id = p_id AND c.seq < v_seq
+              AND c.seq IN (SELECT j.seq FROM ${seqsOf('p_needs')} AS j);
+         END IF;
          INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
          INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
          IF p_transcript <> '[]' THEN
@@ -76,7 +87,8 @@ export function procedures(ns: string): string[] {
     // moves the head. A call that must not write (its idempotency key was seen, or the head
     // is not the expected one) then rolls back, which leaves the row as it was.
     append: `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
-         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT)
+         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT,
+         IN p_needs LONGTEXT)
        proc: BEGIN
          DECLARE v_seq BIGINT;
          DECLARE v_parent BIGINT;
@@ -91,7 +103,7 @@ export function procedures(ns: string): string[] {
     append_batch: `CREATE PROCEDURE ${ns}_append_batch(IN p_calls LONGTEXT)
        proc: BEGIN
          DECLARE p_id ${ID};
-         DECLARE p_data, p_metadata, p_transcript LONGTEXT;
+         DECLARE p_data, p_metadata, p_transcript, p_needs LONGTEXT;
          DECLARE p_check BOOLEAN;
          DECLARE p_expected, p_now BIGINT;
          DECLARE p_key ${ID};
@@ -102,12 +114,13 @@ export function procedures(ns: string): string[] {
          DECLARE calls CURSOR FOR SELECT * FROM JSON_TABLE(p_calls, '$[*]' COLUMNS (
            id ${ID} PATH '$[0]', data ${TEXT} PATH '$[1]', metadata ${TEXT} PATH '$[2]',
            transcript ${TEXT} PATH '$[3]', do_check BOOLEAN PATH '$[4]', expected BIGINT PATH '$[5]',
-           k ${ID} PATH '$[6]', now BIGINT PATH '$[7]')) AS j;
+           k ${ID} PATH '$[6]', now BIGINT PATH '$[7]', needs ${TEXT} PATH '$[8]')) AS j;
          ${BEGIN}
          OPEN calls;
          each_call: WHILE v_left > 0 DO
            SET v_left = v_left - 1;
-           FETCH calls INTO p_id, p_data, p_metadata, p_transcript, p_check, p_expected, p_key, p_now;
+           FETCH calls INTO p_id, p_data, p_metadata, p_transcript, p_check, p_expected, p_key, p_now,
+                            p_needs;
            SET v_seen = NULL;
            SAVEPOINT one_call;
            one: BEGIN
@@ -144,7 +157,9 @@ export function procedures(ns: string): string[] {
          COMMIT;
          SELECT 'done' AS status, p_seq AS head;
        END`,
-    // fork copies the chain one checkpoint at a time, walking up the parents.
+    // fork copies the chain one checkpoint at a time, walking up the parents, then what the
+    // copied checkpoints need a round at a time: without recursive queries, whose depth both
+    // servers bound (MariaDB silently).
     fork: `CREATE PROCEDURE ${ns}_fork(IN p_id ${ID}, IN p_at BIGINT, IN p_new ${ID}, IN p_now BIGINT)
        proc: BEGIN
          DECLARE v_head BIGINT DEFAULT NULL;
@@ -152,6 +167,8 @@ export function procedures(ns: string): string[] {
          DECLARE v_seq BIGINT;
          DECLARE v_parent BIGINT;
          DECLARE v_count BIGINT DEFAULT 0;
+         DECLARE v_more LONGTEXT;
+         DECLARE v_copied BIGINT;
          ${BEGIN}
          SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id LOCK IN SHARE MODE;
          IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS seq; LEAVE proc; END IF;
@@ -174,28 +191,83 @@ export function procedures(ns: string): string[] {
              SELECT parent INTO v_parent FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
            END IF;
          END WHILE;
+         IF EXISTS (SELECT 1 FROM ${t.needs} WHERE session_id = p_id) THEN
+           needed: LOOP
+             -- What the checkpoints copied so far need and the copy lacks.
+             SELECT CAST(JSON_ARRAYAGG(m.needed) AS CHAR) INTO v_more FROM (
+               SELECT DISTINCT n.needed FROM ${t.needs} n
+                 JOIN ${t.checkpoints} k ON k.session_id = p_new AND k.seq = n.seq
+                WHERE n.session_id = p_id
+                  AND NOT EXISTS (SELECT 1 FROM ${t.checkpoints} d WHERE d.session_id = p_new AND d.seq = n.needed)
+             ) AS m;
+             IF v_more IS NULL THEN LEAVE needed; END IF;
+             INSERT INTO ${t.checkpoints} SELECT p_new, seq, parent, created_at, metadata
+               FROM ${t.checkpoints} WHERE session_id = p_id AND seq IN (SELECT j.seq FROM ${seqsOf('v_more')} AS j);
+             SET v_copied = ROW_COUNT();
+             IF v_copied = 0 THEN LEAVE needed; END IF;
+             SET v_count = v_count + v_copied;
+             INSERT INTO ${t.bodies} SELECT p_new, seq, data
+               FROM ${t.bodies} WHERE session_id = p_id AND seq IN (SELECT j.seq FROM ${seqsOf('v_more')} AS j);
+             INSERT INTO ${t.transcripts} SELECT p_new, seq, items
+               FROM ${t.transcripts} WHERE session_id = p_id AND seq IN (SELECT j.seq FROM ${seqsOf('v_more')} AS j);
+           END LOOP needed;
+           INSERT INTO ${t.needs} SELECT p_new, n.seq, n.needed FROM ${t.needs} n
+             JOIN ${t.checkpoints} k ON k.session_id = p_new AND k.seq = n.seq
+            WHERE n.session_id = p_id;
+         END IF;
          UPDATE ${t.sessions} SET checkpoints = v_count WHERE id = p_new;
          UPDATE ${t.sessions} s JOIN ${t.checkpoints} c ON c.session_id = s.id AND c.seq = s.head
             SET s.head_parent = c.parent, s.head_created_at = c.created_at WHERE s.head > 0 AND s.id = p_new;
          COMMIT;
          SELECT 'done' AS status, COALESCE(p_at, v_head) AS seq;
        END`,
+    // prune removes what is below the keepLast-th highest seq, but the head and what the kept
+    // checkpoints need: found a round at a time (v_next: the seqs found in the last round; v_kept:
+    // all found so far), without recursive queries, whose depth both servers bound.
     prune: `CREATE PROCEDURE ${ns}_prune(IN p_id ${ID}, IN p_keep BIGINT)
        proc: BEGIN
          DECLARE v_head BIGINT DEFAULT NULL;
          DECLARE v_below BIGINT DEFAULT NULL;
          DECLARE v_skip BIGINT DEFAULT p_keep - 1;
          DECLARE v_removed BIGINT DEFAULT 0;
+         DECLARE v_needs BOOLEAN DEFAULT FALSE;
+         DECLARE v_kept LONGTEXT DEFAULT '[]';
+         DECLARE v_next LONGTEXT;
          ${BEGIN}
          SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
          IF v_head IS NOT NULL THEN
            SELECT seq INTO v_below FROM ${t.checkpoints} WHERE session_id = p_id ORDER BY seq DESC LIMIT v_skip, 1;
          END IF;
          IF v_below IS NOT NULL THEN
-           DELETE FROM ${t.bodies} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
-           DELETE FROM ${t.transcripts} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
-           DELETE FROM ${t.checkpoints} WHERE session_id = p_id AND seq < v_below AND seq <> v_head;
+           SET v_needs = EXISTS (SELECT 1 FROM ${t.needs} WHERE session_id = p_id);
+           IF v_needs THEN
+             -- What the keepLast highest and the head need, then what that needs, and so on.
+             SELECT CAST(JSON_ARRAYAGG(m.needed) AS CHAR) INTO v_next FROM (
+               SELECT DISTINCT needed FROM ${t.needs}
+                WHERE session_id = p_id AND (seq >= v_below OR seq = v_head)
+                  AND needed < v_below AND needed <> v_head
+             ) AS m;
+             WHILE v_next IS NOT NULL DO
+               SET v_kept = JSON_MERGE_PRESERVE(v_kept, v_next);
+               SELECT CAST(JSON_ARRAYAGG(m.needed) AS CHAR) INTO v_next FROM (
+                 SELECT DISTINCT n.needed FROM ${t.needs} n
+                  WHERE n.session_id = p_id AND n.needed <> v_head
+                    AND n.seq IN (SELECT j.seq FROM ${seqsOf('v_next')} AS j)
+                    AND n.needed NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k)
+               ) AS m;
+             END WHILE;
+           END IF;
+           DELETE FROM ${t.bodies} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
+              AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
+           DELETE FROM ${t.transcripts} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
+              AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
+           DELETE FROM ${t.checkpoints} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
+              AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
            SET v_removed = ROW_COUNT();
+           IF v_needs THEN
+             DELETE FROM ${t.needs} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
+                AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
+           END IF;
            UPDATE ${t.sessions} SET checkpoints = checkpoints - v_removed WHERE id = p_id;
          END IF;
          COMMIT;
@@ -211,6 +283,7 @@ export function procedures(ns: string): string[] {
          DELETE FROM ${t.bodies} WHERE session_id = p_id;
          DELETE FROM ${t.transcripts} WHERE session_id = p_id;
          DELETE FROM ${t.idempotency} WHERE session_id = p_id;
+         DELETE FROM ${t.needs} WHERE session_id = p_id;
          COMMIT;
          SELECT v_found AS deleted;
        END`,

@@ -9,7 +9,7 @@
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -88,5 +88,15 @@ export function migrations(ns: string): string[][] {
     [],
     // Version 5 added append_batch only.
     [],
+    // What a checkpoint needs: a row per earlier checkpoint it names, written only for the
+    // checkpoints that name some, so that a session without needs has no row here.
+    [
+      `CREATE TABLE ${t.needs} (
+        session_id ${ID} NOT NULL,
+        seq        BIGINT NOT NULL,
+        needed     BIGINT NOT NULL,
+        PRIMARY KEY (session_id, seq, needed)
+      ) ${TABLE}`,
+    ],
   ];
 }

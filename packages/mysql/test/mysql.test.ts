@@ -142,7 +142,7 @@ describe.skipIf(!available)('mysql', () => {
     await dropAndClose(backend);
   });
 
-  it.each([1, 2, 3, 4])(
+  it.each([1, 2, 3, 4, 5])(
     'upgrades a version %i schema in place, its sessions read back whole',
     async (version) => {
       const { namespace, admin } = await oldSchema(version);

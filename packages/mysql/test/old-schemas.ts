@@ -12,13 +12,14 @@ const BEGIN = `
     START TRANSACTION;`;
 
 /**
- * The statements that leave every procedure of namespace `ns` as version `version` (1 to 4) had
- * it. Version 4's are this version's (version 5 only added append_batch).
+ * The statements that leave the procedures that append, roll back and fork in namespace `ns` as
+ * version `version` (1 to 5) had them (version 5 only added append_batch, which the upgrade
+ * tests do not call).
  */
 export function oldProcedures(ns: string, version: number): string[] {
-  if (version === 4) return procedures(ns);
   const t = tables(ns);
-  const heads = version < 3 ? versionOne(ns, t) : versionThree(ns, t);
+  const heads =
+    version < 3 ? versionOne(ns, t) : version < 4 ? versionThree(ns, t) : versionFour(ns, t);
   return [
     ...procedures(ns),
     ...['append', 'rollback', 'fork'].flatMap((name, i) => [
@@ -227,5 +228,56 @@ function versionThree(ns: string, t: ReturnType<typeof tables>): string[] {
          COMMIT;
          SELECT 'done' AS status, COALESCE(p_at, v_head) AS seq;
        END`,
+  ];
+}
+
+// Versions 4 and 5: append takes the row lock and the next seq in one statement; rollback and
+// fork are version 3's; no checkpoint needs another.
+function versionFour(ns: string, t: ReturnType<typeof tables>): string[] {
+  const [, rollback, fork] = versionThree(ns, t);
+  return [
+    `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
+         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT)
+       proc: BEGIN
+         DECLARE v_seq BIGINT;
+         DECLARE v_parent BIGINT;
+         DECLARE v_seen BIGINT DEFAULT NULL;
+         ${BEGIN}
+         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
+                                    metadata, created_at, updated_at)
+         VALUES (p_id, 1, 1, 1, NULL, p_now, p_metadata, p_now, p_now)
+         ON DUPLICATE KEY UPDATE head_parent = head, head = last_seq + 1, last_seq = last_seq + 1,
+                                 checkpoints = checkpoints + 1, head_created_at = p_now,
+                                 metadata = p_metadata, updated_at = p_now;
+         SELECT head, head_parent INTO v_seq, v_parent FROM ${t.sessions} WHERE id = p_id;
+         IF p_key IS NOT NULL AND v_seq > 1 THEN
+           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
+         END IF;
+         IF v_seen IS NOT NULL THEN
+           ROLLBACK;
+           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
+             FROM (SELECT 1 AS one) AS one
+             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
+             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
+           LEAVE proc;
+         END IF;
+         IF p_check AND NOT (v_parent <=> p_expected) THEN
+           ROLLBACK;
+           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_parent AS head;
+           LEAVE proc;
+         END IF;
+         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
+         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
+         IF p_transcript <> '[]' THEN
+           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
+         END IF;
+         IF p_key IS NOT NULL THEN
+           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
+         END IF;
+         COMMIT;
+         SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;
+       END`,
+    rollback!,
+    fork!,
   ];
 }
