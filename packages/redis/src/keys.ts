@@ -66,6 +66,15 @@ export function catalogKey(ns: string, shard: number): string {
   return `${shardPrefix(ns, shard)}:sessions`;
 }
 
+/**
+ * The ids of `shard`'s sessions, a sorted set of `<hex id>`, all with score 0, so ordered as
+ * the ids' bytes: a prefix of ids is a range of it. `built` marks a shard whose index holds
+ * every session, also those written before it existed (see the prefixIds script).
+ */
+export function idsKeys(ns: string, shard: number): { ids: string; built: string } {
+  return { ids: `${shardPrefix(ns, shard)}:ids`, built: `${shardPrefix(ns, shard)}:ids:built` };
+}
+
 /** The keys of one session, in the order the scripts take them. */
 export interface SessionKeys {
   /** Hash: head, last, count, created, updated, fid, fseq, and a copy of the head (hseq, hinfo, hdata). */
@@ -80,8 +89,12 @@ export interface SessionKeys {
   seqs: string;
   /** Hash idempotency key → seq. */
   idempotency: string;
+  /** Hash seq → the seqs it needs, `<seq>,<seq>,…`, only for checkpoints that need some. */
+  needs: string;
   /** The catalog slice that lists the session. */
   catalog: string;
+  /** The index of its shard's ids (see idsKeys). */
+  ids: string;
   /** The id in hex, as the catalog spells it. */
   hexId: string;
 }
@@ -97,7 +110,9 @@ export function sessionKeys(ns: string, sessionId: string): SessionKeys {
     transcript: `${at}t:${hexId}`,
     seqs: `${at}q:${hexId}`,
     idempotency: `${at}k:${hexId}`,
+    needs: `${at}n:${hexId}`,
     catalog: catalogKey(ns, shard),
+    ids: idsKeys(ns, shard).ids,
     hexId,
   };
 }

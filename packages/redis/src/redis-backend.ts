@@ -4,22 +4,23 @@
  * may live on different nodes: it reads the source in one script, then publishes the whole
  * copy in one script on the new id's slot (see the README).
  */
-import type {
-  AppendInput,
-  AppendResult,
-  CheckpointBackend,
-  Diagnosis,
-  ExportedStoredCheckpoint,
-  ForkInput,
-  ForkResult,
-  ImportInput,
-  RollbackInput,
-  RollbackResult,
-  SessionPosition,
-  StoredCheckpoint,
-  StoredCheckpointInfo,
-  StoredLineageEntry,
-  StoredSession,
+import {
+  type AppendInput,
+  type AppendResult,
+  type CheckpointBackend,
+  compareSessionsNewestFirst,
+  type Diagnosis,
+  type ExportedStoredCheckpoint,
+  type ForkInput,
+  type ForkResult,
+  type ImportInput,
+  type RollbackInput,
+  type RollbackResult,
+  type SessionPosition,
+  type StoredCheckpoint,
+  type StoredCheckpointInfo,
+  type StoredLineageEntry,
+  type StoredSession,
 } from '@ckpt/core/adapter';
 import { catalogPage } from './catalog.js';
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
@@ -27,6 +28,7 @@ import { IndexedHash } from './indexed-hash.js';
 import {
   catalogKey,
   hex,
+  idsKeys,
   type SessionKeys,
   SHARDS,
   scopeCatalogKey,
@@ -67,6 +69,11 @@ function checkpoint(seq: string, info: string, data: string): StoredCheckpoint {
   return { seq: Number(seq), ...parseInfo(info), data };
 }
 
+/** A checkpoint's needs as the needs hash holds them, `<seq>,<seq>,…` ('' for none). */
+function parseNeeds(list: string): number[] {
+  return list === '' ? [] : list.split(',').map(Number);
+}
+
 /** One session of the describe script's reply (7 fields), or null when it does not exist. */
 function describedSession(sessionId: string, fields: Reply): StoredSession | null {
   const [head, count, fid, fseq, created, updated, headInfo] = fields;
@@ -105,7 +112,7 @@ export class RedisBackend implements CheckpointBackend {
     const k = this.#keys(input.sessionId);
     const [status, seq, third, data] = await lua.append.run<Reply>(
       this.client,
-      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
+      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
       [
         input.data,
         input.metadata,
@@ -116,6 +123,7 @@ export class RedisBackend implements CheckpointBackend {
         input.idempotencyKey ?? '',
         padTime(input.now),
         k.hexId,
+        input.needs.join(','),
       ],
     );
     switch (status) {
@@ -264,14 +272,14 @@ export class RedisBackend implements CheckpointBackend {
     const from = this.#keys(input.sessionId);
     const [status, at, ...chain] = await lua.forkRead.run<Reply>(
       this.client,
-      [from.session, from.info, from.data, from.transcript],
+      [from.session, from.info, from.data, from.transcript, from.needs],
       [seqArg(input.atSeq)],
     );
     if (status !== 'found') return notFound(status);
     const to = this.#keys(input.newId);
     const published = await lua.forkWrite.run<string>(
       this.client,
-      [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog],
+      [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog, to.needs, to.ids],
       [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
     );
     return published === 'done' ? { status: 'done', seq: Number(at) } : { status: 'exists' };
@@ -281,7 +289,7 @@ export class RedisBackend implements CheckpointBackend {
     const k = this.#keys(sessionId);
     return lua.prune.count(
       this.client,
-      [k.session, k.info, k.data, k.transcript, k.seqs],
+      [k.session, k.info, k.data, k.transcript, k.seqs, k.needs],
       [keepLast],
     );
   }
@@ -290,7 +298,7 @@ export class RedisBackend implements CheckpointBackend {
     const k = this.#keys(sessionId);
     const deleted = await lua.deleteSession.count(
       this.client,
-      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
+      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
       [k.hexId],
     );
     return deleted === 1;
@@ -300,8 +308,10 @@ export class RedisBackend implements CheckpointBackend {
   async sessions(query: {
     after: SessionPosition | null;
     limit: number;
+    prefix: string;
   }): Promise<StoredSession[]> {
-    const { after, limit } = query;
+    const { after, limit, prefix } = query;
+    if (prefix !== '') return this.#sessionsWithPrefix(prefix, after, limit);
     const start = after === null ? '+' : `(${padTime(after.updatedAt)}:${hex(after.sessionId)}`;
     const page = await catalogPage(SHARDS, start, limit, (shard, below, count) =>
       explained(
@@ -322,6 +332,41 @@ export class RedisBackend implements CheckpointBackend {
     return described.filter((s): s is StoredSession => s !== null);
   }
 
+  /**
+   * The sessions whose id starts with `prefix`: from each shard, the ids in the prefix's range
+   * of its index (see idsKeys) with their updatedAt, in one script call each; then the page
+   * among those, described. Its cost follows the sessions with the prefix, not the catalog.
+   */
+  async #sessionsWithPrefix(
+    prefix: string,
+    after: SessionPosition | null,
+    limit: number,
+  ): Promise<StoredSession[]> {
+    // Hex digits sort below `g`: `[hex, hex + g)` is exactly the ids that start with the prefix.
+    const range = [`[${hex(prefix)}`, `(${hex(prefix)}g`];
+    const found = await Promise.all(
+      Array.from({ length: SHARDS }, async (_, shard) => {
+        const { ids, built } = idsKeys(this.namespace, shard);
+        const catalog = catalogKey(this.namespace, shard);
+        const hexIds = await lua.prefixIds.run<string[]>(this.client, [ids, built, catalog], range);
+        if (hexIds.length === 0) return [];
+        const sessionIds = hexIds.map(unhex);
+        const keys = sessionIds.map((id) => this.#keys(id).session);
+        const times = await lua.updatedOf.run<Reply>(this.client, keys, []);
+        return sessionIds.flatMap((sessionId, n) =>
+          times[n] == null ? [] : [{ sessionId, updatedAt: Number(times[n]) }],
+        );
+      }),
+    );
+    const page = found
+      .flat()
+      .filter((s) => after === null || compareSessionsNewestFirst(s, after) > 0)
+      .sort(compareSessionsNewestFirst)
+      .slice(0, limit);
+    const described = await this.#describe(page.map((s) => s.sessionId));
+    return described.filter((s): s is StoredSession => s !== null);
+  }
+
   async exportCheckpoints(
     sessionId: string,
     query: { afterSeq: number | null; limit: number },
@@ -329,12 +374,16 @@ export class RedisBackend implements CheckpointBackend {
     const k = this.#keys(sessionId);
     const flat = await lua.exportCheckpoints.run<string[]>(
       this.client,
-      [k.seqs, k.info, k.data, k.transcript],
+      [k.seqs, k.info, k.data, k.transcript, k.needs],
       [seqArg(query.afterSeq), query.limit],
     );
     const out: ExportedStoredCheckpoint[] = [];
-    for (let n = 0; n < flat.length; n += 4) {
-      out.push({ ...checkpoint(flat[n]!, flat[n + 1]!, flat[n + 2]!), transcript: flat[n + 3]! });
+    for (let n = 0; n < flat.length; n += 5) {
+      out.push({
+        ...checkpoint(flat[n]!, flat[n + 1]!, flat[n + 2]!),
+        transcript: flat[n + 3]!,
+        needs: parseNeeds(flat[n + 4]!),
+      });
     }
     return out;
   }
@@ -346,10 +395,11 @@ export class RedisBackend implements CheckpointBackend {
       `${seqArg(cp.parent)} ${padTime(cp.createdAt)} ${cp.metadata}`,
       cp.data,
       cp.transcript,
+      cp.needs.join(','),
     ]);
     return lua.importSession.run<'imported' | 'exists'>(
       this.client,
-      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog],
+      [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
       [
         input.replace ? '1' : '0',
         k.hexId,

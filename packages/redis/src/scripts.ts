@@ -4,6 +4,9 @@
  * 15-digit zero-padded milliseconds, so that the catalog's members sort by time as text.
  * A checkpoint's info is `<parent> <createdAt> <metadata>` (parent empty for the first).
  *
+ * What a checkpoint needs is `<seq>,<seq>,…` in the needs hash, only for checkpoints that need
+ * some: a session without needs has no such key, and prune and fork do no work for them.
+ *
  * Every script that moves a head also copies the head checkpoint into the session hash
  * (`hseq`, `hinfo`, `hdata`), so that loading the head is one HMGET and no script. The copy is
  * good while `hseq` equals `head`: checkpoints never change, so a copy can only be of another
@@ -11,11 +14,12 @@
  */
 import { Script } from './script.js';
 
-// KEYS: session info data transcript seqs idempotency catalog
-// ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId
+// KEYS: session info data transcript seqs idempotency catalog needs ids
+// ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId needs
+// (needs: `<seq>,<seq>,…`, '' for none)
 export const append = new Script(`
-local session, info, data, transcript, seqs, idem, catalog =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local session, info, data, transcript, seqs, idem, catalog, needs, ids =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 if ARGV[6] == '1' then
   local seq = redis.call('HGET', idem, ARGV[7])
   if seq then
@@ -34,11 +38,20 @@ if head then
 else
   redis.call('HSET', session, 'head', seq, 'last', seq, 'count', 1,
     'created', ARGV[8], 'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1])
+  redis.call('ZADD', ids, 0, ARGV[9])
 end
 redis.call('ZADD', catalog, 0, ARGV[8] .. ':' .. ARGV[9])
 redis.call('HSET', info, seq, record)
 redis.call('HSET', data, seq, ARGV[1])
 if ARGV[3] ~= '[]' then redis.call('HSET', transcript, seq, ARGV[3]) end
+if ARGV[10] ~= '' then
+  -- Only the stored ones among those named (this checkpoint's own seq is not stored yet).
+  local stored = {}
+  for n in string.gmatch(ARGV[10], '[^,]+') do
+    if redis.call('ZSCORE', seqs, n) then stored[#stored + 1] = n end
+  end
+  if #stored > 0 then redis.call('HSET', needs, seq, table.concat(stored, ',')) end
+end
 redis.call('ZADD', seqs, seq, seq)
 if ARGV[6] == '1' then redis.call('HSET', idem, ARGV[7], seq) end
 return {'written', seq, head}
@@ -126,38 +139,58 @@ redis.call('ZADD', KEYS[4], 0, ARGV[4] .. ':' .. ARGV[5])
 return {'done'}
 `);
 
-// KEYS: session info data transcript. ARGV: atSeq ('' for the head).
-// Returns 'found', atSeq, then seq, info, data, transcript (or nil) for atSeq and each ancestor.
+// KEYS: session info data transcript needs. ARGV: atSeq ('' for the head).
+// Returns 'found', atSeq, then seq, info, data, transcript (or nil), needs (or '') for atSeq,
+// each ancestor, and what those need, directly or through one another.
 export const forkRead = new Script(`
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return {'no_session'} end
 local seq = ARGV[1] == '' and head or ARGV[1]
 if redis.call('HEXISTS', KEYS[2], seq) == 0 then return {'no_seq'} end
-local out = {'found', seq}
-while seq do
-  local info = redis.call('HGET', KEYS[2], seq)
-  if not info then break end
+local out, copied = {'found', seq}, {}
+local function copy(seq, info)
   out[#out + 1] = seq
   out[#out + 1] = info
   out[#out + 1] = redis.call('HGET', KEYS[3], seq)
   out[#out + 1] = redis.call('HGET', KEYS[4], seq)
+  out[#out + 1] = redis.call('HGET', KEYS[5], seq) or ''
+  copied[#copied + 1] = seq
+  copied[seq] = true
+end
+while seq do
+  local info = redis.call('HGET', KEYS[2], seq)
+  if not info then break end
+  copy(seq, info)
   local parent = string.sub(info, 1, string.find(info, ' ', 1, true) - 1)
   seq = parent ~= '' and parent or nil
+end
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  local n = 1
+  while n <= #copied do
+    local list = redis.call('HGET', KEYS[5], copied[n])
+    for needed in string.gmatch(list or '', '[^,]+') do
+      local info = not copied[needed] and redis.call('HGET', KEYS[2], needed)
+      if info then copy(needed, info) end
+    end
+    n = n + 1
+  end
 end
 return out
 `);
 
-// KEYS: session info data transcript seqs catalog.
-// ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) per checkpoint.
-// The whole copy appears at once, or not at all: the publishing step on the new id's slot.
+// KEYS: session info data transcript seqs catalog needs ids.
+// ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) needs ('' for
+// none) per checkpoint. The whole copy appears at once, or not at all: the publishing step on
+// the new id's slot.
 export const forkWrite = new Script(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 local copied = 0
-for k = 5, #ARGV, 4 do
+for k = 5, #ARGV, 5 do
   local seq = ARGV[k]
   redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
   redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
   if ARGV[k + 3] ~= '' then redis.call('HSET', KEYS[4], seq, ARGV[k + 3]) end
+  if ARGV[k + 4] ~= '' then redis.call('HSET', KEYS[7], seq, ARGV[k + 4]) end
   redis.call('ZADD', KEYS[5], seq, seq)
   copied = copied + 1
 end
@@ -166,20 +199,41 @@ redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
   'created', ARGV[1], 'updated', ARGV[1], 'fid', ARGV[3], 'fseq', ARGV[4],
   'hseq', ARGV[4], 'hinfo', ARGV[6], 'hdata', ARGV[7])
 redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[8], 0, ARGV[2])
 return 'done'
 `);
 
-// KEYS: session info data transcript seqs. ARGV: keepLast
+// KEYS: session info data transcript seqs needs. ARGV: keepLast
+// Removes what is below the keepLast highest seqs, but the head and what the kept checkpoints
+// need, directly or through one another.
 export const prune = new Script(`
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return 0 end
+local keepLast = tonumber(ARGV[1])
+local withNeeds = redis.call('EXISTS', KEYS[6]) == 1
+local kept = {}
+if withNeeds then
+  local unread = redis.call('ZREVRANGE', KEYS[5], 0, keepLast - 1)
+  unread[#unread + 1] = head
+  for _, seq in ipairs(unread) do kept[seq] = true end
+  while #unread > 0 do
+    local list = redis.call('HGET', KEYS[6], table.remove(unread))
+    for needed in string.gmatch(list or '', '[^,]+') do
+      if not kept[needed] then
+        kept[needed] = true
+        unread[#unread + 1] = needed
+      end
+    end
+  end
+end
 local removed = 0
-for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], tonumber(ARGV[1]), -1)) do
-  if seq ~= head then
+for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], keepLast, -1)) do
+  if seq ~= head and not kept[seq] then
     redis.call('HDEL', KEYS[2], seq)
     redis.call('HDEL', KEYS[3], seq)
     redis.call('HDEL', KEYS[4], seq)
     redis.call('ZREM', KEYS[5], seq)
+    if withNeeds then redis.call('HDEL', KEYS[6], seq) end
     removed = removed + 1
   end
 end
@@ -187,13 +241,34 @@ if removed > 0 then redis.call('HINCRBY', KEYS[1], 'count', -removed) end
 return removed
 `);
 
-// KEYS: session info data transcript seqs idempotency catalog. ARGV: hexId
+// KEYS: session info data transcript seqs idempotency catalog needs ids. ARGV: hexId
 export const deleteSession = new Script(`
 local updated = redis.call('HGET', KEYS[1], 'updated')
 if not updated then return 0 end
 redis.call('ZREM', KEYS[7], updated .. ':' .. ARGV[1])
-redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+redis.call('ZREM', KEYS[9], ARGV[1])
+redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8])
 return 1
+`);
+
+// KEYS: ids built catalog, of one shard. ARGV: min max, the ZRANGEBYLEX bounds of a prefix.
+// Returns the hex ids in the range. Sessions written before the index existed are in the
+// catalog only: the first listing of a shard indexes them, once.
+export const prefixIds = new Script(`
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    redis.call('ZADD', KEYS[1], 0, string.sub(member, string.find(member, ':', 1, true) + 1))
+  end
+  redis.call('SET', KEYS[2], '1')
+end
+return redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2])
+`);
+
+// KEYS: session hashes, all of one shard. Returns each one's updatedAt, nil for one that is gone.
+export const updatedOf = new Script(`
+local out = {}
+for n, key in ipairs(KEYS) do out[n] = redis.call('HGET', key, 'updated') end
+return out
 `);
 
 // An indexed hash (state scopes, the KV store): values in a hash, their keys in a sorted set
@@ -230,8 +305,8 @@ if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[5]) end
 return 1
 `);
 
-// KEYS: seqs info data transcript. ARGV: afterSeq ('' for none) limit.
-// Returns seq, info, data, transcript ('[]' for none) of each, seq ascending.
+// KEYS: seqs info data transcript needs. ARGV: afterSeq ('' for none) limit.
+// Returns seq, info, data, transcript ('[]' for none), needs ('' for none) of each, seq ascending.
 export const exportCheckpoints = new Script(`
 local above = ARGV[1] == '' and '-inf' or ('(' .. ARGV[1])
 local found = redis.call('ZRANGEBYSCORE', KEYS[1], above, '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
@@ -241,26 +316,29 @@ for _, seq in ipairs(found) do
   out[#out + 1] = redis.call('HGET', KEYS[2], seq)
   out[#out + 1] = redis.call('HGET', KEYS[3], seq)
   out[#out + 1] = redis.call('HGET', KEYS[4], seq) or '[]'
+  out[#out + 1] = redis.call('HGET', KEYS[5], seq) or ''
 end
 return out
 `);
 
-// KEYS: session info data transcript seqs idempotency catalog.
+// KEYS: session info data transcript seqs idempotency catalog needs ids.
 // ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
-// transcript per checkpoint, seq ascending. The whole session appears at once, or not at all.
+// transcript needs ('' for none) per checkpoint, seq ascending. The whole session appears at
+// once, or not at all.
 export const importSession = new Script(`
 local old = redis.call('HGET', KEYS[1], 'updated')
 if old then
   if ARGV[1] ~= '1' then return 'exists' end
   redis.call('ZREM', KEYS[7], old .. ':' .. ARGV[2])
-  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8])
 end
 local count, last, hinfo, hdata = 0, nil, nil, nil
-for k = 8, #ARGV, 4 do
+for k = 8, #ARGV, 5 do
   local seq = ARGV[k]
   redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
   redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
   if ARGV[k + 3] ~= '[]' then redis.call('HSET', KEYS[4], seq, ARGV[k + 3]) end
+  if ARGV[k + 4] ~= '' then redis.call('HSET', KEYS[8], seq, ARGV[k + 4]) end
   redis.call('ZADD', KEYS[5], seq, seq)
   if seq == ARGV[3] then hinfo, hdata = ARGV[k + 1], ARGV[k + 2] end
   count, last = count + 1, seq
@@ -269,5 +347,6 @@ redis.call('HSET', KEYS[1], 'head', ARGV[3], 'last', last, 'count', count,
   'created', ARGV[6], 'updated', ARGV[7], 'hseq', ARGV[3], 'hinfo', hinfo, 'hdata', hdata)
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5]) end
 redis.call('ZADD', KEYS[7], 0, ARGV[7] .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[9], 0, ARGV[2])
 return 'imported'
 `);

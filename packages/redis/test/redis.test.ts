@@ -1,6 +1,7 @@
 /** What is Redis's alone: scripts per call, NOSCRIPT, key encoding, clients, many writers, errors. */
 
 import {
+  allPages,
   expectBadConnectionOptionsRefused,
   expectCkptError,
   expectDistinctSeqsFromManyWriters,
@@ -234,7 +235,7 @@ describe.skipIf(!available)('redis', () => {
     const keys = await keysOf(admin(), backend.namespace);
     const tags = SHARD_TAGS.join('|');
     const layout = new RegExp(
-      `^${backend.namespace}:\\{(${tags})\\}:(sessions|scopes|[a-z]:[0-9a-f]+)$`,
+      `^${backend.namespace}:\\{(${tags})\\}:(sessions|scopes|ids|ids:built|[a-z]:[0-9a-f]+)$`,
     );
     for (const key of keys) expect(key).toMatch(layout);
     // One session's keys: six kinds, all under the shard tag of its id.
@@ -244,6 +245,49 @@ describe.skipIf(!available)('redis', () => {
     const own = (await keysOf(admin(), backend.namespace)).filter((k) => k.endsWith(`:${hexId}`));
     expect(own).toHaveLength(6);
     for (const key of own) expect(key).toContain(`{${SHARD_TAGS[shardOf(id)]}}`);
+    await dropAndClose(backend);
+  });
+
+  it('keeps needs in a key of their own, only for a session whose checkpoints need some', async () => {
+    const backend = freshBackend();
+    const store = new CheckpointStore(backend);
+    await store.checkpoint('plain', 1);
+    await store.checkpoint('plain', 2);
+    await store.checkpoint('needing', 1);
+    await store.checkpoint('needing', 2, { needs: [1] });
+    const kinds = async (id: string) =>
+      (await keysOf(admin(), backend.namespace))
+        .filter((k) => k.endsWith(`:${Buffer.from(id).toString('hex')}`))
+        .map((k) => k.split(':').at(-2))
+        .sort();
+    expect(await kinds('plain')).toEqual(['d', 'i', 'q', 's']);
+    expect(await kinds('needing')).toEqual(['d', 'i', 'n', 'q', 's']);
+    await store.prune('needing', { keepLast: 1 });
+    await store.checkpoint('needing', 3);
+    await store.prune('needing', { keepLast: 1 });
+    expect(await kinds('needing')).toEqual(['d', 'i', 'q', 's']);
+    await dropAndClose(backend);
+  });
+
+  it('lists by prefix the sessions written before the index of ids existed', async () => {
+    const backend = freshBackend();
+    const store = new CheckpointStore(backend);
+    for (let i = 0; i < 40; i++) await store.checkpoint(`user-${i % 4}/${i}`, i);
+    // As a store of an earlier version left them: the catalog, and no index of ids.
+    const r = admin();
+    for (const key of await keysOf(r, backend.namespace))
+      if (key.includes(':ids')) await r.del(key);
+    const listed = await allPages((p) => store.sessions({ ...p, prefix: 'user-1/' }), 3);
+    expect(listed.map((s) => s.sessionId).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `user-1/${4 * i + 1}`).sort(),
+    );
+    // Indexed once: a session deleted since is gone from the listing too.
+    await store.delete('user-1/1');
+    expect(
+      (await store.sessions({ prefix: 'user-1/1', limit: 100 })).items
+        .map((s) => s.sessionId)
+        .sort(),
+    ).toEqual(['user-1/13', 'user-1/17']);
     await dropAndClose(backend);
   });
 
