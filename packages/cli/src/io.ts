@@ -52,3 +52,8 @@ export function brief(value: unknown, max = 60): string {
 export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
+
+/** `text` as one word of a POSIX shell command, quoted where it needs to be, for hints to paste. */
+export function shellWord(text: string): string {
+  return /^[\w/.:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}

@@ -53,6 +53,30 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     ).toEqual([...FILLED_IDS].sort());
   });
 
+  it('lists only the sessions whose id starts with --prefix, and pages on within it', async () => {
+    const listed = await run('sessions', '--prefix', 'main', '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual(asPrinted(await store.sessions({ prefix: 'main' })));
+    expect(
+      JSON.parse(listed.stdout)
+        .items.map((s: { sessionId: string }) => s.sessionId)
+        .sort(),
+    ).toEqual(['main', 'main-fork']);
+    const first = await run('sessions', '--prefix', 'main', '--limit', '1');
+    const more = /^more: ckpt sessions --prefix main --cursor (\S+)$/m.exec(first.stderr);
+    expect(more, first.stderr).not.toBeNull();
+    const next = await run('sessions', '--prefix', 'main', '--cursor', more![1]!, '--json');
+    expect(JSON.parse(next.stdout)).toMatchObject({ items: [expect.anything()], cursor: null });
+    const elsewhere = await run('sessions', '--cursor', more![1]!);
+    expect(elsewhere.code).not.toBe(0);
+    expect(elsewhere.stderr).toMatch(/^ckpt: error INVALID_ARGUMENT: cursor was not produced/);
+    const quoted = await run('sessions', '--prefix', "it's", '--limit', '1');
+    expect(quoted.stdout).toContain("it's");
+    expect((await run('sessions', '--prefix', 'nobody', '--json')).stdout.replace(/\s/g, '')).toBe(
+      '{"items":[],"cursor":null}',
+    );
+  });
+
   it('draws the tree: the head, the active timeline, branches, a pruned parent and a fork', async () => {
     const { code, stdout } = await run('tree', 'main');
     expect(code).toBe(0);

@@ -2,7 +2,7 @@
 import { allItems, allSessionIds, type CheckpointStore, CkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { brief, shortTime } from '../io.js';
+import { brief, shellWord, shortTime } from '../io.js';
 import { positiveInteger } from '../parse.js';
 import { renderTree, treeNodes } from '../tree.js';
 import { example } from './help.js';
@@ -37,14 +37,19 @@ export function registerInspect(program: Command, ctx: Context): void {
     program
       .command('sessions')
       .description('list the sessions, most recently updated first')
+      .option('--prefix <p>', 'only the sessions whose id starts with p (found by an index)')
       .option('--limit <n>', 'sessions per page (1 to 1000)', positiveInteger('limit'), 50)
       .option('--cursor <cursor>', 'the page after the one that printed this cursor')
       .option('--all', 'every session, page after page')
-      .action(async (opts: { limit: number; cursor?: string; all?: boolean }) => {
+      .action(async (opts: { prefix?: string; limit: number; cursor?: string; all?: boolean }) => {
         const store = await ctx.store();
+        const { prefix } = opts;
         const page = opts.all
-          ? { items: await all((cursor) => store.sessions({ limit: 1000, cursor })), cursor: null }
-          : await store.sessions({ limit: opts.limit, cursor: opts.cursor ?? null });
+          ? {
+              items: await all((cursor) => store.sessions({ prefix, limit: 1000, cursor })),
+              cursor: null,
+            }
+          : await store.sessions({ prefix, limit: opts.limit, cursor: opts.cursor ?? null });
         ctx.output(page, () => {
           ctx.table(
             ['SESSION', 'HEAD', 'CHECKPOINTS', 'UPDATED', 'CREATED', 'FORKED FROM'],
@@ -57,10 +62,13 @@ export function registerInspect(program: Command, ctx: Context): void {
               forkedFrom(s.forkedFrom),
             ]),
           );
-          if (page.cursor !== null) ctx.note(`more: ckpt sessions --cursor ${page.cursor}`);
+          // A cursor continues the listing of its own prefix only.
+          const same = prefix === undefined ? '' : ` --prefix ${shellWord(prefix)}`;
+          if (page.cursor !== null) ctx.note(`more: ckpt sessions${same} --cursor ${page.cursor}`);
         });
       }),
     'ckpt sessions --store sqlite:./agent.db --limit 20',
+    "ckpt sessions --prefix 'user-42/' --all",
   );
 
   example(
