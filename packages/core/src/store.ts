@@ -26,8 +26,8 @@ import {
   toCkptError,
   unsupported,
 } from './errors.js';
-import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
 import { checkNeeds } from './needs.js';
+import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
 import { exportSession, importSession } from './session-transfer.js';
 import { createStateScope } from './state.js';
 import { walkTranscript } from './transcript-walk.js';
