@@ -96,6 +96,77 @@ describe('export format', () => {
     expect(again).toMatchObject({ sessions: 0, skipped: 3 });
   });
 
+  describe('needs', () => {
+    /** A session whose checkpoint 3 needs 1, and 4 needs 1 and 3. */
+    async function needing(): Promise<CheckpointStore> {
+      const store = new CheckpointStore(memory());
+      await store.checkpoint('s', { value: 1 });
+      await store.checkpoint('s', 2);
+      await store.checkpoint('s', 3, { needs: [1] });
+      await store.checkpoint('s', 4, { needs: [3, 1] });
+      return store;
+    }
+    const needsOf = async (store: CheckpointStore) => {
+      const out: [number, number[] | undefined][] = [];
+      for await (const cp of (await store.exportSession('s'))!.checkpoints)
+        out.push([cp.seq, cp.needs]);
+      return out;
+    };
+    const want = [
+      [1, undefined],
+      [2, undefined],
+      [3, [1]],
+      [4, [1, 3]],
+    ];
+
+    it('writes needs on the lines of the checkpoints that need others, and reads them back', async () => {
+      const lines = await linesOf(await needing());
+      const checkpoints = lines.map((l) => JSON.parse(l)).filter((p) => p.type === 'checkpoint');
+      expect(checkpoints.map((c) => c.needs)).toEqual(want.map(([, needs]) => needs));
+      expect(Object.keys(checkpoints[0])).not.toContain('needs');
+      const target = new CheckpointStore(memory());
+      await importStore(target, lines);
+      expect(await needsOf(target)).toEqual(want);
+      expect(await target.prune('s', { keepLast: 1 })).toBe(1);
+      expect((await target.load('s', 1))?.data).toEqual({ value: 1 });
+    });
+
+    it('copies needs with copyStore', async () => {
+      const target = new CheckpointStore(memory());
+      await copyStore(await needing(), target);
+      expect(await needsOf(target)).toEqual(want);
+    });
+
+    it('reads a checkpoint line without needs, as exports made before them have it', async () => {
+      const at = '2026-12-05T10:00:00.000Z';
+      const target = new CheckpointStore(memory());
+      await importStore(target, [
+        `{"type":"header","format":"${EXPORT_FORMAT}","version":1,"exportedAt":"${at}"}`,
+        `{"type":"session","sessionId":"s","head":2,"forkedFrom":null,"createdAt":"${at}","updatedAt":"${at}","checkpoints":2}`,
+        `{"type":"checkpoint","seq":1,"parent":null,"createdAt":"${at}","metadata":{},"transcript":[],"data":1}`,
+        `{"type":"checkpoint","seq":2,"parent":1,"createdAt":"${at}","metadata":{},"transcript":[],"data":2}`,
+        '{"type":"end","sessions":1,"checkpoints":2,"state":0}',
+      ]);
+      expect(await needsOf(target)).toEqual([
+        [1, undefined],
+        [2, undefined],
+      ]);
+    });
+
+    it('refuses bad needs on a line, naming the line, and writes nothing of that session', async () => {
+      const lines = await linesOf(await needing());
+      const n = lines.findIndex((l) => l.includes('"needs":[1]'));
+      lines[n] = lines[n]!.replace('"needs":[1]', '"needs":[0]');
+      const target = new CheckpointStore(memory());
+      expect(await code(importStore(target, lines))).toMatch(
+        new RegExp(
+          `^INVALID_ARGUMENT: export line ${n + 1}: session\\.checkpoints\\[2\\]\\.needs\\[0\\] must be`,
+        ),
+      );
+      expect(await target.info('s')).toBeNull();
+    });
+  });
+
   describe('refuses a malformed export naming the line, and writes nothing of that session', () => {
     // `f` is the index of the line of session "forked", whose 4 checkpoints follow it; line
     // numbers in messages count from 1.

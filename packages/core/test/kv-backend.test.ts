@@ -70,6 +70,41 @@ describe('kvBackend reads while a prune removes what they read', () => {
   });
 });
 
+describe('kvBackend prune while a checkpoint with needs is appended', () => {
+  it('starts over from the new record, and keeps what the new checkpoint needs', async () => {
+    const { kv, pauseNextBodyRead, release } = pausingKv();
+    const store = new CheckpointStore(kvBackend(kv));
+    await store.checkpoint('s', 1);
+    await store.checkpoint('s', 2);
+    await store.checkpoint('s', 3, { needs: [2] });
+    // The prune reads what the head (3) needs from its body; meanwhile 4 is written needing 1,
+    // which the prune had decided to remove.
+    const reached = pauseNextBodyRead();
+    const pruning = store.prune('s', { keepLast: 1 });
+    await reached;
+    await store.checkpoint('s', 4, { needs: [1] });
+    release();
+    expect(await pruning).toBe(2);
+    expect((await store.list('s')).items.map((c) => c.seq)).toEqual([4, 1]);
+    expect((await store.load('s', 1))?.data).toBe(1);
+  });
+
+  it('keeps the record of a session without needs as it always was', async () => {
+    const map = new Map<string, string>();
+    const kv: KvStore = {
+      get: async (key) => map.get(key),
+      set: async (key, value) => void map.set(key, value),
+      delete: async (key) => map.delete(key),
+    };
+    const store = new CheckpointStore(kvBackend(kv));
+    for (let i = 1; i <= 3; i++) await store.checkpoint('s', i);
+    await store.prune('s', { keepLast: 1 });
+    expect(Object.keys(JSON.parse(map.get('ckpt:s:s')!))).not.toContain('needy');
+    await store.checkpoint('s', 4, { needs: [3] });
+    expect(JSON.parse(map.get('ckpt:s:s')!).needy).toEqual([[4, 4]]);
+  });
+});
+
 describe('kvBackend(kv, options)', () => {
   const minimal = () => ({
     get: async () => undefined,
