@@ -31,6 +31,7 @@ import {
   WRITES_IDX_MAP,
 } from '@langchain/langgraph-checkpoint';
 import { type Carried, chainOf, holdValue, type KnownText, ValueReader } from './channel-values.js';
+import { markDeleted, wasDeleted } from './deletion-marks.js';
 import {
   checkpointIdOf,
   configOf,
@@ -257,8 +258,15 @@ export class CkptSaver extends BaseCheckpointSaver {
     const key = stateKeys.writes(sessionId, checkpointId);
     const state = this.#state(store);
     await state.update(key, (current) => mergeWrites(current, incoming));
-    // A write that lands after deleteThread removed the thread must not outlive it.
-    if ((await store.head(sessionId)) === null) await state.delete(key);
+    // No session: deleteThread removed it, or the checkpoint's own put has not landed yet (with
+    // LangGraph's 'async' durability the writes come first). Only a write to a checkpoint that
+    // deleteThread removed must not outlive it; the mark was set before the session went.
+    if (
+      (await store.head(sessionId)) === null &&
+      wasDeleted(await state.get(stateKeys.deleted(sessionId)), checkpointId)
+    ) {
+      await state.delete(key);
+    }
   }
 
   async deleteThread(threadId: string): Promise<void> {
@@ -269,7 +277,12 @@ export class CkptSaver extends BaseCheckpointSaver {
     for (const namespace of namespaces) {
       const sessionId = sessionOf(threadId, namespace);
       const ids = await checkpointIds(store, sessionId, () => true);
-      // The session goes first: a putWrites that lands later sees it gone and removes its own.
+      // Marked before the session goes: a putWrites that then finds no session learns from the
+      // mark that its checkpoint was deleted (and removes its own), not yet to be written.
+      if (ids.length > 0) {
+        await state.update(stateKeys.deleted(sessionId), (current) => markDeleted(current, ids));
+      }
+      // The session before its writes: a putWrites that lands in between sees it gone.
       await store.delete(sessionId);
       await Promise.all([
         ...ids.map((id) => state.delete(stateKeys.writes(sessionId, id))),

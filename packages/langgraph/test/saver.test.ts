@@ -107,6 +107,36 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
       expect(await store.state('langgraph').get(key)).toBeUndefined();
       expect(await store.info(JSON.stringify([thread, '']))).toBeNull();
     });
+    it("keeps the writes that reach a new thread before its first checkpoint (LangGraph's 'async' durability)", async () => {
+      const first = checkpointOf({});
+      const at = {
+        configurable: { thread_id: thread, checkpoint_ns: '', checkpoint_id: first.id },
+      };
+      await saver.putWrites(at, [['early', 1]], 'task');
+      await saver.put(root(), first, meta, {});
+      expect((await new CkptSaver(store).getTuple(at))?.pendingWrites).toEqual([
+        ['task', 'early', 1],
+      ]);
+    });
+
+    it('keeps the new writes of a thread id used again after deleteThread', async () => {
+      const old = await saver.put(root(), checkpointOf({}), meta, {});
+      await saver.putWrites(old, [['old', 1]], 'task');
+      await saver.deleteThread(thread);
+      // The thread again: writes before its first checkpoint, and after it.
+      const first = checkpointOf({});
+      const at = {
+        configurable: { thread_id: thread, checkpoint_ns: '', checkpoint_id: first.id },
+      };
+      await saver.putWrites(at, [['early', 2]], 'task-a');
+      await saver.put(root(), first, meta, {});
+      await saver.putWrites(at, [['late', 3]], 'task-b');
+      expect((await new CkptSaver(store).getTuple(root()))?.pendingWrites).toEqual([
+        ['task-a', 'early', 2],
+        ['task-b', 'late', 3],
+      ]);
+      expect(await saver.getTuple(old)).toBeUndefined();
+    });
   });
 
   describe('channel values', () => {
