@@ -40,6 +40,7 @@ import {
   sessionOf,
   stateKeys,
   type Target,
+  THREAD_ARGUMENTS,
   threadOf,
 } from './names.js';
 import { mergeWrites, pendingWritesOf, type StoredWrite } from './pending-writes.js';
@@ -270,12 +271,14 @@ export class CkptSaver extends BaseCheckpointSaver {
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    // A thread id too long for any session is refused before anything is read.
+    sessionOf(threadId, '', THREAD_ARGUMENTS);
     const store = await this.#store;
     const state = this.#state(store);
     const threadKey = stateKeys.thread(threadId);
     const namespaces = new Set(['', ...stringsIn(await state.get(threadKey))]);
     for (const namespace of namespaces) {
-      const sessionId = sessionOf(threadId, namespace);
+      const sessionId = sessionOf(threadId, namespace, THREAD_ARGUMENTS);
       const ids = await checkpointIds(store, sessionId, () => true);
       // Marked before the session goes: a putWrites that then finds no session learns from the
       // mark that its checkpoint was deleted (and removes its own), not yet to be written.
@@ -313,12 +316,15 @@ export class CkptSaver extends BaseCheckpointSaver {
         { details: { argument: 'keepLast' } },
       );
     }
+    // A thread id too long for any session is refused before anything is read.
+    sessionOf(threadId, '', THREAD_ARGUMENTS);
     const store = await this.#store;
     const state = this.#state(store);
     const namespaces = new Set(['', ...stringsIn(await state.get(stateKeys.thread(threadId)))]);
     let removed = 0;
     for (const namespace of namespaces) {
-      removed += await this.#pruneSession(store, state, sessionOf(threadId, namespace), keepLast);
+      const sessionId = sessionOf(threadId, namespace, THREAD_ARGUMENTS);
+      removed += await this.#pruneSession(store, state, sessionId, keepLast);
     }
     return removed;
   }

@@ -6,10 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckpointStore, isCkptError } from '@ckpt/core';
+import { type CheckpointStore, type CkptError, isCkptError } from '@ckpt/core';
 import { CkptSaver } from '@ckpt/langgraph';
 import { emptyStore, STORES } from '@ckpt/test-stores';
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { type Checkpoint, ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -330,6 +331,19 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
     });
   });
 
+  describe('thread ids', () => {
+    it('takes a thread id of the longest length allowed, with its writes', async () => {
+      const config = { configurable: { thread_id: 't'.repeat(209), checkpoint_ns: '' } };
+      const at = await saver.put(config, checkpointOf({ v: [1, 'v'] }), meta, { v: 1 });
+      await saver.putWrites(at, [['w', 1]], 'task');
+      const tuple = await new CkptSaver(store).getTuple(config);
+      expect(tuple?.checkpoint.channel_values).toEqual({ v: 'v' });
+      expect(tuple?.pendingWrites).toEqual([['task', 'w', 1]]);
+      await saver.deleteThread('t'.repeat(209));
+      expect(await saver.getTuple(config)).toBeUndefined();
+    });
+  });
+
   describe('errors', () => {
     it('refuses a put or putWrites without a thread, or writes without a checkpoint id', async () => {
       const expectInvalid = (p: Promise<unknown>) =>
@@ -339,6 +353,68 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
       await expectInvalid(saver.putWrites(root(), [], 't'));
       expect(() => new CkptSaver({} as never)).toThrow(/CheckpointStore or a store URL/);
     });
+  });
+});
+
+describe('a thread id too long for a session', () => {
+  const saver = new CkptSaver('memory:');
+  afterAll(() => saver.close());
+  const configOf = (thread: string, ns = '') => ({
+    configurable: { thread_id: thread, checkpoint_ns: ns },
+  });
+  const refusal = async (call: Promise<unknown>) => {
+    const err = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+    return err as CkptError;
+  };
+
+  it('is refused in terms of config.configurable.thread_id, with its length and the limit', async () => {
+    const graph = new StateGraph(
+      Annotation.Root({ n: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) }),
+    )
+      .addNode('step', () => ({ n: 1 }))
+      .addEdge(START, 'step')
+      .addEdge('step', END)
+      .compile({ checkpointer: saver });
+    const err = await refusal(graph.invoke({ n: 1 }, configOf('x'.repeat(210))));
+    expect(err.message).toMatch(
+      /^config\.configurable\.thread_id is 210 characters long; it can be at most 209\./,
+    );
+    expect(err.details).toEqual({
+      argument: 'config.configurable.thread_id',
+      length: 210,
+      max: 209,
+    });
+    expect((await (await saver.store).sessions()).items).toEqual([]);
+  });
+
+  it('names the limit that is left beside the namespace', async () => {
+    const err = await refusal(
+      saver.put(configOf('x'.repeat(203), 'child:1'), checkpointOf({}), meta, {}),
+    );
+    expect(err.message).toContain(
+      'is 203 characters long; it can be at most 202 with config.configurable.checkpoint_ns of 7 characters.',
+    );
+    expect(err.details.max).toBe(202);
+  });
+
+  it('counts a quote as its escape, and says so', async () => {
+    const err = await refusal(saver.getTuple(configOf('"'.repeat(105))));
+    expect(err.message).toContain('is 105 characters long (210 as stored:');
+    expect(err.details).toMatchObject({ length: 210, max: 209 });
+  });
+
+  it('is refused by deleteThread and prune in terms of threadId', async () => {
+    for (const call of [
+      saver.deleteThread('x'.repeat(300)),
+      saver.prune('x'.repeat(300), { keepLast: 1 }),
+    ]) {
+      const err = await refusal(call);
+      expect(err.message).toMatch(/^threadId is 300 characters long; it can be at most 209\./);
+    }
   });
 });
 
