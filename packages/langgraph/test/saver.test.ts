@@ -6,9 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckpointStore, type CkptError, isCkptError } from '@ckpt/core';
+import { type CheckpointStore, type CkptError, isCkptError, openStore } from '@ckpt/core';
 import { CkptSaver } from '@ckpt/langgraph';
 import { emptyStore, STORES } from '@ckpt/test-stores';
+import { HumanMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { type Checkpoint, ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
@@ -245,6 +246,20 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
     });
   });
 
+  describe('branches', () => {
+    it("puts each checkpoint after its own parent, so the session's history is LangGraph's branch", async () => {
+      const session = JSON.stringify([thread, '']);
+      const c1 = await saver.put(root(), checkpointOf({}), meta, {});
+      const c2 = await saver.put(c1, checkpointOf({}), meta, {});
+      await saver.put(c1, checkpointOf({}), meta, {});
+      expect(await store.history(session)).toEqual([1, 3]);
+      // Back on the first branch, from a saver that has seen none of it.
+      await new CkptSaver(store).put(c2, checkpointOf({}), meta, {});
+      expect(await store.history(session)).toEqual([1, 2, 4]);
+      expect((await saver.getTuple(root()))?.parentConfig).toEqual(c2);
+    });
+  });
+
   describe('prune', () => {
     it('keeps the newest checkpoints whole, with values that removed ones held', async () => {
       let config = await saver.put(
@@ -415,6 +430,23 @@ describe('a thread id too long for a session', () => {
       const err = await refusal(call);
       expect(err.message).toMatch(/^threadId is 300 characters long; it can be at most 209\./);
     }
+  });
+});
+
+describe('a checkpoint too large with its transcript', () => {
+  it('is written without the transcript', async () => {
+    const store = await openStore('memory:', { maxPayloadBytes: 50_000 });
+    const saver = new CkptSaver(store);
+    const text = 'x'.repeat(30_000);
+    const checkpoint = checkpointOf({
+      messages: [1, [new HumanMessage({ content: text, id: 'm' })]],
+    });
+    const config = { configurable: { thread_id: 'big', checkpoint_ns: '' } };
+    const at = await saver.put(config, checkpoint, meta, { messages: 1 });
+    const read = (await saver.getTuple(at))?.checkpoint.channel_values.messages as HumanMessage[];
+    expect(read.map((m) => m.content)).toEqual([text]);
+    expect((await store.transcript(JSON.stringify(['big', '']))).items).toEqual([]);
+    await store.close();
   });
 });
 
