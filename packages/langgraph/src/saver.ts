@@ -118,6 +118,13 @@ export class CkptSaver extends BaseCheckpointSaver {
     super(options.serde);
     ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSaver'));
     this.#scope = options.scope ?? DEFAULT_SCOPE;
+    if (options.transcript !== undefined && typeof options.transcript !== 'boolean') {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        `options.transcript must be true or false, got ${JSON.stringify(options.transcript)}.`,
+        { details: { argument: 'options.transcript' } },
+      );
+    }
     this.#transcript = options.transcript ?? true;
   }
 

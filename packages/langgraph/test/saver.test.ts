@@ -109,6 +109,20 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
       expect(await store.state('langgraph').get(key)).toBeUndefined();
       expect(await store.info(JSON.stringify([thread, '']))).toBeNull();
     });
+    if (!backend.singleWriter)
+      it('leaves no write of a deleted checkpoint behind when writes land while deleteThread runs', async () => {
+        const at = await saver.put(root(), checkpointOf({}), meta, {});
+        const other = new CkptSaver(store);
+        await Promise.all([
+          saver.deleteThread(thread),
+          ...Array.from({ length: 10 }, (_, i) => other.putWrites(at, [['late', i]], `task-${i}`)),
+        ]);
+        const id = at.configurable?.checkpoint_id as string;
+        const key = `w:${JSON.stringify([thread, ''])}:${id}`;
+        expect(await store.state('langgraph').get(key)).toBeUndefined();
+        expect(await saver.getTuple(root())).toBeUndefined();
+      });
+
     it("keeps the writes that reach a new thread before its first checkpoint (LangGraph's 'async' durability)", async () => {
       const first = checkpointOf({});
       const at = {
@@ -367,6 +381,9 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
       await expectInvalid(saver.putWrites({ configurable: { checkpoint_id: 'x' } }, [], 't'));
       await expectInvalid(saver.putWrites(root(), [], 't'));
       expect(() => new CkptSaver({} as never)).toThrow(/CheckpointStore or a store URL/);
+      expect(() => new CkptSaver(store, { transcript: 'no' as never })).toThrow(
+        /options\.transcript must be true or false/,
+      );
     });
   });
 });
