@@ -116,8 +116,7 @@ export class CkptSaver extends BaseCheckpointSaver {
 
   constructor(store: CheckpointStore | string, options: CkptSaverOptions = {}) {
     super(options.serde);
-    ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSaver'));
-    this.#scope = options.scope ?? DEFAULT_SCOPE;
+    // Checked before a store is opened from a URL, which a refused saver would leave open.
     if (options.transcript !== undefined && typeof options.transcript !== 'boolean') {
       throw new CkptError(
         'INVALID_ARGUMENT',
@@ -125,6 +124,8 @@ export class CkptSaver extends BaseCheckpointSaver {
         { details: { argument: 'options.transcript' } },
       );
     }
+    ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSaver'));
+    this.#scope = options.scope ?? DEFAULT_SCOPE;
     this.#transcript = options.transcript ?? true;
   }
 
