@@ -2,7 +2,8 @@
  * A transcript item seen as a chat message, whichever framework wrote it: who said it, what
  * it said, and the tools it called. It recognizes
  *
- * - `{ role, text, id?, name?, toolCalls? }`, as @ckpt/langgraph writes transcript items;
+ * - `{ role, text, id?, name?, toolCalls?, toolCallId? }`, as @ckpt/langgraph writes transcript
+ *   items;
  * - `{ role, content: string }`, the common chat shape (with Chat Completions' `tool_calls`);
  * - `{ role, content: [{ type: 'input_text' | 'output_text' | 'text', text }, …] }`, OpenAI
  *   Agents SDK messages (other parts, such as images, stand as `[input_image]`);
@@ -181,7 +182,14 @@ export function messageView(item: unknown): MessageView | null {
   const role = str(item.role);
   if (role === undefined || role === '') return null;
   if (typeof item.text === 'string') {
-    return { role, text: item.text, ...extras(item), toolCalls: toolCalls(item.toolCalls) };
+    const toolCallId = str(item.toolCallId);
+    return {
+      role,
+      text: item.text,
+      ...extras(item),
+      toolCalls: toolCalls(item.toolCalls),
+      ...(toolCallId === undefined ? {} : { toolCallId }),
+    };
   }
   if ('content' in item) {
     // Chat Completions messages carry `tool_calls` (with content null) and `tool_call_id`.

@@ -25,6 +25,16 @@ describe('messageView', () => {
     expect(line({ role: 'assistant', text: '', toolCalls: [{ name: 'weather', args: {} }] })).toBe(
       'assistant → weather({})',
     );
+    expect(messageView({ role: 'tool', text: '18°C', name: 'weather', toolCallId: 'c1' })).toEqual({
+      role: 'tool',
+      text: '18°C',
+      name: 'weather',
+      toolCalls: [],
+      toolCallId: 'c1',
+    });
+    expect(line({ role: 'tool', text: '18°C', name: 'weather', toolCallId: 'c1' })).toBe(
+      'tool (weather): 18°C',
+    );
   });
 
   it('reads { role, content } with a string, and Chat Completions tool calls and results', () => {
