@@ -1,0 +1,80 @@
+/** `openStore(url, { create: false })` and a backend's `ready()`, on every scheme. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { memory } from '@ckpt/memory';
+import { URL_STORES } from '@ckpt/test-stores';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CheckpointStore, CkptError, isCkptError, openStore } from '../src/index.js';
+import { around } from './support/around.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-core-existing-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function failure(promise: Promise<unknown>) {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isCkptError(err), String(err)).toBe(true);
+  return err as Error & { code: string };
+}
+
+const unique = () => `e${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+
+describe('openStore(url, { create: false })', () => {
+  it('opens memory: as a new, empty store', async () => {
+    const store = await openStore('memory:?namespace=agents', { create: false });
+    expect((await store.sessions()).items).toEqual([]);
+    await store.close();
+  });
+
+  it.each(URL_STORES)(
+    'rejects a $name store that is not there with NOT_FOUND, and opens it once it is',
+    async ({ url }) => {
+      const at = url(unique(), dir);
+      const err = await failure(openStore(at, { create: false }));
+      expect(err.code).toBe('NOT_FOUND');
+      expect(err.message).toMatch(
+        /^there is no ckpt store in .*open it without \{ create: false \}/,
+      );
+      const made = await openStore(at);
+      await made.checkpoint('s', 1);
+      await made.close();
+      const store = await openStore(at, { create: false });
+      expect(await store.head('s')).toBe(1);
+      await store.destroy();
+    },
+  );
+
+  it('refuses create that is not a boolean, and options it does not take', async () => {
+    const err = await failure(openStore('memory:', { create: 'no' as never }));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe('openStore() needs create to be true or false; got "no".');
+    expect((await failure(openStore('memory:', { craete: false } as never))).message).toMatch(
+      /no option "craete"/,
+    );
+  });
+});
+
+describe("a backend's ready()", () => {
+  it('fails every call of the store with its error, writing nothing', async () => {
+    const missing = new CkptError('NOT_FOUND', 'there is no ckpt store here.');
+    const backend = around(memory(), { ready: () => Promise.reject(missing) });
+    const store = new CheckpointStore(backend);
+    expect(await failure(store.checkpoint('s', 1))).toBe(missing);
+    expect(await failure(store.state('x').set('k', 1))).toBe(missing);
+    expect(await backend.session('s')).toBeNull();
+  });
+
+  it('is awaited by a store built before it settles, with no unhandled rejection', async () => {
+    let settle = () => {};
+    const backend = around(memory(), {
+      ready: () => new Promise<void>((resolve) => (settle = resolve)),
+    });
+    const store = new CheckpointStore(backend);
+    const writing = store.checkpoint('s', 1);
+    settle();
+    expect((await writing).seq).toBe(1);
+  });
+});
