@@ -7,6 +7,8 @@
  * @packageDocumentation
  * @module @ckpt/core/adapter
  */
+
+export { afterReady } from './after-ready.js';
 export type {
   AppendInput,
   AppendResult,

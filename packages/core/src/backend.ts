@@ -228,8 +228,9 @@ export interface CheckpointBackend {
   /**
    * Optional: resolves once the backend can serve calls (its namespace found, or created and
    * migrated); rejects with what keeps it from opening, such as NOT_FOUND for a store that
-   * `create: false` did not find, or SCHEMA. The store awaits it before every call, and
-   * `openStore(url, { create: false })` before it resolves.
+   * `create: false` did not find, or SCHEMA. Until then the backend holds its calls back (and
+   * then fails them with the same error; `afterReady` in the adapter kit does that for a
+   * backend). `openStore(url, { create: false })` awaits it, so that a missing store fails there.
    */
   ready?(): Promise<void>;
 

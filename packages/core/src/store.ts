@@ -58,8 +58,6 @@ export class CheckpointStore {
   readonly #backend: CheckpointBackend;
   readonly #errorHint: ErrorHint | undefined;
   readonly #maxPayloadBytes: number;
-  /** The backend's `ready()`, which every call awaits; undefined when it has none. */
-  readonly #ready: Promise<void> | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
   /**
@@ -82,9 +80,6 @@ export class CheckpointStore {
     const opts = checkOptions(options, 'options', ['maxPayloadBytes']);
     this.#backend = backend;
     this.#errorHint = backend.errorHint?.bind(backend);
-    this.#ready = backend.ready?.();
-    // Reported by the calls that await it, not as an unhandled rejection.
-    this.#ready?.catch(() => {});
     this.#maxPayloadBytes =
       opts.maxPayloadBytes === undefined
         ? DEFAULT_MAX_PAYLOAD_BYTES
@@ -451,7 +446,6 @@ export class CheckpointStore {
     this.#closed = true;
     this.#closing = this.#closeWhenSettled(async () => {
       try {
-        await this.#ready;
         await destroy();
       } catch (err) {
         failure = err;
@@ -478,7 +472,6 @@ export class CheckpointStore {
     if (this.#closed) throw closedError();
     this.#running++;
     try {
-      if (this.#ready !== undefined) await this.#ready;
       return await fn();
     } catch (err) {
       throw toCkptError(err, this.#backend.name, this.#errorHint);

@@ -1,12 +1,10 @@
-/** `openStore(url, { create: false })` and a backend's `ready()`, on every scheme. */
+/** `openStore(url, { create: false })` on every scheme. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { memory } from '@ckpt/memory';
 import { URL_STORES } from '@ckpt/test-stores';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CheckpointStore, CkptError, isCkptError, openStore } from '../src/index.js';
-import { around } from './support/around.js';
+import { isCkptError, openStore } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-core-existing-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,27 +52,5 @@ describe('openStore(url, { create: false })', () => {
     expect((await failure(openStore('memory:', { craete: false } as never))).message).toMatch(
       /no option "craete"/,
     );
-  });
-});
-
-describe("a backend's ready()", () => {
-  it('fails every call of the store with its error, writing nothing', async () => {
-    const missing = new CkptError('NOT_FOUND', 'there is no ckpt store here.');
-    const backend = around(memory(), { ready: () => Promise.reject(missing) });
-    const store = new CheckpointStore(backend);
-    expect(await failure(store.checkpoint('s', 1))).toBe(missing);
-    expect(await failure(store.state('x').set('k', 1))).toBe(missing);
-    expect(await backend.session('s')).toBeNull();
-  });
-
-  it('is awaited by a store built before it settles, with no unhandled rejection', async () => {
-    let settle = () => {};
-    const backend = around(memory(), {
-      ready: () => new Promise<void>((resolve) => (settle = resolve)),
-    });
-    const store = new CheckpointStore(backend);
-    const writing = store.checkpoint('s', 1);
-    settle();
-    expect((await writing).seq).toBe(1);
   });
 });
