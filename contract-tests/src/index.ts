@@ -10,6 +10,7 @@
 import { describe } from 'vitest';
 import { checkpointCases } from './cases/checkpoints.js';
 import { concurrencyCases } from './cases/concurrency.js';
+import { destroyCases } from './cases/destroy.js';
 import { idempotencyCases } from './cases/idempotency.js';
 import { inputCases } from './cases/inputs.js';
 import { lifecycleCases } from './cases/lifecycle.js';
@@ -63,6 +64,7 @@ export function runContractTests(harness: ContractHarness): void {
     concurrencyCases(t, caps, harness.connections ?? 4);
     transferCases(t, caps);
     surfaceCases(t, caps, harness.namespaced !== undefined);
+    destroyCases(t, caps, harness.namespaced !== undefined);
     modelCases(t, caps, harness.modelRuns ?? 200);
   });
 }
@@ -70,6 +72,7 @@ export function runContractTests(harness: ContractHarness): void {
 export {
   checkpointCases,
   concurrencyCases,
+  destroyCases,
   idempotencyCases,
   inputCases,
   lifecycleCases,
