@@ -77,11 +77,14 @@ async function masters(client: RedisClient): Promise<{ node: Redis; prefix: stri
 /**
  * Remove every key of namespace `ns`: SCAN on each master (never KEYS, which blocks the
  * server), and UNLINK of what it finds on the master that holds it, a batch at a time. Keys of
- * other namespaces never match (`ns:*`, and a namespace holds no `:`).
+ * other namespaces never match (`ns:*`, and a namespace holds no `:`). The marker goes last,
+ * so that a destroy cut short leaves a namespace that still opens (with `create: false` too),
+ * and running destroy again finishes it.
  */
 export async function dropNamespace(client: RedisClient, ns: string): Promise<void> {
+  const marker = markerKey(ns);
   // A command first: it waits for the connection (and a cluster's slots), or fails saying why.
-  await explained(client, client.exists(markerKey(ns)));
+  await explained(client, client.exists(marker));
   for (const { node, prefix } of await masters(client)) {
     // The node adds its own prefix (if any) to the keys of its commands, not to SCAN's results.
     const own = node.options.keyPrefix ?? '';
@@ -94,10 +97,14 @@ export async function dropNamespace(client: RedisClient, ns: string): Promise<vo
       );
       if (keys.length > 0) {
         const batch = node.pipeline();
-        for (const key of keys) batch.unlink(key.startsWith(own) ? key.slice(own.length) : key);
+        for (const key of keys) {
+          const name = key.startsWith(own) ? key.slice(own.length) : key;
+          if (key !== prefix + marker) batch.unlink(name);
+        }
         for (const [err] of (await batch.exec()) ?? []) if (err) throw err;
       }
       cursor = next;
     } while (cursor !== '0');
   }
+  await explained(client, client.unlink(marker));
 }

@@ -492,7 +492,10 @@ export class RedisBackend implements CheckpointBackend {
     return dropNamespace(this.client, this.namespace);
   }
 
-  close(): Promise<void> {
-    return disconnect(this.#connection);
+  async close(): Promise<void> {
+    // The marker is on its way: a client quit under it would drop it, and leave a store that
+    // was opened and never written not found by `create: false`.
+    await this.#ready.catch(() => {});
+    await disconnect(this.#connection);
   }
 }

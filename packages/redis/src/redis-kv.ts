@@ -27,6 +27,9 @@ export function redisKv(options: RedisOptions): KvStore {
     list: found((prefix: string, { after, limit }: { after?: string; limit?: number } = {}) =>
       entries.keys(prefix, after ?? null, limit ?? Number.MAX_SAFE_INTEGER),
     ),
-    close: () => disconnect(connection),
+    close: async () => {
+      await ready.catch(() => {});
+      await disconnect(connection);
+    },
   };
 }

@@ -52,13 +52,16 @@ describe.skipIf(!available)('redis({ create: false }) on a single server', () =>
     expect(await keysOf(admin(), ns)).toEqual([]);
   });
 
-  it('opens a namespace a store was opened on, even one that holds nothing else yet', async () => {
+  it('opens a namespace a store was opened on, even one closed at once, before any call', async () => {
     const ns = namespace();
-    const first = redis({ url, namespace: ns });
-    await first.ready();
-    await first.close();
+    await redis({ url, namespace: ns }).close();
+    const kv = redisKv({ url, namespace: namespace() });
+    await kv.close?.();
     const store = new CheckpointStore(redis({ url, namespace: ns, create: false }));
     expect(await store.load('s')).toBeNull();
+    const kvAgain = redisKv({ url, namespace: made.at(-1)!.namespace, create: false });
+    expect(await kvAgain.get('k')).toBeUndefined();
+    await kvAgain.close?.();
     await store.checkpoint('s', { step: 1 });
     expect((await store.load('s'))?.data).toEqual({ step: 1 });
     await store.close();
