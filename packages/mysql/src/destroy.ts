@@ -2,7 +2,8 @@
  * Removing a namespace's store for `destroy()`, under the migration lock: its procedures (those
  * this version defines, and those earlier versions had) and its tables, the KV store's and the
  * meta table included. Tables and procedures of other namespaces in the database stay. MySQL
- * commits each DROP on its own, so a destroy cut short is finished by running it again.
+ * commits each DROP on its own; the meta table goes last, so that a destroy cut short leaves a
+ * namespace that still opens (with `create: false` too), and running destroy again finishes it.
  */
 import type { Pool } from 'mysql2/promise';
 import { underMigrationLock } from './migrate.js';
@@ -18,7 +19,9 @@ export async function destroyNamespace(pool: Pool, ns: string): Promise<void> {
       for (const statement of procedures(ns)) {
         if (statement.startsWith('DROP PROCEDURE')) await conn.query(statement);
       }
-      await conn.query(`DROP TABLE IF EXISTS ${Object.values(tables(ns)).join(', ')}`);
+      const { meta, ...data } = tables(ns);
+      await conn.query(`DROP TABLE IF EXISTS ${Object.values(data).join(', ')}`);
+      await conn.query(`DROP TABLE IF EXISTS ${meta}`);
     });
   } finally {
     conn.release();
