@@ -29,12 +29,15 @@ export interface StoreLocation {
   check: string;
 }
 
-/** NOT_FOUND for a store that `create: false` did not find; `why` says what is missing. */
+/**
+ * NOT_FOUND for a store that `create: false` did not find; `why` says what is missing. Its
+ * details carry the location and `why`, for a tool that words its own advice.
+ */
 export function storeNotFound(location: StoreLocation, why: string): CkptError {
   return new CkptError(
     'NOT_FOUND',
     `there is no ckpt store in ${location.where} at ${location.at} (${why}); check ${location.check}, or open it without { create: false } to create a new store there.`,
-    { details: { argument: 'namespace' } },
+    { details: { argument: 'namespace', ...location, why } },
   );
 }
 
