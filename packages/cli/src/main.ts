@@ -5,6 +5,7 @@
  */
 import { isCkptError } from '@ckpt/core';
 import { Command, CommanderError, Option } from 'commander';
+import { registerDestroy } from './commands/destroy.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerInspect } from './commands/inspect.js';
 import { NotConfirmed, registerRepair } from './commands/repair.js';
@@ -44,8 +45,12 @@ function program(ctx: Context): Command {
     .addHelpText(
       'after',
       `
-Exit status: 0 done, 1 unexpected failure, 2 usage error or not confirmed, 3 not found,
-4 conflict, 5 bad input, 6 store unusable (unreachable, refused, schema), 7 doctor found a problem.
+Exit status: 0 done, 1 unexpected failure, 2 usage error or not confirmed, 3 not found (a
+session, checkpoint or state key, or the store itself), 4 conflict, 5 bad input, 6 store
+unusable (unreachable, refused, schema), 7 doctor found a problem.
+
+Only import, and copy's --to, create a store that is not there; every other command opens
+only an existing one, so a misspelt path or namespace exits 3 and creates nothing.
 
 Example:
   $ export CKPT_STORE=sqlite:./agent.db
@@ -56,6 +61,7 @@ Example:
     );
   registerInspect(root, ctx);
   registerRepair(root, ctx);
+  registerDestroy(root, ctx);
   registerState(root, ctx);
   registerTransfer(root, ctx);
   registerDoctor(root, ctx);

@@ -80,7 +80,9 @@ export function registerTransfer(program: Command, ctx: Context): void {
   example(
     program
       .command('import')
-      .description('read an export into the store; each session all or nothing')
+      .description(
+        'read an export into the store (created if it is not there); each session all or nothing',
+      )
       .argument('[file]', 'the export to read (default or "-": stdin)')
       .option(
         '--if-exists <what>',
@@ -89,7 +91,8 @@ export function registerTransfer(program: Command, ctx: Context): void {
         'fail',
       )
       .action(async (file: string | undefined, opts: { ifExists: (typeof IF_EXISTS)[number] }) => {
-        const store = await ctx.store();
+        // An import is how a store is made from the command line.
+        const store = await ctx.store({ create: true });
         const started = Date.now();
         const fromFile = file !== undefined && file !== '-';
         const input: NodeJS.ReadableStream = fromFile ? createReadStream(file) : ctx.io.stdin;
@@ -119,7 +122,9 @@ export function registerTransfer(program: Command, ctx: Context): void {
   example(
     program
       .command('copy')
-      .description('copy every session and state value from one store to another, streaming')
+      .description(
+        'copy every session and state value from one store into another (created if it is not there), streaming',
+      )
       .requiredOption('--from <url>', 'the store to copy from')
       .requiredOption('--to <url>', 'the store to copy into')
       .option(
@@ -139,7 +144,8 @@ export function registerTransfer(program: Command, ctx: Context): void {
           state: boolean;
         }) => {
           const source = await ctx.open(opts.from);
-          const target = await ctx.open(opts.to);
+          // The target may be new: a copy is how a deployment moves to another backend.
+          const target = await ctx.open(opts.to, { create: true });
           const started = Date.now();
           const progress = Progress.start(ctx, await sessionTotal(ctx, source));
           let counts: TransferCounts;
