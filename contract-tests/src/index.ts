@@ -2,7 +2,7 @@
  * The contract suite every ckpt backend must pass. Call `runContractTests(harness)` inside a
  * vitest test file; it registers one `describe` block with every case. Also the helpers of
  * server backends' tests: the fault proxy, fault runs, round-trip counting, schema upgrades,
- * namespaces used again across cases.
+ * namespaces used again across cases, opening only an existing store.
  *
  * @packageDocumentation
  * @module @ckpt/contract-tests
@@ -37,6 +37,11 @@ export {
   namespacePool,
   type PoolHarness,
 } from './namespace-pool.js';
+export {
+  type ExistingStoreStorage,
+  expectExistingStoreOpens,
+  expectMissingStoreNotFound,
+} from './open-existing.js';
 export {
   type BatchingStore,
   expectOnlyTheRefusedCallOfABatchFails,

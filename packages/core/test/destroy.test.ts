@@ -1,17 +1,10 @@
 /** `CheckpointStore.destroy()` over any backend, and `kvBackend`'s destroy. */
+
+import { expectCkptError } from '@ckpt/contract-tests';
 import { memory, memoryKv } from '@ckpt/memory';
 import { describe, expect, it } from 'vitest';
-import { type CheckpointBackend, CheckpointStore, isCkptError, kvBackend } from '../src/index.js';
+import { type CheckpointBackend, CheckpointStore, kvBackend } from '../src/index.js';
 import { around } from './support/around.js';
-
-async function failure(promise: Promise<unknown>) {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isCkptError(err), String(err)).toBe(true);
-  return err as Error & { code: string };
-}
 
 /** A memory backend whose destroy and close are counted, and whose destroy may fail. */
 function counted(fails?: Error) {
@@ -40,8 +33,8 @@ describe('CheckpointStore.destroy()', () => {
     await store.checkpoint('s', 1);
     await store.state('x').set('k', 1);
     await store.destroy();
-    await expect(failure(store.load('s'))).resolves.toMatchObject({ code: 'CLOSED' });
-    await expect(failure(store.destroy())).resolves.toMatchObject({ code: 'CLOSED' });
+    await expectCkptError(store.load('s'), 'CLOSED');
+    await expectCkptError(store.destroy(), 'CLOSED');
     const again = new CheckpointStore(backend);
     expect(await again.load('s')).toBeNull();
     expect(await again.state('x').get('k')).toBeUndefined();
@@ -52,7 +45,7 @@ describe('CheckpointStore.destroy()', () => {
     const store = new CheckpointStore(backend);
     const writing = store.checkpoint('s', 1);
     const destroying = store.destroy();
-    await expect(failure(store.load('s'))).resolves.toMatchObject({ code: 'CLOSED' });
+    await expectCkptError(store.load('s'), 'CLOSED');
     await destroying;
     await writing;
     await store.close();
@@ -64,8 +57,7 @@ describe('CheckpointStore.destroy()', () => {
     const without = around(backend, { destroy: undefined });
     const store = new CheckpointStore(without);
     await store.checkpoint('s', 1);
-    const err = await failure(store.destroy());
-    expect(err.code).toBe('UNSUPPORTED');
+    const err = await expectCkptError(store.destroy(), 'UNSUPPORTED');
     expect(err.message).toBe(
       'destroy() is not supported by the memory backend, which has no destroy(); nothing was removed and the store is still open.',
     );
@@ -76,11 +68,10 @@ describe('CheckpointStore.destroy()', () => {
     const cause = new Error('disk on fire');
     const { backend, events } = counted(cause);
     const store = new CheckpointStore(backend);
-    const err = await failure(store.destroy());
-    expect(err.code).toBe('BACKEND');
+    const err = await expectCkptError(store.destroy(), 'BACKEND');
     expect(err.cause).toBe(cause);
     expect(events).toEqual(['destroy', 'close']);
-    await expect(failure(store.load('s'))).resolves.toMatchObject({ code: 'CLOSED' });
+    await expectCkptError(store.load('s'), 'CLOSED');
   });
 });
 
@@ -102,7 +93,7 @@ describe("kvBackend's destroy()", () => {
       kvBackend({ get: all.get, set: all.set, delete: all.delete }),
     );
     await store.checkpoint('s', 1);
-    expect((await failure(store.destroy())).code).toBe('UNSUPPORTED');
+    await expectCkptError(store.destroy(), 'UNSUPPORTED');
     expect((await store.load('s'))?.data).toBe(1);
   });
 });

@@ -2,21 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expectCkptError } from '@ckpt/contract-tests';
 import { URL_STORES } from '@ckpt/test-stores';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isCkptError, openStore } from '../src/index.js';
+import { openStore } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-core-existing-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function failure(promise: Promise<unknown>) {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isCkptError(err), String(err)).toBe(true);
-  return err as Error & { code: string };
-}
 
 const unique = () => `e${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
 
@@ -31,8 +23,7 @@ describe('openStore(url, { create: false })', () => {
     'rejects a $name store that is not there with NOT_FOUND, and opens it once it is',
     async ({ url }) => {
       const at = url(unique(), dir);
-      const err = await failure(openStore(at, { create: false }));
-      expect(err.code).toBe('NOT_FOUND');
+      const err = await expectCkptError(openStore(at, { create: false }), 'NOT_FOUND');
       expect(err.message).toMatch(
         /^there is no ckpt store in .*open it without \{ create: false \}/,
       );
@@ -46,11 +37,15 @@ describe('openStore(url, { create: false })', () => {
   );
 
   it('refuses create that is not a boolean, and options it does not take', async () => {
-    const err = await failure(openStore('memory:', { create: 'no' as never }));
-    expect(err.code).toBe('INVALID_ARGUMENT');
-    expect(err.message).toBe('openStore() needs create to be true or false; got "no".');
-    expect((await failure(openStore('memory:', { craete: false } as never))).message).toMatch(
-      /no option "craete"/,
+    const err = await expectCkptError(
+      openStore('memory:', { create: 'no' as never }),
+      'INVALID_ARGUMENT',
     );
+    expect(err.message).toBe('openStore() needs create to be true or false; got "no".');
+    const misspelt = await expectCkptError(
+      openStore('memory:', { craete: false } as never),
+      'INVALID_ARGUMENT',
+    );
+    expect(misspelt.message).toMatch(/no option "craete"/);
   });
 });
