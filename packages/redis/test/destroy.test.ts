@@ -33,8 +33,9 @@ async function filled(client: RedisClient, ns: string, sessions = 3): Promise<Ch
   return store;
 }
 
-function ownClient(options: ConstructorParameters<typeof Redis>[1] = {}): Redis {
-  const client = new Redis(url, options);
+/** A client of the single server (with `keyPrefix`, if given), quit after the file's tests. */
+function ownClient(keyPrefix?: string): Redis {
+  const client = new Redis(url, keyPrefix === undefined ? {} : { keyPrefix });
   clients.push(client);
   return client;
 }
@@ -65,7 +66,7 @@ describe.skipIf(!available)('destroy() on a single Redis server', () => {
     const ns = namespaceToDrop();
     const plain = await filled(ownClient(), ns);
     const plainKeys = (await keysOf(admin(), ns)).sort();
-    const store = await filled(ownClient({ keyPrefix: 'app:' }), ns);
+    const store = await filled(ownClient('app:'), ns);
     expect((await keysOf(admin(), `app:${ns}`)).length).toBeGreaterThan(0);
     await store.destroy();
     expect(await keysOf(admin(), `app:${ns}`)).toEqual([]);
