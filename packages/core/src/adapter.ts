@@ -7,6 +7,8 @@
  * @packageDocumentation
  * @module @ckpt/core/adapter
  */
+
+export { afterReady } from './after-ready.js';
 export type {
   AppendInput,
   AppendResult,
@@ -33,6 +35,12 @@ export {
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './errors.js';
 export { checkNamespace, DEFAULT_NAMESPACE } from './namespace.js';
 export { closeOverNeeds } from './needs.js';
+export {
+  checkCreate,
+  type StoreLocation,
+  storeNotFound,
+  storeTooOld,
+} from './open-existing.js';
 export {
   compareSessionsNewestFirst,
   prefixUpperBound,

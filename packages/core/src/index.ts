@@ -36,6 +36,7 @@ export type {
   JsonValue,
   ListOptions,
   Metadata,
+  OpenStoreOptions,
   Page,
   PageOptions,
   SessionExport,
