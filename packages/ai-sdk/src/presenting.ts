@@ -44,8 +44,8 @@ export interface InvalidMessage {
 /**
  * What `load` does with a message that cannot be shown as it is:
  * - `'drop-part'` (the default): drop the parts that fail (an unfinished tool part, a part that
- *   fails validation on its own); a message that still fails, or has no part left, or could not
- *   be upgraded, becomes the placeholder;
+ *   fails validation on its own); a message that still fails, or has nothing left to show, or
+ *   could not be upgraded, becomes the placeholder;
  * - `'placeholder'`: show the placeholder (a text part) in its place, with its id and role;
  * - `'throw'`: refuse to load the chat, with a `CkptError` of code `SCHEMA`;
  * - a function: the message to show instead, or null to leave it out.
@@ -229,7 +229,9 @@ async function withoutFailingParts<UI_MESSAGE extends UIMessage>(
   }
   const unfinished = new Set(unfinishedParts(message, last));
   const parts = message.parts.filter((_, i) => !unfinished.has(i));
-  return parts.length === 0 ? null : ({ ...message, parts } as UI_MESSAGE);
+  // Step boundaries alone show nothing.
+  const shows = parts.some((part) => part.type !== 'step-start');
+  return shows ? ({ ...message, parts } as UI_MESSAGE) : null;
 }
 
 function placeholder(stored: UIMessage, text: string): UIMessage {

@@ -39,13 +39,14 @@ export async function send(
     trigger?: 'submit-message' | 'regenerate-message';
     messageId?: string;
   },
-  options: { approvalSecret?: string } = {},
+  options: { approvalSecret?: string; tools?: ToolSet } = {},
 ): Promise<{ responseMessage: UIMessage; messages: UIMessage[] }> {
   const history = await chats.receive(chatId, request);
+  const toolSet = options.tools ?? tools;
   const result = streamText({
     model: offlineModel(),
-    messages: await convertToModelMessages(history, { tools }),
-    tools,
+    messages: await convertToModelMessages(history, { tools: toolSet }),
+    tools: toolSet,
     toolApproval: { weather: 'user-approval' },
     ...(options.approvalSecret ? { experimental_toolApprovalSecret: options.approvalSecret } : {}),
   });
