@@ -13,7 +13,7 @@ import {
   type UIMessage,
 } from 'ai';
 import { z } from 'zod';
-import { offlineModel } from './model.js';
+import { offlineModel } from '../../../../examples/ai-chat/src/offline-model.js';
 
 /** How many times the weather tool ran. */
 export const runs = { weather: 0 };

@@ -1,7 +1,8 @@
 /**
- * A deterministic offline model for the tests, on the AI SDK's own `MockLanguageModelV4`: it
- * answers "You said: <text>" to a user message, calls the `weather` tool (which needs approval)
- * when asked about the weather in a city, and words the tool's result when one comes back.
+ * The chat's model when no provider is configured: a deterministic one on the AI SDK's own
+ * `MockLanguageModelV4`, so that the example runs with no key and no network. It answers
+ * "You said: <text>" to a message, calls the `weather` tool when asked about the weather in a
+ * city, and words the tool's result when one comes back.
  */
 import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
@@ -17,8 +18,9 @@ export function reply(prompt: LanguageModelV4Prompt): LanguageModelV4StreamPart[
   const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
   const say = (text: string) => {
     parts.push({ type: 'text-start', id: 't' });
-    for (const word of text.split(/(?<= )/))
+    for (const word of text.split(/(?<= )/)) {
       parts.push({ type: 'text-delta', id: 't', delta: word });
+    }
     parts.push({ type: 'text-end', id: 't' });
     parts.push({ type: 'finish', usage: USAGE, finishReason: { unified: 'stop', raw: undefined } });
   };
@@ -38,10 +40,9 @@ export function reply(prompt: LanguageModelV4Prompt): LanguageModelV4StreamPart[
       : '';
   const city = /weather in (\w+)/i.exec(text)?.[1];
   if (city !== undefined) {
-    const id = `call-${city.toLowerCase()}-${prompt.length}`;
     parts.push({
       type: 'tool-call',
-      toolCallId: id,
+      toolCallId: `call-${city.toLowerCase()}-${prompt.length}`,
       toolName: 'weather',
       input: JSON.stringify({ city }),
     });
