@@ -64,7 +64,7 @@ const FIRST_PAGE = 16;
 
 /** The plan for saving `messages` to the chat. */
 export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise<SavePlan> {
-  checkMessages(messages);
+  if (!Array.isArray(messages)) throw refuse('messages must be an array of UIMessage.');
   if (messages.length === 0) return { kind: 'none' };
   const { store, sessionId } = ctx;
   const walk = walkBranch(store, sessionId, FIRST_PAGE);
@@ -72,6 +72,8 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
   const [info, first] = await Promise.all([store.info(sessionId), walk.next()]);
   if (info === null) {
     await walk.return(undefined);
+    // Every message of a new chat is new: all are checked before the chat is created.
+    checkMessages(messages, 0);
     return { kind: 'create' };
   }
   const head = info.head;
@@ -103,6 +105,8 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
     await walk.return(undefined);
     return { kind: 'none' };
   }
+  // Only what is stored is checked, so that a save of a long chat's whole list stays cheap.
+  checkMessages(incoming, start);
   const firstChanged = changed.get(start);
   const lead = incoming[0]!;
   const kind =
@@ -280,28 +284,34 @@ class ListIndex {
     if (known !== undefined) return known;
     while (this.#indexedFrom > 0) {
       const i = --this.#indexedFrom;
-      const here = this.#messages[i]!.id;
-      if (!this.#byId.has(here)) this.#byId.set(here, i);
-      if (here === id) return i;
+      const message = this.#messages[i];
+      if (!isMessageShaped(message)) throw notAMessage(i);
+      if (this.#byId.has(message.id)) throw twice(message.id);
+      this.#byId.set(message.id, i);
+      if (message.id === id) return i;
     }
     return undefined;
   }
 }
 
-function checkMessages(messages: unknown): asserts messages is UIMessage[] {
-  const refuse = (message: string) =>
-    new CkptError('INVALID_ARGUMENT', message, { details: { argument: 'messages' } });
-  if (!Array.isArray(messages)) throw refuse('messages must be an array of UIMessage.');
+/** Refuse `messages` (from `from` on) unless each is a message, with an id of its own. */
+function checkMessages(messages: unknown[], from: number): asserts messages is UIMessage[] {
   const ids = new Set<string>();
   for (const [i, message] of messages.entries()) {
-    if (!isMessageShaped(message)) {
-      throw refuse(`messages[${i}] is not a UIMessage (an object with an id, a role and parts).`);
-    }
-    if (ids.has(message.id)) {
-      throw refuse(
-        `messages holds id ${JSON.stringify(message.id)} twice; each message needs its own id.`,
-      );
-    }
+    if (!isMessageShaped(message)) throw notAMessage(from + i);
+    if (ids.has(message.id)) throw twice(message.id);
     ids.add(message.id);
   }
+}
+
+function refuse(message: string): CkptError {
+  return new CkptError('INVALID_ARGUMENT', message, { details: { argument: 'messages' } });
+}
+
+function notAMessage(i: number): CkptError {
+  return refuse(`messages[${i}] is not a UIMessage (an object with an id, a role and parts).`);
+}
+
+function twice(id: string): CkptError {
+  return refuse(`messages holds id ${JSON.stringify(id)} twice; each message needs its own id.`);
 }
