@@ -9,21 +9,11 @@
  */
 import { CkptChatStore } from '@ckpt/ai-sdk';
 import { isCkptError } from '@ckpt/core';
-import { STORES } from '@ckpt/test-stores';
+import { storeFromArgs } from '@ckpt/test-stores';
 import { answer, runs, send, tools, user } from './route.js';
 
-const [backendName, namespace, dir, startAt, chatId, phase, arg] = process.argv.slice(2) as [
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-];
-const backend = STORES.find((b) => b.name === backendName);
-if (!backend) throw new Error(`no backend named ${backendName}`);
-const handle = await backend.open(namespace, dir);
+const handle = await storeFromArgs(process.argv.slice(2));
+const [startAt, chatId, phase, arg] = handle.rest as [string, string, string, string];
 const chats = new CkptChatStore(handle.store, { tools });
 // Connected and warm before the start, so that the processes really act at the same moment.
 await chats.load(chatId);

@@ -8,27 +8,14 @@ import {
   convertToModelMessages,
   streamText,
   type ToolSet,
-  tool,
   toUIMessageStream,
   type UIMessage,
 } from 'ai';
-import { z } from 'zod';
 import { offlineModel } from '../../../../examples/ai-chat/src/offline-model.js';
+import { toolApproval, toolRuns, tools } from '../../../../examples/ai-chat/src/tools.js';
 
-/** How many times the weather tool ran. */
-export const runs = { weather: 0 };
-
-/** The tools of the chats under test: weather needs a person's approval. */
-export const tools: ToolSet = {
-  weather: tool({
-    description: 'The weather in a city',
-    inputSchema: z.object({ city: z.string() }),
-    execute: async ({ city }: { city: string }) => {
-      runs.weather++;
-      return `sunny in ${city}`;
-    },
-  }),
-};
+/** The example's tools (the weather tool needs a person's approval), and its run count. */
+export { toolApproval, toolRuns as runs, tools };
 
 /** One request to the route: the messages of the chat when the response has been saved. */
 export async function send(
@@ -47,7 +34,7 @@ export async function send(
     model: offlineModel(),
     messages: await convertToModelMessages(history, { tools: toolSet }),
     tools: toolSet,
-    toolApproval: { weather: 'user-approval' },
+    toolApproval,
     ...(options.approvalSecret ? { experimental_toolApprovalSecret: options.approvalSecret } : {}),
   });
   let ended: { responseMessage: UIMessage; messages: UIMessage[] } | undefined;
