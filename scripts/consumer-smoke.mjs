@@ -28,6 +28,7 @@ const PUBLISHED = [
   'redis',
   'langgraph',
   'openai-agents',
+  'ai-sdk',
   'cli',
 ].map((p) => `packages/${p}`);
 PUBLISHED.push('contract-tests');
@@ -121,7 +122,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const env = (name, url) => process.env[name] || url;
-module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents }) {
+module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents, aiSdk }) {
   // The adapter kit and the SQL family share core's modules: an error they make is core's class.
   if (!(adapter.invalidArgument('x', 'refused') instanceof core.CkptError) || typeof sql.SqlBackend !== 'function') {
     throw new Error(kind + ': @ckpt/core/adapter or @ckpt/core/sql is not the same copy of core');
@@ -164,6 +165,11 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
   await session.addItems([{ role: 'user', content: 'hi' }]);
   if ((await session.getItems(1))[0].content !== 'hi') throw new Error(kind + ': CkptSession read back wrong');
   console.log(kind + ': @ckpt/openai-agents addItems and getItems ok');
+  // The AI SDK's chat store, on the store of the same copy of core (and the ai it requires).
+  const chats = new aiSdk.CkptChatStore(new core.CheckpointStore(memory.memory()));
+  await chats.save('chat', [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }]);
+  if ((await chats.load('chat'))[0].parts[0].text !== 'hi') throw new Error(kind + ': CkptChatStore read back wrong');
+  console.log(kind + ': @ckpt/ai-sdk save and load ok');
   const viaUrl = await core.openStore('sqlite:' + file);
   await viaUrl.checkpoint('via-url', 1);
   await viaUrl.close();
@@ -184,8 +190,9 @@ import * as mysql from '@ckpt/mysql';
 import * as redis from '@ckpt/redis';
 import * as langgraph from '@ckpt/langgraph';
 import * as agents from '@ckpt/openai-agents';
+import * as aiSdk from '@ckpt/ai-sdk';
 const require = createRequire(import.meta.url);
-await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents });
+await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents, aiSdk });
 // An error from the CJS copy of core is recognised by the ESM copy, and the other way round.
 const cjsCore = require('@ckpt/core');
 const fromCjs = new cjsCore.CkptError('CONFLICT', 'from the CJS copy');
@@ -208,6 +215,7 @@ require('./roundtrip.cjs')('cjs', {
   redis: require('@ckpt/redis'),
   langgraph: require('@ckpt/langgraph'),
   agents: require('@ckpt/openai-agents'),
+  aiSdk: require('@ckpt/ai-sdk'),
 }).catch((err) => {
   console.error(err);
   process.exit(1);
