@@ -34,38 +34,51 @@ const ATTEMPTS = 30;
 
 /** Save `messages`, the chat as the caller knows it, storing what is new. */
 export async function saveMessages(ctx: SaveContext, messages: UIMessage[]): Promise<SaveResult> {
+  let created = false;
   for (let attempt = 1; ; attempt++) {
     const plan = await planSave(ctx, messages);
     if (plan.kind === 'none') return { messageIds: [] };
     try {
       if (plan.kind === 'create') {
-        await createChat(ctx);
+        created = await createChat(ctx);
         continue;
       }
       const outcome = await write(ctx, plan);
       if (outcome !== 'again') return { messageIds: outcome };
     } catch (err) {
-      if (!isCkptError(err, 'CONFLICT') || err.details.argument !== 'expectedHead') throw err;
+      if (!isCkptError(err, 'CONFLICT') || err.details.argument !== 'expectedHead') {
+        // A chat this save created, and whose messages were then refused, is left as it was:
+        // not there.
+        if (created && (await ctx.store.info(ctx.sessionId))?.checkpoints === 1) {
+          await ctx.store.delete(ctx.sessionId);
+        }
+        throw err;
+      }
       if (attempt >= ATTEMPTS) throw err;
       await backoff(attempt);
     }
   }
 }
 
-/** Create the chat: its empty root checkpoint, which every branch starts from. */
-export async function createChat(ctx: Pick<SaveContext, 'store' | 'sessionId'>): Promise<void> {
+/**
+ * Create the chat: its empty root checkpoint, which every branch starts from. True when this
+ * call created it, false when another had.
+ */
+export async function createChat(ctx: Pick<SaveContext, 'store' | 'sessionId'>): Promise<boolean> {
   const data: SaveData = { root: true };
   const metadata: ChatMetadata = { title: null, messages: 0, ids: [] };
   try {
-    await ctx.store.checkpoint(ctx.sessionId, toData(data), {
+    const root = await ctx.store.checkpoint(ctx.sessionId, toData(data), {
       transcript: [],
       metadata: toMetadata(metadata),
       expectedHead: null,
       idempotencyKey: saveKey(data),
     });
+    return root.parent === null && root.seq === 1;
   } catch (err) {
     // Another save created it first.
     if (!isCkptError(err, 'CONFLICT')) throw err;
+    return false;
   }
 }
 

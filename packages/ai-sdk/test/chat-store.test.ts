@@ -409,6 +409,13 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       expect(await store.info(id)).toBeNull();
     });
 
+    it('leaves no chat behind when the first messages of a new chat are refused', async () => {
+      const dated = { ...user('u1', 'hello'), metadata: { at: new Date() } };
+      await expect(chats.save(id, [dated])).rejects.toSatisfy(refused('INVALID_ARGUMENT'));
+      expect(await store.info(id)).toBeNull();
+      expect(await chats.save(id, [user('u1', 'hello')])).toEqual({ messageIds: ['u1'] });
+    });
+
     it('refuses a regeneration or an edit of a message that is not on the active branch', async () => {
       await send(chats, id, { message: user('u1', 'hello') });
       await expect(
