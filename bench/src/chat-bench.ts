@@ -4,6 +4,12 @@
  * rewrites it on each save. On SQLite and PostgreSQL, for chats of 10, 1,000 and 10,000
  * messages of 1 KiB: saving one turn (a question and its answer, given as `onEnd` gives them:
  * the whole list) and loading the newest 50 messages (the recipe reads the whole value).
+ *
+ * ckpt's three chat lengths run interleaved, so that its growth with the chat is measured under
+ * the same conditions; the recipe runs after, a length at a time, the database settled in
+ * between. Interleaved with ckpt, the recipe's writes of up to 10 MB would be paid partly by
+ * ckpt's next commit (SQLite folds the WAL back into the file when it has grown, PostgreSQL
+ * writes the dirty pages out), and partly by the other lengths of its own.
  */
 import { join } from 'node:path';
 import { CkptChatStore } from '@ckpt/ai-sdk';
@@ -61,6 +67,14 @@ async function buildChat(
   return { messages, session, checkpoints };
 }
 
+/** The recipe's calls on one database, and how to let that database settle. */
+interface Database {
+  name: string;
+  store: CheckpointStore;
+  recipe: Recipe;
+  settle(): Promise<unknown> | unknown;
+}
+
 /** The chat rows for `backends` (of sqlite and postgres), at each of `lengths`. */
 export async function benchChats(
   backends: string[],
@@ -69,18 +83,12 @@ export async function benchChats(
   plan: Plan,
   lengths: number[],
 ): Promise<ChatRow[]> {
-  const chatPlan: Plan = {
-    ...plan,
-    rounds: Math.max(2, Math.round((plan.rounds * plan.perRound) / SAVES_PER_ROUND / 5)),
-    perRound: SAVES_PER_ROUND,
-  };
-  const built = [];
-  for (const length of lengths) built.push({ length, ...(await buildChat(length)) });
+  const chats: Chat[] = [];
+  for (const length of lengths) chats.push({ length, ...(await buildChat(length)) });
   const rows: ChatRow[] = [];
 
   if (backends.includes('sqlite')) {
     const backend = sqlite({ path: join(dir, 'chats.db') });
-    const store = new CheckpointStore(backend);
     // The recipe's table, in the same database file, on the same connection.
     backend.db.exec('CREATE TABLE recipe_chats (chat_id TEXT PRIMARY KEY, messages TEXT NOT NULL)');
     const upsert = backend.db.prepare(
@@ -89,13 +97,23 @@ export async function benchChats(
     const select = backend.db
       .prepare('SELECT messages FROM recipe_chats WHERE chat_id = ?')
       .pluck();
-    const recipe: Recipe = {
-      write: (chatId, json) => upsert.run(chatId, json),
-      read: (chatId) => select.get(chatId) as string,
-    };
+    const store = new CheckpointStore(backend);
     try {
-      for (const chat of built)
-        rows.push(...(await onBackend('sqlite', store, recipe, chat, chatPlan)));
+      rows.push(
+        ...(await onDatabase(
+          {
+            name: 'sqlite',
+            store,
+            recipe: {
+              write: (chatId, json) => upsert.run(chatId, json),
+              read: (chatId) => select.get(chatId) as string,
+            },
+            settle: () => backend.db.pragma('wal_checkpoint(TRUNCATE)'),
+          },
+          chats,
+          plan,
+        )),
+      );
     } finally {
       await store.close();
     }
@@ -108,25 +126,34 @@ export async function benchChats(
     try {
       await store.head('warm-up'); // runs the migration
       // The recipe's table, in the same database, on the same pool.
-      await pool.query(
-        `CREATE TABLE ${namespace}.recipe_chats (chat_id text PRIMARY KEY, messages text NOT NULL)`,
+      const table = `${namespace}.recipe_chats`;
+      await pool.query(`CREATE TABLE ${table} (chat_id text PRIMARY KEY, messages text NOT NULL)`);
+      rows.push(
+        ...(await onDatabase(
+          {
+            name: 'postgres',
+            store,
+            recipe: {
+              write: (chatId, json) =>
+                pool.query(
+                  `INSERT INTO ${table} VALUES ($1, $2)
+                   ON CONFLICT (chat_id) DO UPDATE SET messages = excluded.messages`,
+                  [chatId, json],
+                ),
+              read: async (chatId) =>
+                (
+                  await pool.query(`SELECT messages FROM ${table} WHERE chat_id = $1`, [chatId])
+                ).rows[0].messages,
+            },
+            settle: async () => {
+              await pool.query(`VACUUM ${table}`);
+              await pool.query('CHECKPOINT');
+            },
+          },
+          chats,
+          plan,
+        )),
       );
-      const recipe: Recipe = {
-        write: (chatId, json) =>
-          pool.query(
-            `INSERT INTO ${namespace}.recipe_chats VALUES ($1, $2)
-             ON CONFLICT (chat_id) DO UPDATE SET messages = excluded.messages`,
-            [chatId, json],
-          ),
-        read: async (chatId) =>
-          (
-            await pool.query(`SELECT messages FROM ${namespace}.recipe_chats WHERE chat_id = $1`, [
-              chatId,
-            ])
-          ).rows[0].messages,
-      };
-      for (const chat of built)
-        rows.push(...(await onBackend('postgres', store, recipe, chat, chatPlan)));
     } finally {
       await store.close();
       await pool.query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`).catch(() => {});
@@ -136,86 +163,153 @@ export async function benchChats(
   return rows;
 }
 
-/** Both operations on one backend, for one chat length. */
-async function onBackend(
-  backend: string,
-  store: CheckpointStore,
-  recipe: Recipe,
-  chat: {
-    length: number;
-    messages: UIMessage[];
-    session: SessionExport;
-    checkpoints: ExportedCheckpoint[];
-  },
-  plan: Plan,
-): Promise<ChatRow[]> {
-  const id = `chat-${chat.length}`;
-  await store.importSession({ ...chat.session, sessionId: id, checkpoints: chat.checkpoints });
-  await recipe.write(id, JSON.stringify(chat.messages));
-  const chats = new CkptChatStore(store);
-  const startHead = (await store.head(id))!;
+/** A chat built for the benchmark. */
+interface Chat {
+  length: number;
+  messages: UIMessage[];
+  session: SessionExport;
+  checkpoints: ExportedCheckpoint[];
+}
 
-  // Each save brings the chat as onEnd gives it: everything before, and the new turn.
-  const ours = [...chat.messages];
-  const theirs = [...chat.messages];
+/** Both operations, ckpt's and the recipe's, on one database, for each chat. */
+async function onDatabase(db: Database, chats: Chat[], plan: Plan): Promise<ChatRow[]> {
+  const { store, recipe } = db;
+  const chatStore = new CkptChatStore(store);
+  // Saves are measured in short rounds: the chats grow by a turn a save, and are put back to
+  // their length after each round (ckpt's head goes back; the turns stay on branches of their
+  // own; the recipe's value is written again).
+  const savePlan: Plan = {
+    ...plan,
+    rounds: Math.max(2, Math.round((plan.rounds * plan.perRound) / SAVES_PER_ROUND / 5)),
+    perRound: SAVES_PER_ROUND,
+  };
+  // The recipe's saves of 10,000 messages take most of a second: fewer of them.
+  const recipePlan: Plan = {
+    ...savePlan,
+    rounds: Math.max(2, Math.round(savePlan.rounds / 4)),
+    warmup: 5,
+  };
   let turn = 0;
-  const next = () => {
+  const nextTurn = () => {
     turn++;
     return [message(`t${turn}q`, 'user'), message(`t${turn}a`, 'assistant')];
   };
-  const saves = await interleaved(
-    [
-      {
-        name: 'ckpt',
-        op: async () => {
-          ours.push(...next());
-          await chats.save(id, ours);
-        },
+  const setups: {
+    chat: Chat;
+    id: string;
+    head: number;
+    ours: UIMessage[];
+    theirs: UIMessage[];
+  }[] = [];
+  for (const chat of chats) {
+    const id = `chat-${chat.length}`;
+    await store.importSession({ ...chat.session, sessionId: id, checkpoints: chat.checkpoints });
+    await recipe.write(id, JSON.stringify(chat.messages));
+    // Each save brings the chat as onEnd gives it: everything before, and the new turn.
+    setups.push({
+      chat,
+      id,
+      head: (await store.head(id))!,
+      ours: [...chat.messages],
+      theirs: [...chat.messages],
+    });
+  }
+  await db.settle();
+
+  const ckptSaves = await interleaved(
+    setups.map((s) => ({
+      name: String(s.chat.length),
+      op: async () => {
+        s.ours.push(...nextTurn());
+        await chatStore.save(s.id, s.ours);
       },
-      {
-        name: 'recipe',
-        op: async () => {
-          theirs.push(...next());
-          await recipe.write(id, JSON.stringify(theirs));
-        },
-      },
-    ],
-    plan,
-    // Back to the chat's length after each round: ckpt's head goes back (the turns stay on
-    // branches of their own), the recipe's value is written again.
+    })),
+    savePlan,
     async () => {
-      ours.length = chat.length;
-      theirs.length = chat.length;
-      await store.rollback(id, startHead);
-      await recipe.write(id, JSON.stringify(chat.messages));
+      for (const s of setups) {
+        s.ours.length = s.chat.length;
+        await store.rollback(s.id, s.head);
+      }
     },
   );
-  const loads = await interleaved(
-    [
-      { name: 'ckpt', op: () => chats.messages(id, { limit: 50 }) },
-      {
-        name: 'recipe',
-        op: async () => (JSON.parse(await recipe.read(id)) as UIMessage[]).slice(-50),
-      },
-    ],
+  await db.settle();
+  const ckptLoads = await interleaved(
+    setups.map((s) => ({
+      name: String(s.chat.length),
+      op: () => chatStore.messages(s.id, { limit: 50 }),
+    })),
     plan,
   );
-  await store.delete(id);
-  const row = (operation: ChatRow['operation'], stats: Map<string, Stats>): ChatRow => ({
-    backend,
-    messages: chat.length,
-    operation,
-    ckpt: stats.get('ckpt')!,
-    recipe: stats.get('recipe')!,
-  });
-  return [row('save a turn', saves), row('load newest 50', loads)];
+  await db.settle();
+
+  const rows: ChatRow[] = [];
+  for (const s of setups) {
+    const reset = async () => {
+      s.theirs.length = s.chat.length;
+      await recipe.write(s.id, JSON.stringify(s.chat.messages));
+    };
+    const save = await interleaved(
+      [
+        {
+          name: 'recipe',
+          op: async () => {
+            s.theirs.push(...nextTurn());
+            await recipe.write(s.id, JSON.stringify(s.theirs));
+          },
+        },
+      ],
+      recipePlan,
+      reset,
+    );
+    await db.settle();
+    const load = await interleaved(
+      [
+        {
+          name: 'recipe',
+          op: async () => (JSON.parse(await recipe.read(s.id)) as UIMessage[]).slice(-50),
+        },
+      ],
+      recipePlan,
+    );
+    await db.settle();
+    const of = String(s.chat.length);
+    rows.push(
+      {
+        backend: db.name,
+        messages: s.chat.length,
+        operation: 'save a turn',
+        ckpt: ckptSaves.get(of)!,
+        recipe: save.get('recipe')!,
+      },
+      {
+        backend: db.name,
+        messages: s.chat.length,
+        operation: 'load newest 50',
+        ckpt: ckptLoads.get(of)!,
+        recipe: load.get('recipe')!,
+      },
+    );
+    await store.delete(s.id);
+  }
+  return rows;
 }
 
-/** Print the chat rows: medians side by side, and how ckpt's grow with the chat. */
+/**
+ * Print the chat rows: medians side by side, and ckpt's against its own at the shortest chat
+ * and at 1,000 messages (the shortest that fills a page of 50, so that a load reads as many
+ * messages on both sides).
+ */
 export function printChats(rows: ChatRow[]): void {
   if (rows.length === 0) return;
-  const shortest = (r: ChatRow) =>
-    rows.find((s) => s.backend === r.backend && s.operation === r.operation)!;
+  const at = (r: ChatRow, messages: number | undefined) =>
+    rows.find(
+      (s) =>
+        s.backend === r.backend &&
+        s.operation === r.operation &&
+        (messages === undefined || s.messages === messages),
+    );
+  const versus = (r: ChatRow, other: ChatRow | undefined) =>
+    other === undefined ? '' : `${fmt(r.ckpt.p50Us / other.ckpt.p50Us, 2)}x`;
   printGrid(
     'Chats: @ckpt/ai-sdk against the recipe (the whole UIMessage[] as one JSON value, rewritten each save), 1 KiB messages',
     [
@@ -226,6 +320,7 @@ export function printChats(rows: ChatRow[]): void {
       'recipe p50 µs',
       'recipe / ckpt',
       'ckpt / shortest',
+      'ckpt / 1,000',
     ],
     rows.map((r) => [
       r.backend,
@@ -234,7 +329,8 @@ export function printChats(rows: ChatRow[]): void {
       fmt(r.ckpt.p50Us, 1),
       fmt(r.recipe.p50Us, 1),
       `${fmt(r.recipe.p50Us / r.ckpt.p50Us, 1)}x`,
-      `${fmt(r.ckpt.p50Us / shortest(r).ckpt.p50Us, 2)}x`,
+      versus(r, at(r, undefined)),
+      versus(r, at(r, 1_000)),
     ]),
     2,
   );

@@ -206,6 +206,9 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
   ): Promise<MessagePage<UI_MESSAGE>> {
     const limit = checkLimit(options.limit);
     const { store, sessionId } = await this.#chat(chatId);
+    // Read beside the messages, not after them.
+    const decisions = readDecisions(await this.#approvals(), sessionId);
+    decisions.catch(() => {});
     const picked: { record: StoredMessage; last: boolean }[] = [];
     let found = options.before === undefined;
     let more = false;
@@ -226,9 +229,8 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
     }
     if (!found) throw unknownMessage(chatId, options.before!);
     picked.reverse();
-    const decisions = await readDecisions(await this.#approvals(), sessionId);
     return {
-      messages: await present(chatId, picked, this.#rules, decisions),
+      messages: await present(chatId, picked, this.#rules, await decisions),
       before: more ? picked[0]!.record.message.id : null,
     };
   }

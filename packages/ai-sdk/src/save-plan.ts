@@ -59,8 +59,12 @@ export interface Write {
 /** What a save does: nothing, create the chat first, or write one checkpoint. */
 export type SavePlan = { kind: 'none' } | { kind: 'create' } | ({ kind: 'write' } & Write);
 
-/** The first transcript page a save reads: enough for the newest turn and its neighbours. */
-const FIRST_PAGE = 16;
+/**
+ * The first transcript page a save reads. A turn's save from `onEnd` meets its anchor at the
+ * newest stored message, a regeneration at the second: a short page is read fastest, and the
+ * walk reads on when it must.
+ */
+const FIRST_PAGE = 4;
 
 /** The plan for saving `messages` to the chat. */
 export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise<SavePlan> {
