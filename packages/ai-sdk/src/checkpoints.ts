@@ -20,6 +20,11 @@ export interface ChatMetadata {
   messages: number;
   /** The ids of the messages this checkpoint stores, in order. */
   ids: string[];
+  /**
+   * The last message of the branch up to this checkpoint, by id and digest: a save that finds
+   * it in its list unchanged knows where its new messages go without reading any message.
+   */
+  tail?: { id: string; digest: string };
 }
 
 /** What a checkpoint's data says about the save that wrote it. */
@@ -47,6 +52,10 @@ export function readMetadata(metadata: Metadata | undefined): ChatMetadata {
     ids: Array.isArray(m.ids) ? m.ids.filter((id): id is string => typeof id === 'string') : [],
   };
   if (m.titleSet === true) read.titleSet = true;
+  const tail = m.tail as { id?: unknown; digest?: unknown } | undefined;
+  if (typeof tail?.id === 'string' && typeof tail.digest === 'string') {
+    read.tail = { id: tail.id, digest: tail.digest };
+  }
   return read;
 }
 
@@ -74,6 +83,11 @@ export function saveKey(data: SaveData): string {
   return [...key].length <= MAX_KEY
     ? key
     : `ai-sdk:sha256:${createHash('sha256').update(key).digest('base64url')}`;
+}
+
+/** The tail a checkpoint whose last message is `last` records. */
+export function tailOf(last: StoredMessage): { id: string; digest: string } {
+  return { id: last.message.id, digest: digestOf(last.message) };
 }
 
 /** The data of a save that adds `keyed` (and the messages around it). */

@@ -27,6 +27,7 @@ import {
   revisionData,
   type SaveData,
   saveKey,
+  tailOf,
   titleOf,
 } from './checkpoints.js';
 import { digestOf, isMessageShaped, type StoredMessage, sameMessage } from './records.js';
@@ -71,17 +72,19 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
   if (!Array.isArray(messages)) throw refuse('messages must be an array of UIMessage.');
   if (messages.length === 0) return { kind: 'none' };
   const { store, sessionId } = ctx;
-  const walk = walkBranch(store, sessionId, FIRST_PAGE);
-  // The chat's summary and its newest messages are read at once.
-  const [info, first] = await Promise.all([store.info(sessionId), walk.next()]);
+  const info = await store.info(sessionId);
   if (info === null) {
-    await walk.return(undefined);
     // Every message of a new chat is new: all are checked before the chat is created.
     checkMessages(messages, 0);
     return { kind: 'create' };
   }
   const head = info.head;
   const headMeta = readMetadata(info.metadata);
+  const atTail = planAtTail(ctx, messages, head, headMeta);
+  if (atTail !== undefined) return atTail;
+
+  const walk = walkBranch(store, sessionId, FIRST_PAGE);
+  const first = await walk.next();
 
   const list = new ListIndex(messages);
   const walked = new Set<string>();
@@ -153,6 +156,7 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
         ...titled(headMeta, headMeta, records),
         messages: headMeta.messages + added,
         ids: saved,
+        tail: tailOf(records.at(-1)!),
       },
     };
   }
@@ -171,6 +175,49 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
       ...titled(headMeta, onMeta, all),
       messages: onMeta.messages + all.length,
       ids: all.map((r) => r.message.id),
+      tail: tailOf(all.at(-1)!),
+    },
+  };
+}
+
+/** How far from the end of the list the newest stored message is looked for, on the quick path. */
+const TAIL_REACH = 64;
+
+/**
+ * The plan, without reading any message, when the list holds the chat's newest stored message
+ * (its head's `tail`) unchanged: all that follows it is new and goes at the end. Undefined
+ * when the list does not, and the branch must be walked.
+ */
+function planAtTail(
+  ctx: SaveContext,
+  messages: UIMessage[],
+  head: number,
+  headMeta: ChatMetadata,
+): SavePlan | undefined {
+  const { tail } = headMeta;
+  if (tail === undefined || ctx.edits.size > 0) return undefined;
+  let at = messages.length - 1;
+  const stop = Math.max(0, messages.length - TAIL_REACH);
+  while (at >= stop && (messages[at] as UIMessage | undefined)?.id !== tail.id) at--;
+  if (at < stop || digestOf(messages[at]) !== tail.digest) return undefined;
+  const incoming = messages.slice(at + 1);
+  if (incoming.length === 0) return { kind: 'none' };
+  checkMessages(incoming, at + 1);
+  if (incoming.some((m) => m.id === tail.id)) throw twice(tail.id);
+  const records = incoming.map((message) => ({ version: ctx.version, message }));
+  const saved = records.map((r) => r.message.id);
+  return {
+    kind: 'write',
+    head,
+    on: head,
+    records,
+    data: messageData(records[0]!),
+    saved,
+    metadata: {
+      ...titled(headMeta, headMeta, records),
+      messages: headMeta.messages + records.length,
+      ids: saved,
+      tail: tailOf(records.at(-1)!),
     },
   };
 }

@@ -143,6 +143,7 @@ export async function writeTitle(
     const meta = readMetadata(info.metadata);
     if (meta.titleSet && meta.title === title) return;
     const metadata: ChatMetadata = { title, titleSet: true, messages: meta.messages, ids: [] };
+    if (meta.tail !== undefined) metadata.tail = meta.tail;
     try {
       await store.checkpoint(sessionId, toData({ title: true }), {
         transcript: [],

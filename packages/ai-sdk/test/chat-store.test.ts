@@ -220,6 +220,29 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       await expect(chats.messages(id, { limit: 0 })).rejects.toSatisfy(refused('INVALID_ARGUMENT'));
     });
 
+    it('saves a turn of a long chat without reading any of its messages', async () => {
+      const many = Array.from({ length: 120 }, (_, i) => user(`m${i}`, `message ${i}`));
+      await chats.save(id, many);
+      const reads = vi.spyOn(store, 'transcript');
+      try {
+        const turn = [
+          ...many,
+          user('q', 'question'),
+          { ...user('a', 'answer'), role: 'assistant' as const },
+        ];
+        expect(await chats.save(id, turn)).toEqual({ messageIds: ['q', 'a'] });
+        expect(await chats.save(id, turn)).toEqual({ messageIds: [] });
+        expect(reads).not.toHaveBeenCalled();
+      } finally {
+        reads.mockRestore();
+      }
+      expect((await chats.messages(id, { limit: 3 })).messages.map((m) => m.id)).toEqual([
+        'm119',
+        'q',
+        'a',
+      ]);
+    });
+
     it('reads only the newest transcript page for the newest messages of a long chat', async () => {
       const many = Array.from({ length: 120 }, (_, i) => user(`m${i}`, `message ${i}`));
       for (let i = 0; i < many.length; i += 20) await chats.save(id, many.slice(0, i + 20));
