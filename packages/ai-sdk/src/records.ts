@@ -1,7 +1,9 @@
 /**
- * How one message is stored: a transcript item holding the `UIMessage` exactly as it was saved,
- * the application's message schema version it was written under, and, for an edited user
- * message, the id of the message it edits. Loads never rewrite a record.
+ * How one message is stored: a transcript item that is the `UIMessage` exactly as it was saved,
+ * so that any tool reading the transcript (the `ckpt` command's message view among them) sees
+ * the message, with one key of this package's beside its own: `ckpt`, holding the application's
+ * message schema version it was written under and, for an edited user message, the id of the
+ * message it edits. Loads never rewrite a record.
  */
 import { createHash } from 'node:crypto';
 import type { JsonValue } from '@ckpt/core';
@@ -16,19 +18,24 @@ export interface StoredMessage {
   editOf?: string;
 }
 
+/** The key of a transcript item that holds what this package records about the message. */
+const KEY = 'ckpt';
+
 /** The transcript item for `record`. */
 export function toItem(record: StoredMessage): JsonValue {
-  const item: Record<string, unknown> = { version: record.version, message: record.message };
-  if (record.editOf !== undefined) item.editOf = record.editOf;
-  return item as JsonValue;
+  const about: Record<string, unknown> = { version: record.version };
+  if (record.editOf !== undefined) about.editOf = record.editOf;
+  return { ...record.message, [KEY]: about } as unknown as JsonValue;
 }
 
 /** The record a transcript item holds, or null for an item this package did not write. */
 export function fromItem(item: JsonValue): StoredMessage | null {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return null;
-  const { version, message, editOf } = item;
+  const { [KEY]: about, ...message } = item;
+  if (typeof about !== 'object' || about === null || Array.isArray(about)) return null;
+  const { version, editOf } = about;
   if (typeof version !== 'number' || !isMessageShaped(message)) return null;
-  const record: StoredMessage = { version, message: message as unknown as UIMessage };
+  const record: StoredMessage = { version, message };
   if (typeof editOf === 'string') record.editOf = editOf;
   return record;
 }

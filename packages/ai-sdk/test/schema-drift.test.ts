@@ -124,7 +124,7 @@ describe.each(STORES)('schema drift on $name', (backend) => {
     // The chat goes on under v2; new messages are stored as version 2.
     await send(v2, id, { message: user('u2', 'thanks') }, { tools: toolsV2 });
     const newest = await store.transcript(id, { limit: 1 });
-    expect(newest.items[0]!.item).toMatchObject({ version: 2 });
+    expect(newest.items[0]!.item).toMatchObject({ role: 'assistant', ckpt: { version: 2 } });
     expect((await stored(store, id)).slice(0, before.length)).toEqual(before);
   });
 
@@ -175,10 +175,8 @@ describe.each(STORES)('schema drift on $name', (backend) => {
     });
 
     it('is stored as the stream left it', async () => {
-      const items = (await store.transcript(id)).items.map((e) => e.item) as unknown as {
-        message: UIMessage;
-      }[];
-      expect(toolStates(items[0]!.message)).toEqual(['input-streaming']);
+      const items = (await store.transcript(id)).items.map((e) => e.item) as unknown as UIMessage[];
+      expect(toolStates(items[0])).toEqual(['input-streaming']);
     });
 
     it('loads without the cut-off part, or as the placeholder when nothing else is left', async () => {
