@@ -17,6 +17,14 @@ export function serviceUrl(service: keyof typeof SERVICES): string {
   return process.env[env] || url;
 }
 
+const DEFAULT_PORTS = { postgres: 5432, mysql: 3306, redis: 6379 } as const;
+
+/** Where `service` listens (host and port of its URL), for tests that point another driver there. */
+export function serviceAddress(service: keyof typeof SERVICES): { host: string; port: number } {
+  const { hostname, port } = new URL(serviceUrl(service));
+  return { host: hostname, port: Number(port || DEFAULT_PORTS[service]) };
+}
+
 /**
  * Run `probe` (which should connect and disconnect) and say whether the server is there.
  * When it is not: throws if CKPT_REQUIRE_SERVICES=1, else warns loudly and returns false.

@@ -23,6 +23,7 @@ import type {
 } from '@ckpt/core/adapter';
 import { catalogPage } from './catalog.js';
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
+import { redisErrorHint } from './error-hints.js';
 import { IndexedHash } from './indexed-hash.js';
 import {
   catalogKey,
@@ -463,6 +464,11 @@ export class RedisBackend implements CheckpointBackend {
         fix: 'CONFIG SET maxmemory-policy noeviction, and the same in redis.conf',
       },
     ];
+  }
+
+  /** What to do about a refusal of Redis's own (a login it refused). */
+  errorHint(err: unknown): string | undefined {
+    return redisErrorHint(err);
   }
 
   close(): Promise<void> {

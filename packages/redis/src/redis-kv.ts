@@ -1,6 +1,7 @@
 /** A `KvStore` on Redis, with compareAndSet and list. */
 import type { KvStore } from '@ckpt/core';
 import { connect, disconnect, type RedisOptions } from './connection.js';
+import { redisErrorHint } from './error-hints.js';
 import { IndexedHash } from './indexed-hash.js';
 import { kvKeys } from './keys.js';
 
@@ -16,5 +17,6 @@ export function redisKv(options: RedisOptions): KvStore {
     list: (prefix, { after, limit } = {}) =>
       entries.keys(prefix, after ?? null, limit ?? Number.MAX_SAFE_INTEGER),
     close: () => disconnect(connection),
+    errorHint: redisErrorHint,
   };
 }

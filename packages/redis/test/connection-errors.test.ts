@@ -1,0 +1,143 @@
+/**
+ * What a call says when it cannot reach Redis: nothing listening, a login refused, another
+ * kind of server at the URL's port, a connection lost under a read or under a write.
+ */
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import {
+  type FaultProxy,
+  serviceAddress,
+  serviceAvailable,
+  startFaultProxy,
+} from '@ckpt/contract-tests';
+import { CheckpointStore, isCkptError } from '@ckpt/core';
+import { SERVER_HINTS } from '@ckpt/core/adapter';
+import { redis } from '@ckpt/redis';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { admin, available, dropNamespace, freshNamespace, url } from './support.js';
+
+/** The message of the BACKEND error `call` fails with. */
+async function failure(call: Promise<unknown>): Promise<string> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isCkptError(err, 'BACKEND'), String(err)).toBe(true);
+  return (err as Error).message;
+}
+
+/** Whether something accepts connections at `address`. */
+function listening({ host, port }: { host: string; port: number }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port }, () => {
+      socket.end();
+      resolve();
+    });
+    socket.on('error', reject);
+  });
+}
+
+const postgresAt = serviceAddress('postgres');
+const mysqlAt = serviceAddress('mysql');
+const postgresUp = await serviceAvailable(`PostgreSQL at ${postgresAt.port}`, () =>
+  listening(postgresAt),
+);
+const mysqlUp = await serviceAvailable(`MySQL at ${mysqlAt.port}`, () => listening(mysqlAt));
+
+describe('redis connection errors', () => {
+  it('says that nothing accepts connections at the address, for a read and a write, never that the call may have run', async () => {
+    const backend = redis({ url: 'redis://:hunter2@127.0.0.1:1', namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    for (const call of [store.load('s'), store.checkpoint('s', 1)]) {
+      const message = await failure(call);
+      expect(message).toMatch(/ECONNREFUSED 127\.0\.0\.1:1.*nothing accepts connections/);
+      expect(message).not.toMatch(/may or may not/);
+      expect(message).not.toContain('hunter2');
+    }
+    await store.close();
+  });
+
+  it.skipIf(!mysqlUp)("says the server is not Redis when the URL names MySQL's port", async () => {
+    const where = `${mysqlAt.host}:${mysqlAt.port}`;
+    const store = new CheckpointStore(redis({ url: `redis://${where}`, namespace: 'ckpt' }));
+    const message = await failure(store.load('s'));
+    expect(message).toContain(`the server at ${where} does not speak the Redis protocol`);
+    expect(message).toContain("names another server's port");
+    await store.close();
+  });
+
+  it.skipIf(!postgresUp)(
+    "says the server is probably not Redis when the URL names PostgreSQL's port, which hangs up",
+    async () => {
+      const where = `${postgresAt.host}:${postgresAt.port}`;
+      const store = new CheckpointStore(redis({ url: `redis://${where}`, namespace: 'ckpt' }));
+      for (const call of [store.load('s'), store.checkpoint('s', 1)]) {
+        const message = await failure(call);
+        expect(message).toContain(`the server at ${where} closed the connection before answering`);
+        expect(message).toContain('probably another kind of server');
+        expect(message).not.toMatch(/may or may not/);
+      }
+      await store.close();
+    },
+  );
+});
+
+describe.skipIf(!available)('redis connection errors, with the server up', () => {
+  it('asks to check the user and password in the URL when Redis refuses the login', async () => {
+    const user = `ckpt_test_${freshNamespace()}`;
+    await admin().call('ACL', 'SETUSER', user, 'on', '>right-password', '~*', '&*', '+@all');
+    try {
+      const at = new URL(url);
+      at.username = user;
+      at.password = 'wrong-password';
+      const store = new CheckpointStore(redis({ url: at.toString(), namespace: freshNamespace() }));
+      // The first call meets the refusal itself; the next, the client's record of it.
+      for (const call of [store.load('s'), store.checkpoint('s', 1), store.load('s')]) {
+        const message = await failure(call);
+        expect(message).toMatch(/WRONGPASS/);
+        expect(message).toContain(SERVER_HINTS.loginRefused);
+        expect(message).not.toContain('wrong-password');
+      }
+      await store.close();
+    } finally {
+      await admin().call('ACL', 'DELUSER', user);
+    }
+  });
+
+  it('says a write cut off by a lost connection may or may not have run, and a read only to retry', async () => {
+    const server = new URL(url);
+    const proxy: FaultProxy = await startFaultProxy({
+      host: server.hostname,
+      port: Number(server.port || 6379),
+    });
+    const viaProxy = new URL(url);
+    viaProxy.port = String(proxy.port);
+    const backend = redis({ url: viaProxy.toString(), namespace: freshNamespace() });
+    const store = new CheckpointStore(backend);
+    const client = backend.client as Redis;
+    try {
+      await store.checkpoint('s', 0); // connected, the scripts cached
+      await store.load('s', 1);
+      const cutNextReply = async () => {
+        if (client.status !== 'ready') await once(client, 'ready');
+        proxy.cutAfter(0, 'toClient');
+      };
+
+      await cutNextReply();
+      const read = await failure(store.load('s', 1));
+      expect(read).toMatch(/lost the connection to Redis at .* during a read; retry it/);
+      expect(read).not.toMatch(/may or may not/);
+
+      await cutNextReply();
+      const write = await failure(store.checkpoint('s', 1));
+      expect(write).toMatch(/during a write, so it may or may not have run/);
+      expect(write).toContain('idempotencyKey');
+    } finally {
+      proxy.disarm();
+      await store.close();
+      await proxy.close();
+      await dropNamespace(admin(), backend.namespace);
+    }
+  });
+});
