@@ -3,6 +3,7 @@
  * that cannot be reached skips its tests with a loud message, unless CKPT_REQUIRE_SERVICES=1
  * (as in CI), where that is a failure.
  */
+import { connect } from 'node:net';
 
 /** The servers adapter tests talk to, with the environment variable and default of each. */
 export const SERVICES = {
@@ -43,4 +44,23 @@ export async function serviceAvailable(name: string, probe: () => Promise<void>)
     console.warn(`\n!!! ${name} cannot be reached (${reason}); its tests are SKIPPED.\n`);
     return false;
   }
+}
+
+/**
+ * Whether something accepts TCP connections where `service` listens, for tests that point
+ * another driver there; like `serviceAvailable`, a failure under CKPT_REQUIRE_SERVICES=1.
+ */
+export function serviceListening(service: keyof typeof SERVICES): Promise<boolean> {
+  const { host, port } = serviceAddress(service);
+  return serviceAvailable(
+    `${service} at ${host}:${port}`,
+    () =>
+      new Promise((resolve, reject) => {
+        const socket = connect({ host, port }, () => {
+          socket.end();
+          resolve();
+        });
+        socket.on('error', reject);
+      }),
+  );
 }

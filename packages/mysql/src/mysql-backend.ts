@@ -8,6 +8,7 @@ import {
   type AppendInput,
   type AppendResult,
   type Diagnosis,
+  type ErrorHint,
   errorCode,
   type ImportInput,
 } from '@ckpt/core/adapter';
@@ -27,7 +28,7 @@ import {
 } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { connect, type MysqlOptions } from './connection.js';
-import { mysqlErrorHint } from './error-hints.js';
+import { mysqlHints } from './error-hints.js';
 import { keyValueStatements, statements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { SCHEMA_VERSION, tables } from './schema.js';
@@ -156,6 +157,7 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   /** The promise pool queries run on. */
   readonly pool: Pool;
   readonly #owned: boolean;
+  readonly #hint: ErrorHint;
   readonly #ready: Promise<number>;
   readonly #run: MysqlRunStatement;
   readonly #append: MysqlStatement;
@@ -173,6 +175,7 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
+    this.#hint = mysqlHints(connection.address);
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
@@ -375,7 +378,7 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   }
 
   errorHint(err: unknown): string | undefined {
-    return mysqlErrorHint(err);
+    return this.#hint(err);
   }
 
   async close(): Promise<void> {

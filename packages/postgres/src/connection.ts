@@ -1,5 +1,5 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { openConnection } from '@ckpt/core/adapter';
+import { openConnection, urlAddress } from '@ckpt/core/adapter';
 import pg from 'pg';
 import { checkOwnSchema } from './schema.js';
 
@@ -25,6 +25,8 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
 export interface Connection {
   pool: pg.Pool;
   owned: boolean;
+  /** The server's `host:port`, for messages. */
+  address: string;
   namespace: string;
   preparedStatements: boolean;
   groupCommit: boolean;
@@ -54,8 +56,16 @@ export function connect(options: PostgresOptions): Connection {
   return {
     pool: handle,
     owned,
+    address: poolAddress(handle),
     namespace,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
   };
+}
+
+/** `host:port` of the server `pool` connects to, as its options or connection string name it. */
+function poolAddress(pool: pg.Pool): string {
+  const { host, port, connectionString } = (pool as { options?: pg.PoolConfig }).options ?? {};
+  const fromUrl = connectionString ? urlAddress(connectionString, 5432) : undefined;
+  return fromUrl ?? `${host ?? 'localhost'}:${port ?? 5432}`;
 }

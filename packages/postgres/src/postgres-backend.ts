@@ -4,7 +4,13 @@
  * conflicts takes two. Each read is one statement. Nothing depends on session state between
  * statements, so any pool or PgBouncer in transaction mode works.
  */
-import type { AppendInput, AppendResult, Diagnosis, ImportInput } from '@ckpt/core/adapter';
+import type {
+  AppendInput,
+  AppendResult,
+  Diagnosis,
+  ErrorHint,
+  ImportInput,
+} from '@ckpt/core/adapter';
 import {
   AGAIN,
   appendProcedureArgs,
@@ -17,7 +23,7 @@ import {
 } from '@ckpt/core/sql';
 import pg from 'pg';
 import { connect, type PostgresOptions } from './connection.js';
-import { postgresErrorHint } from './error-hints.js';
+import { postgresHints } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { SCHEMA_VERSION, schemaIdentifier } from './schema.js';
@@ -257,6 +263,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   /** The pool queries run on. */
   readonly pool: pg.Pool;
   readonly #owned: boolean;
+  readonly #hint: ErrorHint;
   readonly #ready: Promise<void>;
   readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
@@ -276,6 +283,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
+    this.#hint = postgresHints(connection.address);
     this.#appendDirect = appendDirect(this.namespace);
     this.#importNew = importNew(this.namespace);
     this.#removeSession = `SELECT ${ns}.delete_session($1)`;
@@ -451,7 +459,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   }
 
   errorHint(err: unknown): string | undefined {
-    return postgresErrorHint(err);
+    return this.#hint(err);
   }
 
   async close(): Promise<void> {

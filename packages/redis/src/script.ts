@@ -136,6 +136,10 @@ function explain(err: unknown, client: RedisClient, access: Access, issued: Issu
     issued.ready || (attempts === undefined ? null : attempts.ready !== issued.readyCount);
   if (sent === false) {
     const reason = attempts?.lastError;
+    // The server's greeting was no RESP, and the client hung up on it.
+    if (NOT_RESP.test(String(reason?.message))) {
+      return new Error(otherServerHint('Redis', where, 'garbled'), { cause: reason });
+    }
     // Its code (ECONNREFUSED, …) or the server's refusal (WRONGPASS, …) the store's hints name.
     if (reason && (CONNECT_CODES.has(errorCode(reason)) || reason.name === 'ReplyError')) {
       return reason;

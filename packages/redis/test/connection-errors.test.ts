@@ -3,11 +3,10 @@
  * kind of server at the URL's port, a connection lost under a read or under a write.
  */
 import { once } from 'node:events';
-import { connect } from 'node:net';
 import {
   type FaultProxy,
   serviceAddress,
-  serviceAvailable,
+  serviceListening,
   startFaultProxy,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, isCkptError } from '@ckpt/core';
@@ -27,23 +26,10 @@ async function failure(call: Promise<unknown>): Promise<string> {
   return (err as Error).message;
 }
 
-/** Whether something accepts connections at `address`. */
-function listening({ host, port }: { host: string; port: number }): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port }, () => {
-      socket.end();
-      resolve();
-    });
-    socket.on('error', reject);
-  });
-}
-
 const postgresAt = serviceAddress('postgres');
 const mysqlAt = serviceAddress('mysql');
-const postgresUp = await serviceAvailable(`PostgreSQL at ${postgresAt.port}`, () =>
-  listening(postgresAt),
-);
-const mysqlUp = await serviceAvailable(`MySQL at ${mysqlAt.port}`, () => listening(mysqlAt));
+const postgresUp = await serviceListening('postgres');
+const mysqlUp = await serviceListening('mysql');
 
 describe('redis connection errors', () => {
   it('says that nothing accepts connections at the address, for a read and a write, never that the call may have run', async () => {
@@ -62,8 +48,12 @@ describe('redis connection errors', () => {
     const where = `${mysqlAt.host}:${mysqlAt.port}`;
     const store = new CheckpointStore(redis({ url: `redis://${where}`, namespace: 'ckpt' }));
     const message = await failure(store.load('s'));
-    expect(message).toContain(`the server at ${where} does not speak the Redis protocol`);
-    expect(message).toContain("names another server's port");
+    // MySQL greets first, in bytes that are no RESP; or, as ioredis greets too, it resets the
+    // connection before ioredis reads them: either way, another kind of server is named.
+    expect(message).toContain(`the server at ${where} `);
+    expect(message).toMatch(
+      /does not speak the Redis protocol, so the URL probably names another server's port|closed the connection before answering as Redis does: it is probably another kind of server/,
+    );
     await store.close();
   });
 
