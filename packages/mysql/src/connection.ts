@@ -1,5 +1,5 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { invalidArgument, openConnection, urlAddress } from '@ckpt/core/adapter';
+import { invalidArgument, openConnection } from '@ckpt/core/adapter';
 import mysql, { type Pool } from 'mysql2/promise';
 
 /** Options of `mysql()` and `mysqlKv()`: a connection string or an existing mysql2 pool. */
@@ -35,7 +35,6 @@ export interface Connection {
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: MysqlOptions): Connection {
-  refuseUrlWithoutDatabase(options);
   const { handle, owned, namespace, switches } = openConnection<Pool>(options, {
     factory: 'mysql',
     handle: 'pool',
@@ -51,7 +50,8 @@ export function connect(options: MysqlOptions): Connection {
     open: (url) => mysql.createPool({ uri: url, charset: 'utf8mb4', connectionLimit: 10 }),
   });
   const config = (handle as { pool?: { config?: PoolConfig } }).pool?.config;
-  const { host, port } = config?.connectionConfig ?? {};
+  const { host, port, database } = config?.connectionConfig ?? {};
+  if (owned && !database) refuseUrlWithoutDatabase(handle);
   return {
     pool: handle,
     owned,
@@ -66,17 +66,16 @@ export function connect(options: MysqlOptions): Connection {
 /** What the store reads of a mysql2 pool's configuration. */
 interface PoolConfig {
   connectionLimit?: number;
-  connectionConfig?: { host?: string; port?: number };
+  connectionConfig?: { host?: string; port?: number; database?: string };
 }
 
 /**
  * A URL without a database (`mysql://root@127.0.0.1:3306`) connects, but every statement then
- * fails with "No database selected": it is refused at once, saying what to add.
+ * fails with "No database selected": it is refused at once, saying what to add, and the pool
+ * opened for it (which has made no connection yet) is ended.
  */
-function refuseUrlWithoutDatabase(options: MysqlOptions): void {
-  const url = (options as { url?: unknown } | null)?.url;
-  if (typeof url !== 'string' || urlAddress(url, 3306) === undefined) return;
-  if (decodeURIComponent(new URL(url).pathname.slice(1)) !== '') return;
+function refuseUrlWithoutDatabase(pool: Pool): never {
+  void pool.end().catch(() => {});
   throw invalidArgument(
     'url',
     "mysql(): the url names no database; add one after the port, as in 'mysql://user@host:3306/dbname': the store keeps its tables there.",
