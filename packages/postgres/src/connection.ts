@@ -46,7 +46,9 @@ export function connect(options: PostgresOptions): Connection {
       // A pool reads its URL only when it first connects; a client reads it at once, so a
       // URL the driver cannot read is refused here rather than at the first call.
       new pg.Client({ connectionString: url });
-      const pool = new pg.Pool({ connectionString: url, max: 10 });
+      // allowExitOnIdle: idle connections do not keep the process alive, so a script that
+      // never calls close() still exits once its calls are done.
+      const pool = new pg.Pool({ connectionString: url, max: 10, allowExitOnIdle: true });
       // A connection that breaks while idle is dropped from the pool; the next call gets a
       // fresh one. Without a listener, the pool would crash the process.
       pool.on('error', () => {});

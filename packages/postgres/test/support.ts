@@ -52,7 +52,8 @@ afterAll(async () => {
   admin = undefined;
 });
 
-const dropSchema = async (namespace: string) => {
+/** Drop `namespace` (a schema) with everything in it. */
+export const dropSchema = async (namespace: string) => {
   await adminPool().query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`);
 };
 
