@@ -90,7 +90,7 @@ export type ErrorHint = (err: unknown) => string | undefined;
 export function toCkptError(err: unknown, backendName: string, errorHint?: ErrorHint): CkptError {
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
-  const hint = errorHint?.(err) ?? CONNECTION_HINTS[errorCode(err)];
+  const hint = hintFor(err, errorHint) ?? CONNECTION_HINTS[errorCode(err)];
   return new CkptError(
     'BACKEND',
     `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,
@@ -98,6 +98,15 @@ export function toCkptError(err: unknown, backendName: string, errorHint?: Error
       cause: err,
     },
   );
+}
+
+/** The backend's hint for `err`; a hint that fails itself is no hint, never a new error. */
+function hintFor(err: unknown, errorHint: ErrorHint | undefined): string | undefined {
+  try {
+    return errorHint?.(err);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The error for a capability the backend does not declare. */

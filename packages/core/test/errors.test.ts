@@ -89,6 +89,16 @@ describe('toCkptError', () => {
     );
   });
 
+  it('keeps the failure as it is when the backend hint itself fails', () => {
+    const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const broken = () => {
+      throw new TypeError('Cannot read private member');
+    };
+    const err = toCkptError(cause, 'postgres', broken);
+    expect(err.cause).toBe(cause);
+    expect(err.message).toMatch(/^postgres backend failed: connect ECONNREFUSED; nothing accepts/);
+  });
+
   it('passes a CkptError through unchanged', () => {
     const err = new CkptError('CONFLICT', 'x');
     expect(toCkptError(err, 'memory')).toBe(err);

@@ -19,6 +19,31 @@ async function refusal(promise: Promise<unknown>) {
   return err as Error & { code: string; details: Record<string, unknown> };
 }
 
+/**
+ * Install a stand-in adapter, `@ckpt-test/adapter`, in `app`'s node_modules: an ES module
+ * package with an adapter's exports map, made of `files` (`dist/index.js`, and
+ * `dist/index.cjs` for its CommonJS entry).
+ */
+function writeAdapter(app: string, files: Record<string, string>): void {
+  const pkg = join(app, 'node_modules', '@ckpt-test', 'adapter');
+  mkdirSync(join(pkg, 'dist'), { recursive: true });
+  writeFileSync(
+    join(pkg, 'package.json'),
+    JSON.stringify({
+      name: '@ckpt-test/adapter',
+      type: 'module',
+      exports: {
+        '.': {
+          import: { default: './dist/index.js' },
+          require: { default: './dist/index.cjs' },
+        },
+        './package.json': './package.json',
+      },
+    }),
+  );
+  for (const [path, text] of Object.entries(files)) writeFileSync(join(pkg, path), text);
+}
+
 describe('openStore', () => {
   it('opens a memory store', async () => {
     const store = await openStore('memory:');
@@ -103,24 +128,10 @@ describe('openStore', () => {
   it("finds an adapter core cannot see in the application's directory, by its ES module entry", async () => {
     const app = mkdtempSync(join(tmpdir(), 'ckpt-app-'));
     try {
-      const pkg = join(app, 'node_modules', '@ckpt-test', 'adapter');
-      mkdirSync(join(pkg, 'dist'), { recursive: true });
-      writeFileSync(
-        join(pkg, 'package.json'),
-        JSON.stringify({
-          name: '@ckpt-test/adapter',
-          type: 'module',
-          exports: {
-            '.': {
-              import: { default: './dist/index.js' },
-              require: { default: './dist/index.cjs' },
-            },
-            './package.json': './package.json',
-          },
-        }),
-      );
-      writeFileSync(join(pkg, 'dist', 'index.js'), "export const loadedAs = 'esm';\n");
-      writeFileSync(join(pkg, 'dist', 'index.cjs'), "exports.loadedAs = 'cjs';\n");
+      writeAdapter(app, {
+        'dist/index.js': "export const loadedAs = 'esm';\n",
+        'dist/index.cjs': "exports.loadedAs = 'cjs';\n",
+      });
       const mod = await loadPackage('@ckpt-test/adapter', null, [join(app, 'elsewhere'), app]);
       expect(mod.loadedAs).toBe('esm');
       // Found in neither place: the error says what to install.
@@ -136,23 +147,9 @@ describe('openStore', () => {
     const app = mkdtempSync(join(tmpdir(), 'ckpt-app-'));
     try {
       // An adapter that imports a driver the application has not installed.
-      const pkg = join(app, 'node_modules', '@ckpt-test', 'adapter');
-      mkdirSync(pkg, { recursive: true });
-      writeFileSync(
-        join(pkg, 'package.json'),
-        JSON.stringify({
-          name: '@ckpt-test/adapter',
-          type: 'module',
-          exports: {
-            '.': { import: { default: './index.js' } },
-            './package.json': './package.json',
-          },
-        }),
-      );
-      writeFileSync(
-        join(pkg, 'index.js'),
-        "import driver from 'ckpt-test-driver';\nexport const loaded = driver;\n",
-      );
+      writeAdapter(app, {
+        'dist/index.js': "import driver from 'ckpt-test-driver';\nexport const loaded = driver;\n",
+      });
       const err = await refusal(loadPackage('@ckpt-test/adapter', 'ckpt-test-driver', [app]));
       expect(isCkptError(err, 'UNSUPPORTED')).toBe(true);
       expect(err.message).toBe(

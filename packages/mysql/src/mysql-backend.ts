@@ -157,7 +157,12 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   /** The promise pool queries run on. */
   readonly pool: Pool;
   readonly #owned: boolean;
-  readonly #hint: ErrorHint;
+  /**
+   * What to do about a failure of the server's or the driver's: a refusal's remedy, or that the
+   * URL names another kind of server. A function of its own rather than a method on private
+   * state, so that a backend made with `Object.create(backend)` (a wrapper) still has it.
+   */
+  readonly errorHint: ErrorHint;
   readonly #ready: Promise<number>;
   readonly #run: MysqlRunStatement;
   readonly #append: MysqlStatement;
@@ -175,7 +180,7 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
-    this.#hint = mysqlHints(connection.address);
+    this.errorHint = mysqlHints(connection.address);
     this.#ready = migrate(this.pool, this.namespace);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
@@ -375,10 +380,6 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
       fix: `GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON \`${db}\`.* TO <user> (the @ckpt/mysql README lists what a migration needs besides)`,
     });
     return found;
-  }
-
-  errorHint(err: unknown): string | undefined {
-    return this.#hint(err);
   }
 
   async close(): Promise<void> {

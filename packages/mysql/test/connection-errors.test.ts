@@ -1,18 +1,8 @@
 /** What the store says when the URL lacks a database, or names another kind of server's port. */
 import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
-import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
+import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { mysql, mysqlKv } from '@ckpt/mysql';
 import { describe, expect, it } from 'vitest';
-
-/** The message of the BACKEND error `call` fails with. */
-async function failure(call: Promise<unknown>): Promise<string> {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isCkptError(err, 'BACKEND'), String(err)).toBe(true);
-  return (err as Error).message;
-}
 
 const postgresAt = serviceAddress('postgres');
 const redisAt = serviceAddress('redis');
@@ -51,7 +41,7 @@ describe('mysql pointed at another server', () => {
         const url = `mysql://root@${where}/test?connectTimeout=500`;
         for (const backend of [mysql({ url }), kvBackend(mysqlKv({ url }))]) {
           const store = new CheckpointStore(backend);
-          const message = await failure(store.load('s'));
+          const message = (await expectCkptError(store.load('s'), 'BACKEND')).message;
           expect(message).toContain(`nothing at ${where} answered as MySQL in time`);
           expect(message).toContain('check the port in the URL');
           await store.close();

@@ -263,7 +263,12 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   /** The pool queries run on. */
   readonly pool: pg.Pool;
   readonly #owned: boolean;
-  readonly #hint: ErrorHint;
+  /**
+   * What to do about a failure of the server's or the driver's: a refusal's remedy, or that the
+   * URL names another kind of server. A function of its own rather than a method on private
+   * state, so that a backend made with `Object.create(backend)` (a wrapper) still has it.
+   */
+  readonly errorHint: ErrorHint;
   readonly #ready: Promise<void>;
   readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
@@ -283,7 +288,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
-    this.#hint = postgresHints(connection.address);
+    this.errorHint = postgresHints(connection.address);
     this.#appendDirect = appendDirect(this.namespace);
     this.#importNew = importNew(this.namespace);
     this.#removeSession = `SELECT ${ns}.delete_session($1)`;
@@ -456,10 +461,6 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
       fix: `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ns} TO <user>; GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${ns} TO <user> (or open the store as the schema's owner)`,
     });
     return found;
-  }
-
-  errorHint(err: unknown): string | undefined {
-    return this.#hint(err);
   }
 
   async close(): Promise<void> {

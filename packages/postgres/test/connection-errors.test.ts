@@ -1,19 +1,9 @@
 /** What a call says when the URL's port belongs to another kind of server than PostgreSQL. */
-import { serviceAddress, serviceListening } from '@ckpt/contract-tests';
-import { CheckpointStore, isCkptError, kvBackend } from '@ckpt/core';
+import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
+import { CheckpointStore, kvBackend } from '@ckpt/core';
 import { postgres, postgresKv } from '@ckpt/postgres';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-
-/** The message of the BACKEND error `call` fails with. */
-async function failure(call: Promise<unknown>): Promise<string> {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isCkptError(err, 'BACKEND'), String(err)).toBe(true);
-  return (err as Error).message;
-}
 
 const mysqlAt = serviceAddress('mysql');
 const redisAt = serviceAddress('redis');
@@ -26,7 +16,7 @@ describe('postgres pointed at another server', () => {
     async () => {
       const where = `${mysqlAt.host}:${mysqlAt.port}`;
       const store = new CheckpointStore(postgres({ url: `postgres://postgres@${where}/test` }));
-      const message = await failure(store.load('s'));
+      const message = (await expectCkptError(store.load('s'), 'BACKEND')).message;
       expect(message).toContain(`the server at ${where} does not speak the PostgreSQL protocol`);
       expect(message).toContain("names another server's port");
       await store.close();
@@ -46,7 +36,7 @@ describe('postgres pointed at another server', () => {
       // The backend and the KV store word it alike.
       for (const backend of [postgres({ pool }), kvBackend(postgresKv({ pool }))]) {
         const store = new CheckpointStore(backend);
-        const message = await failure(store.load('s'));
+        const message = (await expectCkptError(store.load('s'), 'BACKEND')).message;
         expect(message).toContain(`nothing at ${where} answered as PostgreSQL in time`);
         expect(message).toContain('check the port in the URL');
         await store.close();

@@ -3,28 +3,13 @@
  * kind of server at the URL's port, a connection lost under a read or under a write.
  */
 import { once } from 'node:events';
-import {
-  type FaultProxy,
-  serviceAddress,
-  serviceListening,
-  startFaultProxy,
-} from '@ckpt/contract-tests';
-import { CheckpointStore, isCkptError } from '@ckpt/core';
+import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
+import { CheckpointStore } from '@ckpt/core';
 import { SERVER_HINTS } from '@ckpt/core/adapter';
 import { redis } from '@ckpt/redis';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { admin, available, dropNamespace, freshNamespace, url } from './support.js';
-
-/** The message of the BACKEND error `call` fails with. */
-async function failure(call: Promise<unknown>): Promise<string> {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isCkptError(err, 'BACKEND'), String(err)).toBe(true);
-  return (err as Error).message;
-}
+import { admin, available, dropNamespace, freshNamespace, throughProxy, url } from './support.js';
 
 const postgresAt = serviceAddress('postgres');
 const mysqlAt = serviceAddress('mysql');
@@ -36,7 +21,7 @@ describe('redis connection errors', () => {
     const backend = redis({ url: 'redis://:hunter2@127.0.0.1:1', namespace: freshNamespace() });
     const store = new CheckpointStore(backend);
     for (const call of [store.load('s'), store.checkpoint('s', 1)]) {
-      const message = await failure(call);
+      const message = (await expectCkptError(call, 'BACKEND')).message;
       expect(message).toMatch(/ECONNREFUSED 127\.0\.0\.1:1.*nothing accepts connections/);
       expect(message).not.toMatch(/may or may not/);
       expect(message).not.toContain('hunter2');
@@ -47,7 +32,7 @@ describe('redis connection errors', () => {
   it.skipIf(!mysqlUp)("says the server is not Redis when the URL names MySQL's port", async () => {
     const where = `${mysqlAt.host}:${mysqlAt.port}`;
     const store = new CheckpointStore(redis({ url: `redis://${where}`, namespace: 'ckpt' }));
-    const message = await failure(store.load('s'));
+    const message = (await expectCkptError(store.load('s'), 'BACKEND')).message;
     // MySQL greets first, in bytes that are no RESP; or, as ioredis greets too, it resets the
     // connection before ioredis reads them: either way, another kind of server is named.
     expect(message).toContain(`the server at ${where} `);
@@ -63,7 +48,7 @@ describe('redis connection errors', () => {
       const where = `${postgresAt.host}:${postgresAt.port}`;
       const store = new CheckpointStore(redis({ url: `redis://${where}`, namespace: 'ckpt' }));
       for (const call of [store.load('s'), store.checkpoint('s', 1)]) {
-        const message = await failure(call);
+        const message = (await expectCkptError(call, 'BACKEND')).message;
         expect(message).toContain(`the server at ${where} closed the connection before answering`);
         expect(message).toContain('probably another kind of server');
         expect(message).not.toMatch(/may or may not/);
@@ -84,7 +69,7 @@ describe.skipIf(!available)('redis connection errors, with the server up', () =>
       const store = new CheckpointStore(redis({ url: at.toString(), namespace: freshNamespace() }));
       // The first call meets the refusal itself; the next, the client's record of it.
       for (const call of [store.load('s'), store.checkpoint('s', 1), store.load('s')]) {
-        const message = await failure(call);
+        const message = (await expectCkptError(call, 'BACKEND')).message;
         expect(message).toMatch(/WRONGPASS/);
         expect(message).toContain(SERVER_HINTS.loginRefused);
         expect(message).not.toContain('wrong-password');
@@ -96,15 +81,7 @@ describe.skipIf(!available)('redis connection errors, with the server up', () =>
   });
 
   it('says a write cut off by a lost connection may or may not have run, and a read only to retry', async () => {
-    const server = new URL(url);
-    const proxy: FaultProxy = await startFaultProxy({
-      host: server.hostname,
-      port: Number(server.port || 6379),
-    });
-    const viaProxy = new URL(url);
-    viaProxy.port = String(proxy.port);
-    const backend = redis({ url: viaProxy.toString(), namespace: freshNamespace() });
-    const store = new CheckpointStore(backend);
+    const { proxy, backend, store } = await throughProxy();
     const client = backend.client as Redis;
     try {
       await store.checkpoint('s', 0); // connected, the scripts cached
@@ -115,12 +92,12 @@ describe.skipIf(!available)('redis connection errors, with the server up', () =>
       };
 
       await cutNextReply();
-      const read = await failure(store.load('s', 1));
+      const read = (await expectCkptError(store.load('s', 1), 'BACKEND')).message;
       expect(read).toMatch(/lost the connection to Redis at .* during a read; retry it/);
       expect(read).not.toMatch(/may or may not/);
 
       await cutNextReply();
-      const write = await failure(store.checkpoint('s', 1));
+      const write = (await expectCkptError(store.checkpoint('s', 1), 'BACKEND')).message;
       expect(write).toMatch(/during a write, so it may or may not have run/);
       expect(write).toContain('idempotencyKey');
     } finally {
