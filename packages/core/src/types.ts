@@ -146,6 +146,8 @@ export interface StateScope<V = JsonValue> {
   get(key: string): Promise<V | undefined>;
   /** Store `value` under `key`. */
   set<W = V>(key: string, value: JsonInput<V, W>): Promise<void>;
+  /** Write `value` only where `key` has none (atomically); true when written, false when a value was there and is kept. */
+  setIfAbsent<W = V>(key: string, value: JsonInput<V, W>): Promise<boolean>;
   /** False when the key was absent. */
   delete(key: string): Promise<boolean>;
   /** Keys in ascending order (by UTF-8 bytes). */

@@ -3,7 +3,9 @@ import { CkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import { confirm } from '../confirm.js';
 import type { Context } from '../context.js';
-import { positiveInteger } from '../parse.js';
+import { count } from '../io.js';
+import { parseArgument, positiveInteger } from '../parse.js';
+import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
 import { example } from './help.js';
 
 /** Refused: a destructive command nobody confirmed. */
@@ -11,102 +13,119 @@ export class NotConfirmed extends Error {}
 
 export function registerRepair(program: Command, ctx: Context): void {
   example(
-    program
-      .command('rollback')
-      .description(
-        'move the head to a stored checkpoint; nothing is deleted, so rolling forward works too',
-      )
-      .argument('<id>', 'the session')
-      .argument('<seq>', 'the checkpoint to make the head', positiveInteger('seq'))
+    sessionArguments(
+      program
+        .command('rollback')
+        .description(
+          'move the head to a stored checkpoint; nothing is deleted, so rolling forward works too',
+        ),
+      ['seq', 'the checkpoint to make the head'],
+    )
       .option(
         '--expect-head <seq>',
         'only if the head is still this one',
         positiveInteger('expect-head'),
       )
-      .action(async (id: string, seq: number, opts: { expectHead?: number }) => {
-        const store = await ctx.store();
-        const before = (await store.info(id))?.head ?? null;
-        await store.rollback(id, seq, { expectedHead: opts.expectHead });
-        ctx.output({ sessionId: id, head: seq, previousHead: before }, () =>
-          ctx.print(`${id}: head moved from ${before} to ${seq}`),
-        );
-      }),
+      .action(
+        async (
+          id: string | undefined,
+          given: string | undefined,
+          opts: ThreadOptions & { expectHead?: number },
+        ) => {
+          const { session: ref, rest } = sessionAndRest([id, given], opts, ['seq']);
+          const seq = parseArgument(positiveInteger('seq'), rest[0]!);
+          const store = await ctx.store();
+          const before = (await store.info(ref.sessionId))?.head ?? null;
+          await store.rollback(ref.sessionId, seq, { expectedHead: opts.expectHead });
+          ctx.output({ sessionId: ref.sessionId, head: seq, previousHead: before }, () =>
+            ctx.print(`${ref.sessionId}: head moved from ${before} to ${seq}`),
+          );
+        },
+      ),
     'ckpt rollback chat-1 3',
+    'ckpt rollback --thread thread-7 3',
   );
 
   example(
-    program
-      .command('fork')
-      .description('copy a checkpoint and its ancestors into a new, independent session')
-      .argument('<id>', 'the session to fork')
+    sessionArguments(
+      program
+        .command('fork')
+        .description('copy a checkpoint and its ancestors into a new, independent session'),
+    )
       .option('--at <seq>', 'the checkpoint to fork at (default: the head)', positiveInteger('at'))
       .option('--new-id <id>', 'the new session id (default: a random UUID)')
-      .action(async (id: string, opts: { at?: number; newId?: string }) => {
-        const store = await ctx.store();
-        const newId = await store.fork(id, { atSeq: opts.at, newId: opts.newId });
-        ctx.output({ sessionId: newId, forkedFrom: { sessionId: id, seq: opts.at ?? null } }, () =>
-          ctx.print(newId),
-        );
-      }),
+      .action(
+        async (id: string | undefined, opts: ThreadOptions & { at?: number; newId?: string }) => {
+          const { session: ref } = sessionAndRest([id], opts);
+          const store = await ctx.store();
+          const newId = await store.fork(ref.sessionId, { atSeq: opts.at, newId: opts.newId });
+          ctx.output(
+            { sessionId: newId, forkedFrom: { sessionId: ref.sessionId, seq: opts.at ?? null } },
+            () => ctx.print(newId),
+          );
+        },
+      ),
     'ckpt fork chat-1 --at 3 --new-id chat-1-retry',
   );
 
   example(
-    program
-      .command('prune')
-      .description(
-        'keep the n newest checkpoints and the head; remove the rest with their transcript items',
-      )
-      .argument('<id>', 'the session')
+    sessionArguments(
+      program
+        .command('prune')
+        .description(
+          'keep the n newest checkpoints and the head; remove the rest with their transcript items',
+        ),
+    )
       .requiredOption(
         '--keep-last <n>',
         'how many of the newest checkpoints to keep',
         positiveInteger('keep-last'),
       )
-      .action(async (id: string, opts: { keepLast: number }) => {
+      .action(async (id: string | undefined, opts: ThreadOptions & { keepLast: number }) => {
+        const { session: ref } = sessionAndRest([id], opts);
         const store = await ctx.store();
-        const removed = await store.prune(id, { keepLast: opts.keepLast });
-        ctx.output({ sessionId: id, removed }, () =>
-          ctx.print(`${id}: removed ${removed} checkpoint${removed === 1 ? '' : 's'}`),
+        const removed = await store.prune(ref.sessionId, { keepLast: opts.keepLast });
+        ctx.output({ sessionId: ref.sessionId, removed }, () =>
+          ctx.print(`${ref.sessionId}: removed ${count(removed, 'checkpoint')}`),
         );
       }),
     'ckpt prune chat-1 --keep-last 20',
   );
 
   example(
-    program
-      .command('delete')
-      .description(
-        'remove a session with every branch and its transcript (asks first on a terminal)',
-      )
-      .argument('<id>', 'the session')
+    sessionArguments(
+      program
+        .command('delete')
+        .description(
+          'remove a session with every branch and its transcript (asks first on a terminal)',
+        ),
+    )
       .option('-y, --yes', 'do not ask (needed when stdin is not a terminal)')
-      .action(async (id: string, opts: { yes?: boolean }) => {
+      .action(async (id: string | undefined, opts: ThreadOptions & { yes?: boolean }) => {
+        const { session: ref } = sessionAndRest([id], opts);
         const store = await ctx.store();
-        const info = await store.info(id);
+        const info = await store.info(ref.sessionId);
         if (info === null) {
-          throw new CkptError(
-            'NOT_FOUND',
-            `session ${JSON.stringify(id)} does not exist; nothing was deleted.`,
-            {
-              details: { argument: 'sessionId' },
-            },
-          );
+          throw new CkptError('NOT_FOUND', `${ref.label} does not exist; nothing was deleted.`, {
+            details: { argument: 'sessionId' },
+          });
         }
         if (!opts.yes) {
           if (ctx.io.stdin.isTTY !== true) {
             throw new NotConfirmed(
-              `delete removes session ${JSON.stringify(id)} for good; pass --yes to confirm when not at a terminal. Nothing was deleted.`,
+              `delete removes ${ref.label} for good; pass --yes to confirm when not at a terminal. Nothing was deleted.`,
             );
           }
           const sure = await confirm(
             ctx.io,
-            `Delete session ${JSON.stringify(id)} with its ${info.checkpoints} checkpoint${info.checkpoints === 1 ? '' : 's'}? This cannot be undone.`,
+            `Delete ${ref.label} with its ${count(info.checkpoints, 'checkpoint')}? This cannot be undone.`,
           );
           if (!sure) throw new NotConfirmed('not confirmed; nothing was deleted.');
         }
-        const deleted = await store.delete(id);
-        ctx.output({ sessionId: id, deleted }, () => ctx.print(`${id}: deleted`));
+        const deleted = await store.delete(ref.sessionId);
+        ctx.output({ sessionId: ref.sessionId, deleted }, () =>
+          ctx.print(`${ref.sessionId}: deleted`),
+        );
       }),
     'ckpt delete chat-1 --yes',
   );
