@@ -186,6 +186,9 @@ describe('typed state scopes', () => {
     expect(next.step).toBe(2);
     // @ts-expect-error: the scope holds ChatState values
     await scope.set('d2', { step: 1 });
+    expect(await scope.setIfAbsent('d3', state)).toBe(true);
+    // @ts-expect-error: setIfAbsent takes a ChatState too
+    await scope.setIfAbsent('d4', { step: 1 });
   });
 
   it('takes an interface value in an untyped scope, and refuses a Date there', async () => {
