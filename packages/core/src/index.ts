@@ -32,6 +32,8 @@ export type {
   CheckpointOptions,
   ExportedCheckpoint,
   ImportOptions,
+  JsonCompatible,
+  JsonInput,
   JsonValue,
   ListOptions,
   Metadata,
