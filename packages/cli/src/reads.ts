@@ -74,6 +74,12 @@ export async function showCheckpoint(
   seq?: number,
 ): Promise<Shown> {
   const info = await existingSession(store, id);
+  const checkpoint = await stored(store, id, seq);
+  return { sessionId: id, info, checkpoint, transcript: await itemsOf(store, id, checkpoint.seq) };
+}
+
+/** Checkpoint `seq` (default: the head) of a session known to exist, or NOT_FOUND. */
+async function stored(store: CheckpointStore, id: string, seq?: number): Promise<Checkpoint> {
   const checkpoint = await store.load(id, seq);
   if (checkpoint === null) {
     throw new CkptError(
@@ -82,14 +88,16 @@ export async function showCheckpoint(
       { details: { argument: 'seq' } },
     );
   }
-  return { sessionId: id, info, checkpoint, transcript: await itemsOf(store, id, checkpoint.seq) };
+  return checkpoint;
 }
 
-/** The transcript items checkpoint `seq` appended, in order. */
+/**
+ * The transcript items checkpoint `seq` appended, in order: none unless it is on the active
+ * timeline, whose transcript is all there is to read. A checkpoint's seq is above its
+ * parent's, so the transcript (newest first) is read only down to `seq`.
+ */
 async function itemsOf(store: CheckpointStore, id: string, seq: number): Promise<JsonValue[]> {
   const items: JsonValue[] = [];
-  if (!(await store.history(id)).includes(seq)) return items;
-  // The transcript walks the active timeline newest first: its items come before older ones.
   for await (const entry of allItems((cursor) => store.transcript(id, { limit: 1000, cursor }))) {
     if (entry.seq < seq) break;
     if (entry.seq === seq) items.push(entry.item);
@@ -163,10 +171,11 @@ export async function checkpointDiff(
   to: number,
   from?: number,
 ): Promise<JsonChange[]> {
-  const after = (await showCheckpoint(store, id, to)).checkpoint;
+  await existingSession(store, id);
+  const after = await stored(store, id, to);
   const base = from ?? after.parent;
   // The first checkpoint of a session is compared with nothing: all of it was added.
-  const before = base === null ? null : (await showCheckpoint(store, id, base)).checkpoint;
+  const before = base === null ? null : await stored(store, id, base);
   const compared = (cp: Checkpoint) => ({ data: cp.data, metadata: cp.metadata });
   return diffJson(before === null ? {} : compared(before), compared(after));
 }

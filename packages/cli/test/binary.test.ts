@@ -91,8 +91,15 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
   it('shows a session, its transcript and its history as the store gives them', async () => {
     const show = JSON.parse((await run('show', 'main-fork', '--json')).stdout);
     expect(show).toEqual(
-      asPrinted({ info: await store.info('main-fork'), checkpoint: await store.load('main-fork') }),
+      asPrinted({
+        sessionId: 'main-fork',
+        info: await store.info('main-fork'),
+        checkpoint: await store.load('main-fork'),
+        transcript: [],
+      }),
     );
+    const first = JSON.parse((await run('show', 'main-fork', '--seq', '1', '--json')).stdout);
+    expect(first.transcript).toEqual(['said 1', { i: 1 }]);
     const three = JSON.parse((await run('show', 'main-fork', '--seq', '3', '--json')).stdout);
     expect(three.checkpoint).toEqual(asPrinted(await store.load('main-fork', 3)));
     const transcript = JSON.parse((await run('transcript', 'main-fork', '--json')).stdout);
@@ -242,6 +249,7 @@ describe('ckpt without a store', () => {
       'import',
       'copy',
       'doctor',
+      'studio',
     ]);
     expect(top.stdout).toMatch(/Exit status: 0 done/);
     for (const command of commands) {

@@ -1,33 +1,18 @@
 /** Reading a store: sessions, show, tree, transcript, history. */
-import { allItems, allSessionIds, type CheckpointStore, CkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { brief, shortTime } from '../io.js';
 import { positiveInteger } from '../parse.js';
-import { renderTree, treeNodes } from '../tree.js';
+import {
+  all,
+  sessionsPage,
+  sessionTree,
+  showCheckpoint,
+  timeline,
+  transcriptPage,
+} from '../reads.js';
+import { renderTree } from '../tree.js';
 import { example } from './help.js';
-
-/** Every item of a paged listing, in an array. */
-async function all<T>(
-  fetch: (cursor: string | null) => Promise<{ items: T[]; cursor: string | null }>,
-): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of allItems(fetch)) items.push(item);
-  return items;
-}
-
-/** The session's summary, or NOT_FOUND saying how to see which sessions there are. */
-async function existing(store: CheckpointStore, id: string) {
-  const info = await store.info(id);
-  if (info === null) {
-    throw new CkptError(
-      'NOT_FOUND',
-      `session ${JSON.stringify(id)} does not exist; list the sessions with: ckpt sessions`,
-      { details: { argument: 'sessionId' } },
-    );
-  }
-  return info;
-}
 
 const forkedFrom = (f: { sessionId: string; seq: number } | null) =>
   f === null ? '' : `${f.sessionId} at ${f.seq}`;
@@ -43,8 +28,11 @@ export function registerInspect(program: Command, ctx: Context): void {
       .action(async (opts: { limit: number; cursor?: string; all?: boolean }) => {
         const store = await ctx.store();
         const page = opts.all
-          ? { items: await all((cursor) => store.sessions({ limit: 1000, cursor })), cursor: null }
-          : await store.sessions({ limit: opts.limit, cursor: opts.cursor ?? null });
+          ? {
+              items: await all((cursor) => sessionsPage(store, { limit: 1000, cursor })),
+              cursor: null,
+            }
+          : await sessionsPage(store, { limit: opts.limit, cursor: opts.cursor });
         ctx.output(page, () => {
           ctx.table(
             ['SESSION', 'HEAD', 'CHECKPOINTS', 'UPDATED', 'CREATED', 'FORKED FROM'],
@@ -70,17 +58,9 @@ export function registerInspect(program: Command, ctx: Context): void {
       .argument('<id>', 'the session')
       .option('--seq <seq>', 'show this checkpoint instead of the head', positiveInteger('seq'))
       .action(async (id: string, opts: { seq?: number }) => {
-        const store = await ctx.store();
-        const info = await existing(store, id);
-        const checkpoint = await store.load(id, opts.seq);
-        if (checkpoint === null) {
-          throw new CkptError(
-            'NOT_FOUND',
-            `session ${JSON.stringify(id)} has no stored checkpoint ${opts.seq}; see its checkpoints with: ckpt tree ${JSON.stringify(id)}`,
-            { details: { argument: 'seq' } },
-          );
-        }
-        ctx.output({ info, checkpoint }, () => {
+        const shown = await showCheckpoint(await ctx.store(), id, opts.seq);
+        const { info, checkpoint } = shown;
+        ctx.output(shown, () => {
           ctx.table(
             ['SESSION', 'HEAD', 'CHECKPOINTS', 'UPDATED', 'CREATED', 'FORKED FROM'],
             [
@@ -113,17 +93,9 @@ export function registerInspect(program: Command, ctx: Context): void {
       )
       .argument('<id>', 'the session')
       .action(async (id: string) => {
-        const store = await ctx.store();
-        const info = await existing(store, id);
-        const checkpoints = await all((cursor) => store.list(id, { limit: 1000, cursor }));
-        const timeline = await store.history(id);
-        const forks = new Map<number, string[]>();
-        for await (const other of allSessionIds(store)) {
-          const from = (await store.info(other))?.forkedFrom;
-          if (from?.sessionId === id) forks.set(from.seq, [...(forks.get(from.seq) ?? []), other]);
-        }
-        const nodes = treeNodes(checkpoints, info.head, timeline, forks);
-        ctx.output({ session: info, checkpoints: nodes }, () => {
+        const tree = await sessionTree(await ctx.store(), id);
+        const { info, checkpoints: nodes } = tree;
+        ctx.output(tree, () => {
           const c = ctx.colors;
           const origin = info.forkedFrom
             ? ` · forked from ${JSON.stringify(info.forkedFrom.sessionId)} at ${info.forkedFrom.seq}`
@@ -144,9 +116,9 @@ export function registerInspect(program: Command, ctx: Context): void {
       .argument('<id>', 'the session')
       .option('--limit <n>', 'the newest n items (1 to 1000)', positiveInteger('limit'), 50)
       .action(async (id: string, opts: { limit: number }) => {
-        const store = await ctx.store();
-        await existing(store, id);
-        const page = await store.transcript(id, { limit: Math.min(opts.limit, 1000) });
+        const page = await transcriptPage(await ctx.store(), id, {
+          limit: Math.min(opts.limit, 1000),
+        });
         ctx.output(page, () => {
           ctx.table(
             ['SEQ', 'AT', 'ITEM'],
@@ -169,20 +141,11 @@ export function registerInspect(program: Command, ctx: Context): void {
       .description('the active timeline: the head and its stored ancestors, oldest first')
       .argument('<id>', 'the session')
       .action(async (id: string) => {
-        const store = await ctx.store();
-        await existing(store, id);
-        const seqs = await store.history(id);
-        const infos = new Map(
-          (await all((cursor) => store.list(id, { limit: 1000, cursor }))).map((cp) => [
-            cp.seq,
-            cp,
-          ]),
-        );
-        const timeline = seqs.map((seq) => infos.get(seq)).filter((cp) => cp !== undefined);
-        ctx.output(timeline, () => {
+        const checkpoints = await timeline(await ctx.store(), id);
+        ctx.output(checkpoints, () => {
           ctx.table(
             ['SEQ', 'PARENT', 'CREATED', 'METADATA'],
-            timeline.map((cp) => [
+            checkpoints.map((cp) => [
               cp.seq,
               cp.parent ?? '',
               shortTime(cp.createdAt),

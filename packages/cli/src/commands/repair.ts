@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { confirm } from '../confirm.js';
 import type { Context } from '../context.js';
 import { positiveInteger } from '../parse.js';
+import { deleteSession, forkSession, pruneSession, rollbackSession } from '../writes.js';
 import { example } from './help.js';
 
 /** Refused: a destructive command nobody confirmed. */
@@ -24,12 +25,8 @@ export function registerRepair(program: Command, ctx: Context): void {
         positiveInteger('expect-head'),
       )
       .action(async (id: string, seq: number, opts: { expectHead?: number }) => {
-        const store = await ctx.store();
-        const before = (await store.info(id))?.head ?? null;
-        await store.rollback(id, seq, { expectedHead: opts.expectHead });
-        ctx.output({ sessionId: id, head: seq, previousHead: before }, () =>
-          ctx.print(`${id}: head moved from ${before} to ${seq}`),
-        );
+        const done = await rollbackSession(await ctx.store(), id, seq, opts.expectHead);
+        ctx.output(done, () => ctx.print(`${id}: head moved from ${done.previousHead} to ${seq}`));
       }),
     'ckpt rollback chat-1 3',
   );
@@ -42,11 +39,11 @@ export function registerRepair(program: Command, ctx: Context): void {
       .option('--at <seq>', 'the checkpoint to fork at (default: the head)', positiveInteger('at'))
       .option('--new-id <id>', 'the new session id (default: a random UUID)')
       .action(async (id: string, opts: { at?: number; newId?: string }) => {
-        const store = await ctx.store();
-        const newId = await store.fork(id, { atSeq: opts.at, newId: opts.newId });
-        ctx.output({ sessionId: newId, forkedFrom: { sessionId: id, seq: opts.at ?? null } }, () =>
-          ctx.print(newId),
-        );
+        const done = await forkSession(await ctx.store(), id, {
+          atSeq: opts.at,
+          newId: opts.newId,
+        });
+        ctx.output(done, () => ctx.print(done.sessionId));
       }),
     'ckpt fork chat-1 --at 3 --new-id chat-1-retry',
   );
@@ -64,9 +61,9 @@ export function registerRepair(program: Command, ctx: Context): void {
         positiveInteger('keep-last'),
       )
       .action(async (id: string, opts: { keepLast: number }) => {
-        const store = await ctx.store();
-        const removed = await store.prune(id, { keepLast: opts.keepLast });
-        ctx.output({ sessionId: id, removed }, () =>
+        const done = await pruneSession(await ctx.store(), id, opts.keepLast);
+        const { removed } = done;
+        ctx.output(done, () =>
           ctx.print(`${id}: removed ${removed} checkpoint${removed === 1 ? '' : 's'}`),
         );
       }),
@@ -105,8 +102,8 @@ export function registerRepair(program: Command, ctx: Context): void {
           );
           if (!sure) throw new NotConfirmed('not confirmed; nothing was deleted.');
         }
-        const deleted = await store.delete(id);
-        ctx.output({ sessionId: id, deleted }, () => ctx.print(`${id}: deleted`));
+        const done = await deleteSession(store, id);
+        ctx.output(done, () => ctx.print(`${id}: deleted`));
       }),
     'ckpt delete chat-1 --yes',
   );

@@ -40,6 +40,9 @@ export interface Studio {
   close(): Promise<void>;
 }
 
+/** How long after the start the catalog is first walked for forks. */
+const WARM_AFTER_MS = 2000;
+
 /** The loopback addresses: listening there, the studio answers only under this machine's names for it. */
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
@@ -207,7 +210,9 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
       [shownHost, '127.0.0.1', 'localhost', '[::1]'].map((name) => `${name}:${port}`),
     );
   }
-  forks.warm();
+  // The first walk of the catalog for forks starts a moment after the start, so that it does
+  // not hold up the first page a browser asks for.
+  setTimeout(() => forks.warm(), WARM_AFTER_MS).unref();
   const origin = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : shownHost}:${port}`;
   return {
     url: `${origin}/?token=${guard.token}`,

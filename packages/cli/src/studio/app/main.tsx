@@ -18,6 +18,7 @@ function App() {
   useEffect(() => {
     api.studio().then(setStudio, setError);
   }, []);
+  // The views start at once; the buttons of the changes show once the studio says they are allowed.
   const write = studio?.write === true;
   return (
     <>
@@ -45,20 +46,19 @@ function App() {
       </header>
       <main>
         <ErrorNote error={error} />
-        {studio &&
-          (route.view === 'catalog' ? (
-            <Catalog prefix={route.prefix} />
-          ) : route.view === 'session' ? (
-            <SessionView key={route.id} route={route} write={write} />
-          ) : route.view === 'scopes' ? (
-            <Scopes />
-          ) : route.view === 'scope' ? (
-            <Scope key={route.scope} scope={route.scope} write={write} />
-          ) : (
-            <p class="empty">
-              Nothing at {route.path}. <Link href="/">See the sessions</Link>
-            </p>
-          ))}
+        {route.view === 'catalog' ? (
+          <Catalog prefix={route.prefix} />
+        ) : route.view === 'session' ? (
+          <SessionView key={route.id} route={route} write={write} />
+        ) : route.view === 'scopes' ? (
+          <Scopes />
+        ) : route.view === 'scope' ? (
+          <Scope key={route.scope} scope={route.scope} write={write} />
+        ) : (
+          <p class="empty">
+            Nothing at {route.path}. <Link href="/">See the sessions</Link>
+          </p>
+        )}
       </main>
       <ConfirmHost />
     </>
