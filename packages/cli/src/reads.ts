@@ -140,14 +140,20 @@ export interface TranscriptQuery {
   cursor?: string | null;
 }
 
+/** A page of a session's transcript, with the session's id. */
+export interface TranscriptPage extends Page<TranscriptEntry> {
+  sessionId: string;
+}
+
 /** A page of the active timeline's transcript, newest first (`ckpt transcript --json`). */
 export async function transcriptPage(
   store: CheckpointStore,
   id: string,
   query: TranscriptQuery,
-): Promise<Page<TranscriptEntry>> {
+): Promise<TranscriptPage> {
   await existingSession(store, id);
-  return store.transcript(id, { limit: query.limit, cursor: query.cursor ?? null });
+  const page = await store.transcript(id, { limit: query.limit, cursor: query.cursor ?? null });
+  return { sessionId: id, ...page };
 }
 
 /** The active timeline: the head and its stored ancestors, oldest first (`ckpt history --json`). */

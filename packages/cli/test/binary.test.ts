@@ -103,7 +103,9 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     const three = JSON.parse((await run('show', 'main-fork', '--seq', '3', '--json')).stdout);
     expect(three.checkpoint).toEqual(asPrinted(await store.load('main-fork', 3)));
     const transcript = JSON.parse((await run('transcript', 'main-fork', '--json')).stdout);
-    expect(transcript).toEqual(asPrinted(await store.transcript('main-fork')));
+    expect(transcript).toEqual(
+      asPrinted({ sessionId: 'main-fork', ...(await store.transcript('main-fork')) }),
+    );
     const history = JSON.parse((await run('history', 'main-fork', '--json')).stdout);
     expect(history.map((cp: { seq: number }) => cp.seq)).toEqual(await store.history('main-fork'));
     const text = await run('transcript', 'main-fork');

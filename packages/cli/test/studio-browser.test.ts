@@ -4,11 +4,9 @@
  * test fills. Also measures (and prints, never asserts) how long a session of 10,000
  * checkpoints and the first page of a catalog of 100,000 sessions take to draw.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { serviceAvailable } from '@ckpt/contract-tests';
 import {
   type CheckpointStore,
@@ -20,10 +18,10 @@ import { emptyStore, URL_STORES } from '@ckpt/test-stores';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from './support/binary.js';
+import { runDemo } from './support/demo.js';
 import { CHROMIUM, launchBrowser, type StudioProcess, startStudio } from './support/studio.js';
 import { screenshotDemo } from './support/studio-screenshot.js';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-studio-browser-'));
 
 const haveChromium = await serviceAvailable(
@@ -344,11 +342,7 @@ describe.runIf(haveChromium)("ckpt studio on the demo's store", () => {
   let studio: StudioProcess;
 
   beforeAll(async () => {
-    execFileSync(`${root}node_modules/.bin/tsx`, ['src/main.ts'], {
-      cwd: join(root, 'examples/demo'),
-      env: { ...process.env, CKPT_DEMO_URL: url },
-      stdio: 'ignore',
-    });
+    runDemo(url);
     studio = await startStudio(url);
   }, 120_000);
   afterAll(() => studio?.stop());

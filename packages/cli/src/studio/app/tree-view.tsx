@@ -159,6 +159,20 @@ export function TreeView({ nodes, selected, compare, origin, onSelect }: TreeVie
     >
       {/* biome-ignore lint/a11y/noNoninteractiveElementToInteractiveRole: the picture is the tree its checkpoints are items of */}
       <svg class="tree" width="100%" height={height} role="tree" aria-label="checkpoints">
+        <g class="bands">
+          {rows.map((r) =>
+            r.kind === 'node' && (r.node.seq === selected || r.node.seq === compare) ? (
+              <rect
+                key={r.node.seq}
+                class={r.node.seq === selected ? 'band band-selected' : 'band band-compared'}
+                x={0}
+                y={rowY(r.row) - ROW / 2}
+                width="100%"
+                height={ROW}
+              />
+            ) : null,
+          )}
+        </g>
         <g class="edges">
           {edges.map((e) => (
             <path
