@@ -1,13 +1,29 @@
 /** What every command works with: the streams, the options every command takes, the store. */
-import { type CheckpointStore, CkptError, openStore } from '@ckpt/core';
+import { type CheckpointStore, openStore } from '@ckpt/core';
+import { redactPasswords } from '@ckpt/core/adapter';
 import Table from 'cli-table3';
-import { type CliIo, type Colors, colorsFor, json } from './io.js';
+import type { Command } from 'commander';
+import { type CliIo, type Colors, colorsFor, columns, cut, json, shellWord } from './io.js';
+import { UsageError } from './usage-error.js';
 
 /** The options every command takes. */
 export interface GlobalOptions {
   store?: string;
   json?: boolean;
   color?: boolean;
+}
+
+/** The options of a command that prints values: `--wide` (or `--full`) prints them whole. */
+export interface WideOptions {
+  wide?: boolean;
+  full?: boolean;
+}
+
+/** Add `--wide` and its other name `--full` to `command`. */
+export function wideOptions(command: Command): Command {
+  return command
+    .option('--wide', 'print values whole, not cut at the width of the terminal')
+    .option('--full', 'the same as --wide');
 }
 
 /** One run of the command. */
@@ -42,13 +58,28 @@ export class Context {
   async store(): Promise<CheckpointStore> {
     const url = this.#options().store ?? this.io.env.CKPT_STORE;
     if (url === undefined || url === '') {
-      throw new CkptError(
-        'INVALID_ARGUMENT',
+      throw new UsageError(
         "no store given: pass --store <url> or set CKPT_STORE, such as 'sqlite:./agent.db' or 'postgres://user@host/db'.",
-        { details: { argument: 'store' } },
       );
     }
     return this.open(url);
+  }
+
+  /**
+   * `ckpt` with `args` as a person pastes it to run again: the store repeated where it was given
+   * with --store (CKPT_STORE stays set in their shell), every word quoted for the shell, and no
+   * password of a URL shown.
+   */
+  commandLine(args: string[]): string {
+    const store = this.#options().store;
+    const words = ['ckpt', ...(store === undefined ? [] : ['--store', store]), ...args];
+    return redactPasswords(words.map(shellWord).join(' '));
+  }
+
+  /** The columns a line may take: the terminal's width, or null (whole) in a pipe or when told. */
+  width(opts: WideOptions = {}): number | null {
+    if (opts.wide || opts.full || this.io.stdout.isTTY !== true) return null;
+    return this.io.stdout.columns ?? 80;
   }
 
   /** Open the store at `url`; every store opened is closed when the command ends. */
@@ -79,9 +110,21 @@ export class Context {
     else human();
   }
 
-  /** Print rows as columns under a header: for a person, no borders, aligned. */
-  table(head: string[], rows: (string | number)[][]): void {
+  /**
+   * Print rows as columns under a header: for a person, no borders, aligned. With `width`, the
+   * last column is cut so that each line fits in it.
+   */
+  table(head: string[], rows: (string | number)[][], width: number | null = null): void {
     const c = this.colors;
+    if (width !== null && head.length > 1) {
+      const text = rows.map((row) => row.map(String));
+      const before = head
+        .slice(0, -1)
+        .map((h, i) => Math.max(columns(h), ...text.map((row) => columns(row[i] ?? ''))));
+      // Two spaces between columns.
+      const room = Math.max(width - before.reduce((sum, w) => sum + w + 2, 0), 10);
+      rows = text.map((row) => [...row.slice(0, -1), cut(row.at(-1) ?? '', room)]);
+    }
     const table = new Table({
       head: head.map((h) => c.bold(h)),
       chars: {

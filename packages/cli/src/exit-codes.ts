@@ -17,8 +17,10 @@ export const EXIT = {
   INVALID: 5,
   /** The store cannot be used: unreachable, refused, a schema it cannot read, a missing adapter. */
   STORE: 6,
-  /** `ckpt doctor` found a problem. */
+  /** `ckpt doctor` found a problem (with `--strict`, a warning too). */
   DOCTOR: 7,
+  /** Stopped by Ctrl-C (SIGINT), as a shell reports a command it interrupted (128 + 2). */
+  INTERRUPTED: 130,
 } as const;
 
 const BY_CODE: Record<CkptErrorCode, number> = {

@@ -5,6 +5,7 @@
  */
 import { isCkptError } from '@ckpt/core';
 import { Command, CommanderError, Option } from 'commander';
+import { registerDiff } from './commands/diff.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerInspect } from './commands/inspect.js';
 import { NotConfirmed, registerRepair } from './commands/repair.js';
@@ -13,7 +14,9 @@ import { registerStudio } from './commands/studio.js';
 import { registerTransfer } from './commands/transfer.js';
 import { Context, type GlobalOptions } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
+import { Interrupted } from './interrupt.js';
 import type { CliIo } from './io.js';
+import { UsageError } from './usage-error.js';
 import { VERSION } from './version.js';
 
 /** The program, with every command registered on `ctx`. */
@@ -46,7 +49,11 @@ function program(ctx: Context): Command {
       'after',
       `
 Exit status: 0 done, 1 unexpected failure, 2 usage error or not confirmed, 3 not found,
-4 conflict, 5 bad input, 6 store unusable (unreachable, refused, schema), 7 doctor found a problem.
+4 conflict, 5 bad input, 6 store unusable (unreachable, refused, schema), 7 doctor found a
+problem, 130 stopped by Ctrl-C.
+
+A LangGraph thread's session: --thread <thread_id> [--ns <checkpoint_ns>] in place of <id>.
+An OpenAI Agents SDK session's id is its ckpt session id.
 
 Example:
   $ export CKPT_STORE=sqlite:./agent.db
@@ -56,6 +63,7 @@ Example:
 `,
     );
   registerInspect(root, ctx);
+  registerDiff(root, ctx);
   registerRepair(root, ctx);
   registerState(root, ctx);
   registerTransfer(root, ctx);
@@ -93,6 +101,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
     if (err instanceof NotConfirmed) {
       io.stderr.write(`ckpt: ${message}\n`);
+      return EXIT.USAGE;
+    }
+    if (err instanceof Interrupted) {
+      io.stderr.write(`${c.yellow('ckpt: interrupted:')} ${message}\n`);
+      return EXIT.INTERRUPTED;
+    }
+    if (err instanceof UsageError) {
+      io.stderr.write(`${c.red('ckpt: error:')} ${message}\n`);
       return EXIT.USAGE;
     }
     const code = isCkptError(err) ? `${err.code}: ` : '';

@@ -2,7 +2,8 @@
  * A transcript item seen as a chat message, whichever framework wrote it: who said it, what
  * it said, and the tools it called. It recognizes
  *
- * - `{ role, text, id?, name?, toolCalls? }`, as @ckpt/langgraph writes transcript items;
+ * - `{ role, text, id?, name?, toolCalls?, toolCallId? }`, as @ckpt/langgraph writes transcript
+ *   items;
  * - `{ role, content: string }`, the common chat shape (with Chat Completions' `tool_calls`);
  * - `{ role, content: [{ type: 'input_text' | 'output_text' | 'text', text }, …] }`, OpenAI
  *   Agents SDK messages (other parts, such as images, stand as `[input_image]`);
@@ -106,12 +107,20 @@ function langChain(item: Obj): MessageView | null {
   const role = kind === 'ChatMessage' ? str(kwargs.role) : LANGCHAIN_ROLES[kind];
   const text = contentText(kwargs.content ?? '');
   if (role === undefined || text === undefined) return null;
-  const toolCallId = str(kwargs.tool_call_id);
+  return withToolFields(role, text, kwargs);
+}
+
+/**
+ * A message whose other fields are named as LangChain's kwargs and Chat Completions name them:
+ * `name`, `id`, `tool_calls`, `tool_call_id`.
+ */
+function withToolFields(role: string, text: string, fields: Obj): MessageView {
+  const toolCallId = str(fields.tool_call_id);
   return {
     role,
     text,
-    ...extras(kwargs),
-    toolCalls: toolCalls(kwargs.tool_calls),
+    ...extras(fields),
+    toolCalls: toolCalls(fields.tool_calls),
     ...(toolCallId === undefined ? {} : { toolCallId }),
   };
 }
@@ -173,20 +182,19 @@ export function messageView(item: unknown): MessageView | null {
   const role = str(item.role);
   if (role === undefined || role === '') return null;
   if (typeof item.text === 'string') {
-    return { role, text: item.text, ...extras(item), toolCalls: toolCalls(item.toolCalls) };
+    const toolCallId = str(item.toolCallId);
+    return {
+      role,
+      text: item.text,
+      ...extras(item),
+      toolCalls: toolCalls(item.toolCalls),
+      ...(toolCallId === undefined ? {} : { toolCallId }),
+    };
   }
   if ('content' in item) {
     // Chat Completions messages carry `tool_calls` (with content null) and `tool_call_id`.
     const text = item.content === null ? '' : contentText(item.content);
-    if (text === undefined) return null;
-    const toolCallId = str(item.tool_call_id);
-    return {
-      role,
-      text,
-      ...extras(item),
-      toolCalls: toolCalls(item.tool_calls),
-      ...(toolCallId === undefined ? {} : { toolCallId }),
-    };
+    return text === undefined ? null : withToolFields(role, text, item);
   }
   return uiParts(item, role);
 }

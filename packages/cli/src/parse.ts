@@ -1,5 +1,6 @@
 /** Parsing of option and argument values: a bad one is refused before anything is opened. */
 import { InvalidArgumentError } from 'commander';
+import { UsageError } from './usage-error.js';
 
 /** A parser of a positive integer, for `name` in messages. */
 export function positiveInteger(name: string): (value: string) => number {
@@ -24,4 +25,17 @@ export function oneOf<T extends string>(name: string, choices: readonly T[]): (v
     }
     return value as T;
   };
+}
+
+/**
+ * `value` through `parse`, for an argument checked after the parser ran (one that --thread
+ * shifts): a bad value is a usage error, as the parser's own would be.
+ */
+export function parseArgument<T>(parse: (value: string) => T, value: string): T {
+  try {
+    return parse(value);
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) throw new UsageError(err.message);
+    throw err;
+  }
 }

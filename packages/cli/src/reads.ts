@@ -1,5 +1,5 @@
 /**
- * What each read of a store gives: the values `ckpt sessions|show|tree|transcript|history
+ * What each read of a store gives: the values `ckpt sessions|show|tree|transcript|history|diff
  * --json` print and the studio's API serves, made in one place so that both stay the same.
  */
 import {
@@ -15,8 +15,16 @@ import {
   type TranscriptEntry,
 } from '@ckpt/core';
 import { forksOf } from './forks.js';
+import { shellWord } from './io.js';
 import { diffJson, type JsonChange } from './json-diff.js';
+import { type SessionRef, threadSessionId } from './session-ref.js';
 import { type TreeNode, treeNodes } from './tree.js';
+
+/** How a message names a command to run next (the command adds the store it was given). */
+export type CommandLine = (words: string[]) => string;
+
+/** `ckpt` and the words, as a shell takes them. */
+export const plainCommandLine: CommandLine = (words) => ['ckpt', ...words].map(shellWord).join(' ');
 
 /** Every item of a paged listing, in an array. */
 export async function all<T>(
@@ -28,16 +36,44 @@ export async function all<T>(
 }
 
 /** The session's summary, or NOT_FOUND saying how to see which sessions there are. */
-export async function existingSession(store: CheckpointStore, id: string): Promise<SessionInfo> {
-  const info = await store.info(id);
+export async function existingSession(
+  store: CheckpointStore,
+  ref: SessionRef,
+): Promise<SessionInfo> {
+  const info = await store.info(ref.sessionId);
   if (info === null) {
-    throw new CkptError(
-      'NOT_FOUND',
-      `session ${JSON.stringify(id)} does not exist; list the sessions with: ckpt sessions`,
-      { details: { argument: 'sessionId' } },
-    );
+    const isThread = ref.words[0] === '--thread';
+    const kept = isThread
+      ? ` (a LangGraph saver keeps it in session ${JSON.stringify(ref.sessionId)})`
+      : '';
+    // Someone who gives a LangGraph thread's id as a session id is told how to name it.
+    const thread =
+      !isThread && (await store.info(threadSessionId(ref.sessionId))) !== null
+        ? `; a LangGraph thread has that id: give --thread ${shellWord(ref.sessionId)}`
+        : '; list the sessions with: ckpt sessions';
+    throw new CkptError('NOT_FOUND', `${ref.label} does not exist${kept}${thread}`, {
+      details: { argument: 'sessionId' },
+    });
   }
   return info;
+}
+
+/** Checkpoint `seq` (default: the head) of a session known to exist, or NOT_FOUND. */
+export async function storedCheckpoint(
+  store: CheckpointStore,
+  ref: SessionRef,
+  seq: number | undefined,
+  commandLine: CommandLine = plainCommandLine,
+): Promise<Checkpoint> {
+  const checkpoint = await store.load(ref.sessionId, seq);
+  if (checkpoint === null) {
+    throw new CkptError(
+      'NOT_FOUND',
+      `${ref.label} has no stored checkpoint ${seq}; see its checkpoints with: ${commandLine(['tree', ...ref.words])}`,
+      { details: { argument: 'seq' } },
+    );
+  }
+  return checkpoint;
 }
 
 /** Which page of the catalog to read. */
@@ -67,42 +103,42 @@ export interface Shown {
   transcript: JsonValue[];
 }
 
-/** The session's summary and its head checkpoint, or checkpoint `seq`. */
+/** The transcript items checkpoint `seq` appended, in order. */
+async function itemsOf(
+  store: CheckpointStore,
+  sessionId: string,
+  seq: number,
+): Promise<JsonValue[]> {
+  if ((await store.history(sessionId)).includes(seq)) {
+    // The transcript walks the active timeline newest first: its items come before older ones.
+    const items: JsonValue[] = [];
+    for await (const entry of allItems((cursor) =>
+      store.transcript(sessionId, { limit: 1000, cursor }),
+    )) {
+      if (entry.seq < seq) break;
+      if (entry.seq === seq) items.push(entry.item);
+    }
+    return items.reverse();
+  }
+  // Off the timeline, only the export holds a checkpoint's items; it is read up to that seq.
+  const session = await store.exportSession(sessionId);
+  for await (const cp of session?.checkpoints ?? []) {
+    if (cp.seq === seq) return cp.transcript;
+  }
+  return [];
+}
+
+/** The session's summary and its head checkpoint, or checkpoint `seq`, with the items it added. */
 export async function showCheckpoint(
   store: CheckpointStore,
-  id: string,
+  ref: SessionRef,
   seq?: number,
+  commandLine: CommandLine = plainCommandLine,
 ): Promise<Shown> {
-  const info = await existingSession(store, id);
-  const checkpoint = await stored(store, id, seq);
-  return { sessionId: id, info, checkpoint, transcript: await itemsOf(store, id, checkpoint.seq) };
-}
-
-/** Checkpoint `seq` (default: the head) of a session known to exist, or NOT_FOUND. */
-async function stored(store: CheckpointStore, id: string, seq?: number): Promise<Checkpoint> {
-  const checkpoint = await store.load(id, seq);
-  if (checkpoint === null) {
-    throw new CkptError(
-      'NOT_FOUND',
-      `session ${JSON.stringify(id)} has no stored checkpoint ${seq}; see its checkpoints with: ckpt tree ${JSON.stringify(id)}`,
-      { details: { argument: 'seq' } },
-    );
-  }
-  return checkpoint;
-}
-
-/**
- * The transcript items checkpoint `seq` appended, in order: none unless it is on the active
- * timeline, whose transcript is all there is to read. A checkpoint's seq is above its
- * parent's, so the transcript (newest first) is read only down to `seq`.
- */
-async function itemsOf(store: CheckpointStore, id: string, seq: number): Promise<JsonValue[]> {
-  const items: JsonValue[] = [];
-  for await (const entry of allItems((cursor) => store.transcript(id, { limit: 1000, cursor }))) {
-    if (entry.seq < seq) break;
-    if (entry.seq === seq) items.push(entry.item);
-  }
-  return items.reverse();
+  const info = await existingSession(store, ref);
+  const checkpoint = await storedCheckpoint(store, ref, seq, commandLine);
+  const transcript = await itemsOf(store, ref.sessionId, checkpoint.seq);
+  return { sessionId: ref.sessionId, info, checkpoint, transcript };
 }
 
 /** A session and every stored checkpoint of it as a tree node (`ckpt tree --json`). */
@@ -118,20 +154,17 @@ export interface SessionTree {
  */
 export async function sessionTree(
   store: CheckpointStore,
-  id: string,
+  ref: SessionRef,
   forks: (id: string) => Promise<Map<number, string[]>> = (of) => forksOf(store, of),
 ): Promise<SessionTree> {
-  const info = await existingSession(store, id);
-  const [checkpoints, timeline, forked] = await Promise.all([
-    all((cursor) => store.list(id, { limit: 1000, cursor })),
-    store.history(id),
-    forks(id),
+  const { sessionId } = ref;
+  const info = await existingSession(store, ref);
+  const [checkpoints, history, forked] = await Promise.all([
+    all((cursor) => store.list(sessionId, { limit: 1000, cursor })),
+    store.history(sessionId),
+    forks(sessionId),
   ]);
-  return {
-    sessionId: id,
-    info,
-    checkpoints: treeNodes(checkpoints, info.head, timeline, forked),
-  };
+  return { sessionId, info, checkpoints: treeNodes(checkpoints, info.head, history, forked) };
 }
 
 /** Which page of a transcript to read. */
@@ -148,40 +181,47 @@ export interface TranscriptPage extends Page<TranscriptEntry> {
 /** A page of the active timeline's transcript, newest first (`ckpt transcript --json`). */
 export async function transcriptPage(
   store: CheckpointStore,
-  id: string,
+  ref: SessionRef,
   query: TranscriptQuery,
 ): Promise<TranscriptPage> {
-  await existingSession(store, id);
-  const page = await store.transcript(id, { limit: query.limit, cursor: query.cursor ?? null });
-  return { sessionId: id, ...page };
+  await existingSession(store, ref);
+  const page = await store.transcript(ref.sessionId, {
+    limit: query.limit,
+    cursor: query.cursor ?? null,
+  });
+  return { sessionId: ref.sessionId, ...page };
 }
 
 /** The active timeline: the head and its stored ancestors, oldest first (`ckpt history --json`). */
-export async function timeline(store: CheckpointStore, id: string): Promise<CheckpointInfo[]> {
-  await existingSession(store, id);
+export async function timeline(store: CheckpointStore, ref: SessionRef): Promise<CheckpointInfo[]> {
+  await existingSession(store, ref);
   const [seqs, infos] = await Promise.all([
-    store.history(id),
-    all((cursor) => store.list(id, { limit: 1000, cursor })),
+    store.history(ref.sessionId),
+    all((cursor) => store.list(ref.sessionId, { limit: 1000, cursor })),
   ]);
   const bySeq = new Map(infos.map((cp) => [cp.seq, cp]));
   return seqs.map((seq) => bySeq.get(seq)).filter((cp) => cp !== undefined);
 }
 
 /**
- * What changed from checkpoint `from` (default: `to`'s parent) to checkpoint `to`, in data and
- * metadata (`ckpt diff --json`).
+ * What changed in data and metadata from checkpoint `from` (default: `to`'s parent) to
+ * checkpoint `to` (`ckpt diff --json`). The first checkpoint of a session, with no parent and
+ * no `from`, is compared with nothing: all of it was added.
  */
 export async function checkpointDiff(
   store: CheckpointStore,
-  id: string,
+  ref: SessionRef,
   to: number,
   from?: number,
+  commandLine: CommandLine = plainCommandLine,
 ): Promise<JsonChange[]> {
-  await existingSession(store, id);
-  const after = await stored(store, id, to);
-  const base = from ?? after.parent;
-  // The first checkpoint of a session is compared with nothing: all of it was added.
-  const before = base === null ? null : await stored(store, id, base);
+  await existingSession(store, ref);
   const compared = (cp: Checkpoint) => ({ data: cp.data, metadata: cp.metadata });
-  return diffJson(before === null ? {} : compared(before), compared(after));
+  const before = from === undefined ? null : await storedCheckpoint(store, ref, from, commandLine);
+  const after = await storedCheckpoint(store, ref, to, commandLine);
+  const base =
+    from === undefined && after.parent !== null
+      ? await storedCheckpoint(store, ref, after.parent, commandLine)
+      : before;
+  return diffJson(base === null ? {} : compared(base), compared(after));
 }

@@ -5,7 +5,7 @@
  * from the other branches, and a checkpoint another session was forked from names it.
  */
 import type { CheckpointInfo } from '@ckpt/core';
-import { brief, type Colors, shortTime } from './io.js';
+import { brief, type Colors, columns, shortTime } from './io.js';
 
 /** One checkpoint of the tree, as `--json` gives it. */
 export interface TreeNode {
@@ -51,8 +51,11 @@ export function treeNodes(
     }));
 }
 
-/** The tree's lines. */
-export function renderTree(nodes: TreeNode[], c: Colors): string[] {
+/**
+ * The tree's lines. The times stand in one column whatever the depth of a branch or the width
+ * of a seq; with `width`, each line's metadata is cut so that the line fits in it.
+ */
+export function renderTree(nodes: TreeNode[], c: Colors, width: number | null = null): string[] {
   const bySeq = new Map(nodes.map((n) => [n.seq, n]));
   const children = new Map<number, number[]>();
   const roots: number[] = [];
@@ -60,25 +63,13 @@ export function renderTree(nodes: TreeNode[], c: Colors): string[] {
     if (n.parent === null || n.parentMissing) roots.push(n.seq);
     else children.set(n.parent, [...(children.get(n.parent) ?? []), n.seq]);
   }
-  const label = (n: TreeNode) => {
-    const mark = n.head ? c.green('◉') : n.active ? '●' : c.dim('○');
-    const seq = n.active ? c.bold(String(n.seq)) : c.dim(String(n.seq));
-    const notes = [
-      n.head ? c.green('head') : '',
-      n.parentMissing ? c.dim(`parent ${n.parent} pruned`) : '',
-      n.forks.length > 0
-        ? c.cyan(`forked to ${n.forks.map((f) => JSON.stringify(f)).join(', ')}`)
-        : '',
-    ].filter(Boolean);
-    const meta = Object.keys(n.metadata).length > 0 ? `  ${brief(n.metadata, 40)}` : '';
-    return `${mark} ${seq}  ${c.dim(shortTime(n.createdAt))}${meta}${notes.length ? `  ${notes.join('  ')}` : ''}`;
-  };
-  const lines: string[] = [];
+  // Each checkpoint with the branch lines drawn before it, in the order they are printed.
+  const rows: { prefix: string; node: TreeNode }[] = [];
   // One chain: `first` before its first checkpoint, `rest` before the ones after it.
   const chain = (start: number, first: string, rest: string) => {
     let prefix = first;
     for (let seq: number | undefined = start; seq !== undefined; ) {
-      lines.push(prefix + label(bySeq.get(seq)!));
+      rows.push({ prefix, node: bySeq.get(seq)! });
       prefix = rest;
       const kids: number[] = children.get(seq) ?? [];
       if (kids.length === 1) {
@@ -87,11 +78,33 @@ export function renderTree(nodes: TreeNode[], c: Colors): string[] {
       }
       kids.forEach((kid, i) => {
         const last = i === kids.length - 1;
-        chain(kid, rest + c.dim(last ? '└─ ' : '├─ '), rest + c.dim(last ? '   ' : '│  '));
+        chain(kid, rest + (last ? '└─ ' : '├─ '), rest + (last ? '   ' : '│  '));
       });
       seq = undefined;
     }
   };
   for (const root of roots) chain(root, '', '');
-  return lines;
+
+  const lead = (row: (typeof rows)[number]) =>
+    columns(row.prefix) + 2 + String(row.node.seq).length;
+  const leadWidth = Math.max(0, ...rows.map(lead));
+  return rows.map((row) => {
+    const n = row.node;
+    const mark = n.head ? c.green('◉') : n.active ? '●' : c.dim('○');
+    const seq = n.active ? c.bold(String(n.seq)) : c.dim(String(n.seq));
+    const notes = [
+      n.head ? c.green('head') : '',
+      n.parentMissing ? c.dim(`parent ${n.parent} pruned`) : '',
+      n.forks.length > 0
+        ? c.cyan(`forked to ${n.forks.map((f) => JSON.stringify(f)).join(', ')}`)
+        : '',
+    ]
+      .filter(Boolean)
+      .map((note) => `  ${note}`)
+      .join('');
+    const start = `${c.dim(row.prefix)}${mark} ${seq}${' '.repeat(leadWidth - lead(row))}  ${c.dim(shortTime(n.createdAt))}`;
+    if (Object.keys(n.metadata).length === 0) return start + notes;
+    const room = width === null ? null : Math.max(width - columns(start + notes) - 2, 10);
+    return `${start}  ${brief(n.metadata, room)}${notes}`;
+  });
 }

@@ -98,13 +98,26 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
         transcript: [],
       }),
     );
-    const first = JSON.parse((await run('show', 'main-fork', '--seq', '1', '--json')).stdout);
-    expect(first.transcript).toEqual(['said 1', { i: 1 }]);
     const three = JSON.parse((await run('show', 'main-fork', '--seq', '3', '--json')).stdout);
     expect(three.checkpoint).toEqual(asPrinted(await store.load('main-fork', 3)));
+    expect(three.transcript).toEqual(['said 3', { i: 3 }]);
+    // Checkpoint 7 is off the active timeline: its items are found all the same.
+    expect(
+      JSON.parse((await run('show', 'main-fork', '--seq', '7', '--json')).stdout).transcript,
+    ).toEqual([]);
+    expect(
+      JSON.parse((await run('show', 'main', '--seq', '7', '--json')).stdout).transcript,
+    ).toEqual(['branch']);
+    expect((await run('show', 'main-fork', '--seq', '3')).stdout).toMatch(
+      /\ntranscript\n {2}said 3\n {2}\{"i":3\}\n$/,
+    );
     const transcript = JSON.parse((await run('transcript', 'main-fork', '--json')).stdout);
     expect(transcript).toEqual(
       asPrinted({ sessionId: 'main-fork', ...(await store.transcript('main-fork')) }),
+    );
+    const tree = JSON.parse((await run('tree', 'main-fork', '--json')).stdout);
+    expect(tree).toMatchObject(
+      asPrinted({ sessionId: 'main-fork', info: await store.info('main-fork') }),
     );
     const history = JSON.parse((await run('history', 'main-fork', '--json')).stdout);
     expect(history.map((cp: { seq: number }) => cp.seq)).toEqual(await store.history('main-fork'));
@@ -152,8 +165,12 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     await store.state('cli').delete('theme');
   });
 
+  // The export the tests below write and import again.
+  const file = join(dir, `${backend.name}.jsonl`);
+  const importSkipping = () =>
+    ckpt(['--store', copyUrl, 'import', file, '--if-exists', 'skip', '--json']);
+
   it('exports to a file and imports it elsewhere: every read the same', async () => {
-    const file = join(dir, `${backend.name}.jsonl`);
     const exported = await run('export', '--out', file);
     expect(exported.code).toBe(0);
     expect(exported.stderr).toMatch(
@@ -166,20 +183,58 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     // Again: every session is there, so the import refuses; with skip it passes them over.
     const again = await ckpt(['--store', copyUrl, 'import', file]);
     expect(again.code).toBe(4);
-    const skipped = await ckpt([
-      '--store',
-      copyUrl,
-      'import',
-      file,
-      '--if-exists',
-      'skip',
-      '--json',
-    ]);
-    expect(JSON.parse(skipped.stdout)).toMatchObject({ sessions: 0, skipped: 7 });
+    const skipped = await importSkipping();
+    expect(JSON.parse(skipped.stdout)).toEqual({
+      sessions: 0,
+      checkpoints: 0,
+      state: 0,
+      skipped: 7,
+    });
+  });
+
+  it('refuses to import a session that is there, saying to pass --if-exists skip or replace', async () => {
+    const refused = await ckpt(['--store', copyUrl, 'import', file]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(
+      /^ckpt: error CONFLICT: export line \d+: session ".*" is already in the store, so nothing of it was written\. Run the same command again with --if-exists skip .* or with --if-exists replace to overwrite them\.\n$/,
+    );
+    expect(refused.stderr).not.toContain('ifExists');
+    const copied = await ckpt(['copy', '--from', url, '--to', copyUrl]);
+    expect(copied.code).toBe(4);
+    expect(copied.stderr).toMatch(
+      /is already in the target store.*--if-exists skip.*--if-exists replace/,
+    );
+  });
+
+  it('keeps the state values the target holds with --if-exists skip, on import and on copy', async () => {
+    await copy.state('prefs').set('k', 'the target own');
+    await copy.state('prefs').delete('b');
+    const imported = await importSkipping();
+    expect(imported.code).toBe(0);
+    expect(JSON.parse(imported.stdout)).toEqual({
+      sessions: 0,
+      checkpoints: 0,
+      state: 1,
+      skipped: 7,
+    });
+    expect(await copy.state('prefs').get('k')).toBe('the target own');
+    expect(await copy.state('prefs').get('b')).toEqual([1, 2]);
+    await copy.state('a:b').set('k', 'kept too');
+    const copied = await ckpt(['copy', '--from', url, '--to', copyUrl, '--if-exists', 'skip']);
+    expect(copied.code).toBe(0);
+    expect(copied.stderr).toMatch(
+      /^copied 0 sessions, 0 checkpoints and 0 state values in [\d.]+ s \(7 sessions already there, skipped\)\n$/,
+    );
+    expect(await copy.state('a:b').get('k')).toBe('kept too');
+    // Replace writes them all.
+    expect((await ckpt(['--store', copyUrl, 'import', file, '--if-exists', 'replace'])).code).toBe(
+      0,
+    );
+    expect(await storeReads(copy)).toEqual(await storeReads(store));
   });
 
   it('refuses a malformed export naming the line, writing nothing of that session', async () => {
-    const lines = readFileSync(join(dir, `${backend.name}.jsonl`), 'utf8').split('\n');
+    const lines = readFileSync(file, 'utf8').split('\n');
     const at = lines.findIndex((l) => l.includes('"sessionId":"main-fork"'));
     lines[at + 2] = lines[at + 2]!.slice(0, 30);
     const broken = join(dir, `${backend.name}-broken.jsonl`);
@@ -201,6 +256,94 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     expect(await storeReads(copy)).toEqual(await storeReads(store));
   });
 
+  it('names a LangGraph thread with --thread (and --ns) on every command that takes a session', async () => {
+    const thread = JSON.stringify(['thread 1', '']);
+    const sub = JSON.stringify(['thread 1', 'sub']);
+    await store.checkpoint(thread, { n: 1 }, { transcript: [{ role: 'user', text: 'hi' }] });
+    await store.checkpoint(
+      thread,
+      { n: 2, list: [1] },
+      { transcript: [{ role: 'assistant', text: 'hello' }] },
+    );
+    await store.checkpoint(sub, { sub: true });
+    try {
+      const transcript = await run('transcript', '--thread', 'thread 1');
+      expect(transcript.code).toBe(0);
+      expect(transcript.stdout.split('\n').slice(1, 3)).toEqual([
+        expect.stringMatching(/^1 .* user: hi$/),
+        expect.stringMatching(/^2 .* assistant: hello$/),
+      ]);
+      expect(
+        JSON.parse((await run('show', '--thread', 'thread 1', '--ns', 'sub', '--json')).stdout)
+          .checkpoint.data,
+      ).toEqual({ sub: true });
+      expect((await run('tree', '--thread', 'thread 1')).stdout).toMatch(
+        /^\["thread 1",""\] · head 2 · 2 checkpoints\n/,
+      );
+      expect(
+        JSON.parse((await run('history', '--thread', 'thread 1', '--json')).stdout).map(
+          (cp: { seq: number }) => cp.seq,
+        ),
+      ).toEqual([1, 2]);
+      expect(
+        JSON.parse((await run('diff', '--thread', 'thread 1', '1', '2', '--json')).stdout),
+      ).toEqual([
+        { path: 'data.n', op: 'change', before: 1, after: 2 },
+        { path: 'data.list', op: 'add', after: [1] },
+      ]);
+      expect((await run('rollback', '--thread', 'thread 1', '1')).code).toBe(0);
+      expect(await store.head(thread)).toBe(1);
+      expect((await run('rollback', '--thread', 'thread 1', '2')).code).toBe(0);
+      const exported = await run('export', '--thread', 'thread 1', '--ns', 'sub');
+      expect(exported.stdout).toContain(`"sessionId":${JSON.stringify(sub)}`);
+      expect(exported.stdout).not.toContain(`"sessionId":${JSON.stringify(thread)}`);
+      expect((await run('prune', '--thread', 'thread 1', '--keep-last', '1')).stdout).toBe(
+        `${thread}: removed 1 checkpoint\n`,
+      );
+      expect(
+        JSON.parse(
+          (await run('fork', '--thread', 'thread 1', '--new-id', 'of-thread', '--json')).stdout,
+        ),
+      ).toMatchObject({ forkedFrom: { sessionId: thread } });
+      expect((await run('delete', '--thread', 'thread 1', '--ns', 'sub', '--yes')).code).toBe(0);
+      expect(await store.info(sub)).toBeNull();
+      // A thread's id given as a session id: the message says to use --thread.
+      const plain = await run('show', 'thread 1');
+      expect(plain.code).toBe(3);
+      expect(plain.stderr).toBe(
+        `ckpt: error NOT_FOUND: session "thread 1" does not exist; a LangGraph thread has that id: give --thread 'thread 1'\n`,
+      );
+      const none = await run('show', '--thread', 'nobody');
+      expect(none.code).toBe(3);
+      expect(none.stderr).toMatch(/^ckpt: error NOT_FOUND: thread "nobody" does not exist/);
+    } finally {
+      await store.delete(thread);
+      await store.delete(sub);
+      await store.delete('of-thread');
+    }
+  });
+
+  it('prints what changed between two checkpoints, as paths, and as JSON', async () => {
+    const json = await run('diff', 'main-fork', '1', '2', '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([
+      { path: 'data.step', op: 'change', before: 1, after: 2 },
+      { path: 'metadata.step', op: 'change', before: 1, after: 2 },
+    ]);
+    expect((await run('diff', 'main-fork', '4', '7')).stdout).toBe(
+      'main-fork 4 → 7: 2 changes\n~ data  {"step":4,"odd":{"__proto__":{"x":1},"z":0,"a":1}} → "another way"\n- metadata.step  4\n',
+    );
+    expect((await run('diff', 'main-fork', '2', '2')).stdout).toBe(
+      'main-fork 2 → 2: the same data and metadata\n',
+    );
+    const missing = await run('diff', 'main-fork', '1', '99');
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(
+      /session "main-fork" has no stored checkpoint 99; see its checkpoints with: ckpt --store .* tree main-fork/,
+    );
+    expect((await run('diff', 'main-fork', '1')).code).toBe(2);
+  });
+
   it('says what it found with doctor, and exits 0 when nothing is wrong', async () => {
     const found = await run('doctor', '--json');
     expect(found.code).toBe(0);
@@ -213,6 +356,11 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     });
     expect(checks.map((c) => c.check)).toContain('durability');
     expect(checks.every((c) => c.status !== 'fail')).toBe(true);
+  });
+
+  it('gives what to do (fix) only for a doctor check that did not pass', async () => {
+    const checks = JSON.parse((await run('doctor', '--json')).stdout) as { status: string }[];
+    expect(checks.filter((c) => c.status === 'ok' && 'fix' in c)).toEqual([]);
   });
 
   it('fails in one line with the code, what to do, and a documented exit status', async () => {
@@ -242,6 +390,7 @@ describe('ckpt without a store', () => {
       'tree',
       'transcript',
       'history',
+      'diff',
       'rollback',
       'fork',
       'prune',
@@ -261,12 +410,47 @@ describe('ckpt without a store', () => {
     }
   });
 
-  it('says how to name a store when none is given', async () => {
+  it('says how to name a store when none is given, as a usage error', async () => {
     const run = await ckpt(['sessions'], { env: { CKPT_STORE: '' } });
-    expect(run.code).toBe(5);
+    expect(run.code).toBe(2);
     expect(run.stderr).toMatch(
-      /^ckpt: error INVALID_ARGUMENT: no store given: pass --store <url> or set CKPT_STORE/,
+      /^ckpt: error: no store given: pass --store <url> or set CKPT_STORE, such as 'sqlite:\.\/agent\.db'.*\n$/,
     );
+    expect(run.stderr.split('\n')).toHaveLength(2);
+  });
+
+  it('says in one line that an export to import cannot be read, as a usage error', async () => {
+    const store = ['--store', `sqlite:${dir}/import-missing.db`];
+    const missing = await ckpt([...store, 'import', join(dir, 'no-such.jsonl')]);
+    expect(missing).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `ckpt: error: cannot read ${JSON.stringify(join(dir, 'no-such.jsonl'))}: there is no such file; give the path of an export, or - (or nothing) to read stdin.\n`,
+    });
+    const directory = await ckpt([...store, 'import', dir]);
+    expect(directory.code).toBe(2);
+    expect(directory.stderr).toMatch(/^ckpt: error: cannot read .*: it is a directory;.*\n$/);
+    const unwritable = await ckpt([...store, 'export', '--out', join(dir, 'no-dir', 'x.jsonl')]);
+    expect(unwritable.code).toBe(2);
+    expect(unwritable.stderr).toMatch(/^ckpt: error: cannot write .*: there is no such file;.*\n$/);
+  });
+
+  it('refuses --ns without --thread, and a session given twice', async () => {
+    const store = ['--store', `sqlite:${dir}/refusals.db`];
+    const ns = await ckpt([...store, 'show', 'x', '--ns', 'sub']);
+    expect(ns.code).toBe(2);
+    expect(ns.stderr).toBe(
+      'ckpt: error: --ns names the namespace of a thread: give --thread <thread_id> too.\n',
+    );
+    const both = await ckpt([...store, 'show', 'x', '--thread', 't']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give the session either as <id> or as --thread "t", not both/);
+    const none = await ckpt([...store, 'rollback', '--thread', 't']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe('ckpt: error: missing argument <seq> after the session.\n');
+    const bad = await ckpt([...store, 'rollback', '--thread', 't', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/seq must be a whole number from 1 up, got "x"/);
   });
 
   it('reads the store from CKPT_STORE', async () => {

@@ -1,7 +1,7 @@
 /**
- * The READMEs show `ckpt tree` on the demo's session as the command prints it: run the demo,
- * run the built command on its store, and hold each README's block to what came out (times
- * aside, which differ from run to run).
+ * The READMEs show commands (`ckpt tree`, `transcript`, `diff`) on the demo's session as the
+ * command prints them: run the demo, run the built command on its store, and hold each
+ * README's block to what came out (times aside, which differ from run to run).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,22 +23,35 @@ beforeAll(() => {
 
 const TIME = /\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g;
 
-/** The lines of the `text` block in `readme` that starts with `$ ckpt tree`, the command line aside. */
-function treeBlock(readme: string): string[] {
+/**
+ * Each `text` block in `readme` that shows a command on the demo's session: the command's
+ * arguments (its store left out) and the lines it shows.
+ */
+function demoBlocks(readme: string): { args: string[]; lines: string[] }[] {
   const text = readFileSync(join(root, readme), 'utf8');
-  const block = /```text\n\$ ckpt tree trip-planner[^\n]*\n([\s\S]*?)```/.exec(text);
-  expect(block, `${readme} shows ckpt tree on the demo's session`).not.toBeNull();
-  return block![1]!.trimEnd().split('\n');
+  return [...text.matchAll(/```text\n\$ ckpt ([^\n]*trip-planner[^\n]*)\n([\s\S]*?)```/g)].map(
+    (m) => ({
+      args: m[1]!.replace(/ --store \S+/, '').split(' '),
+      lines: m[2]!.trimEnd().split('\n'),
+    }),
+  );
 }
 
-it.each(['README.md', 'packages/cli/README.md'])(
-  '%s shows ckpt tree on the demo session as the command prints it',
-  async (readme) => {
-    const printed = await ckpt(['--store', url, 'tree', 'trip-planner']);
+it.each([
+  ['README.md', ['tree']],
+  ['packages/cli/README.md', ['tree', 'transcript', 'diff']],
+])('%s shows the commands on the demo session as they print it', async (readme, commands) => {
+  const blocks = demoBlocks(readme);
+  expect(blocks.map((b) => b.args[0])).toEqual(commands);
+  for (const { args, lines } of blocks) {
+    const printed = await ckpt(['--store', url, ...args]);
     expect(printed.code).toBe(0);
-    const lines = printed.stdout.trimEnd().split('\n');
-    expect(lines.map((l) => l.replace(TIME, 'TIME'))).toEqual(
-      treeBlock(readme).map((l) => l.replace(TIME, 'TIME')),
-    );
-  },
-);
+    expect(
+      printed.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.replace(TIME, 'TIME')),
+      args.join(' '),
+    ).toEqual(lines.map((l) => l.replace(TIME, 'TIME')));
+  }
+});

@@ -25,11 +25,19 @@ beforeAll(async () => {
   await store.close();
 }, 300_000);
 
-/** Run `ckpt` under a pseudo-terminal: everything it writes, as the terminal got it. */
-function underTerminal(args: string[], input = '', env: Record<string, string> = {}) {
-  const command = [process.execPath, CKPT, ...args]
+/**
+ * Run `ckpt` under a pseudo-terminal (`columns` wide): everything it writes, as the terminal
+ * got it.
+ */
+function underTerminal(
+  args: string[],
+  input = '',
+  env: Record<string, string> = {},
+  columns = 200,
+) {
+  const command = `stty cols ${columns} rows 50; ${[process.execPath, CKPT, ...args]
     .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
-    .join(' ');
+    .join(' ')}`;
   return new Promise<{ code: number; output: string }>((resolve) => {
     const child = execFile(
       'script',
@@ -49,7 +57,9 @@ describe('on a terminal', () => {
   it('draws a progress bar with counts and rate on stderr while copying', async () => {
     const { code, output } = await underTerminal(['copy', '--from', source, '--to', fresh()]);
     expect(code).toBe(0);
-    expect(output).toMatch(/100% \| 7 sessions \| [\d,]+ sessions\/s \| \d+ checkpoints \| ETA/);
+    expect(output).toMatch(
+      /100% \| copied 7 of 7 sessions \| [\d,]+ sessions\/s \| \d+ checkpoints \| ETA/,
+    );
     expect(output).toMatch(COLOUR);
     expect(output).toMatch(/copied 7 sessions, \d+ checkpoints and 6 state values/);
   });
@@ -59,10 +69,64 @@ describe('on a terminal', () => {
       NO_COLOR: '1',
     });
     expect(code).toBe(0);
-    expect(output).toMatch(/7 sessions \|/);
+    expect(output).toMatch(/copied 7 of 7 sessions \|/);
     expect(output).not.toMatch(COLOUR);
     const tree = await underTerminal(['--store', source, 'tree', 'main'], '', { NO_COLOR: '1' });
     expect(tree.output).not.toMatch(COLOUR);
+  });
+
+  it('shows how much of the file an import has read', async () => {
+    const file = join(dir, 'for-import.jsonl');
+    expect((await ckpt(['--store', source, 'export', '--out', file])).code).toBe(0);
+    const { code, output } = await underTerminal(['--store', fresh(), 'import', file]);
+    expect(code).toBe(0);
+    expect(output).toMatch(/100% \| imported 7 sessions \| read [\d.]+ kB of [\d.]+ kB \|/);
+  });
+
+  it('cuts values at the width of the terminal, and prints them whole with --wide or --full', async () => {
+    const url = `sqlite:${join(dir, 'wide.db')}`;
+    const store = await openStore(url);
+    const long = `a long answer ${'that goes on '.repeat(12)}to the end`;
+    await store.checkpoint(
+      'chat',
+      { v: 1 },
+      { metadata: { note: long }, transcript: [{ role: 'assistant', text: long }] },
+    );
+    await store.checkpoint('chat', { v: long }, { metadata: { note: 'short' } });
+    await store.close();
+    // Without the terminal's escapes (colours, the cursor) and carriage returns.
+    const ESCAPES = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, 'g');
+    const plain = (text: string) => text.replace(ESCAPES, '').replaceAll('\r', '');
+    for (const args of [
+      ['transcript', 'chat'],
+      ['tree', 'chat'],
+      ['history', 'chat'],
+      ['show', 'chat', '--seq', '1'],
+      ['diff', 'chat', '1', '2'],
+    ]) {
+      let cut = plain((await underTerminal(['--store', url, ...args], '', {}, 60)).output);
+      // `show` prints the checkpoint's metadata and data whole; its transcript items are cut.
+      if (args[0] === 'show') cut = cut.slice(cut.indexOf('\ntranscript\n'));
+      const lines = cut.trimEnd().split('\n');
+      expect(Math.max(...lines.map((l) => l.length)), args.join(' ')).toBeLessThanOrEqual(60);
+      expect(cut, args.join(' ')).toContain('…');
+      expect(cut, args.join(' ')).not.toContain('to the end');
+      for (const wide of ['--wide', '--full']) {
+        const whole = plain(
+          (await underTerminal(['--store', url, ...args, wide], '', {}, 60)).output,
+        );
+        expect(whole, `${args.join(' ')} ${wide}`).toContain('to the end');
+      }
+    }
+    // In a pipe nothing is cut.
+    expect((await ckpt(['--store', url, 'transcript', 'chat'])).stdout).toContain(
+      `assistant: ${long}`,
+    );
+  });
+
+  it('colours what diff added, removed and changed', async () => {
+    const { output } = await underTerminal(['--store', source, 'diff', 'main-fork', '1', '2']);
+    expect(output).toMatch(new RegExp(`${String.fromCharCode(27)}\\[33m~ data\\.step`));
   });
 
   it('colours the tree', async () => {

@@ -13,9 +13,12 @@
  * in UTC with milliseconds. The end line lets a reader tell a whole export from a cut one.
  */
 import { CkptError, isCkptError } from './errors.js';
+import { checkIfExists } from './session-transfer.js';
+import { moveStateValue } from './state-transfer.js';
 import type { CheckpointStore } from './store.js';
 import { allSessionIds, allStateEntries } from './store-walk.js';
 import type { ExportedCheckpoint, ImportOptions, JsonValue } from './types.js';
+import { checkSignal } from './validate.js';
 
 /** The name on an export's header line. */
 export const EXPORT_FORMAT = 'ckpt-export';
@@ -26,8 +29,9 @@ export const EXPORT_VERSION = 1;
 export interface TransferCounts {
   /** Sessions written (on import: imported; skipped ones are counted apart). */
   sessions: number;
+  /** Checkpoints of the sessions written (a skipped session's are not counted). */
   checkpoints: number;
-  /** State keys. */
+  /** State values written (with `ifExists: 'skip'`, a value the target already held is kept and not counted). */
   state: number;
   /** Sessions an import left as they were (`ifExists: 'skip'`). */
   skipped: number;
@@ -115,14 +119,20 @@ function line(value: Record<string, unknown>): string {
 export interface ImportStoreOptions extends ImportOptions {
   /** Called after each session and each state key, with the counts so far. */
   onProgress?(counts: TransferCounts): void;
+  /**
+   * Stops the import before the next line once aborted: the sessions imported so far stay,
+   * whole, and the import rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 /**
  * Read an export (its lines, as `readline` gives them) into `store`. Each session is imported
- * whole once its last checkpoint line is read, all or nothing; state keys as they come. A
- * malformed line (or an export cut short) is refused with INVALID_ARGUMENT naming its line,
- * and nothing of the session it belongs to is written; sessions before it stay imported, so
- * running the import again with `ifExists: 'skip'` takes up where it stopped.
+ * whole once its last checkpoint line is read, all or nothing; state keys as they come (with
+ * `ifExists: 'skip'`, only those the store does not hold yet). A malformed line (or an export
+ * cut short) is refused with INVALID_ARGUMENT naming its line, and nothing of the session it
+ * belongs to is written; sessions before it stay imported, so running the import again with
+ * `ifExists: 'skip'` takes up where it stopped.
  */
 export async function importStore(
   store: CheckpointStore,
@@ -130,7 +140,9 @@ export async function importStore(
   options: ImportStoreOptions = {},
 ): Promise<TransferCounts> {
   const counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
-  const { onProgress, ...importOptions } = options;
+  const { onProgress, signal: given, ...importOptions } = options;
+  const signal = checkSignal(given, 'options.signal');
+  const ifExists = checkIfExists(importOptions.ifExists);
   let n = 0;
   let header = false;
   let ended = false;
@@ -146,12 +158,15 @@ export async function importStore(
       throw atLine(err, session.line);
     }
     if (outcome === 'skipped') counts.skipped++;
-    else counts.sessions++;
-    counts.checkpoints += checkpoints.length;
+    else {
+      counts.sessions++;
+      counts.checkpoints += checkpoints.length;
+    }
     onProgress?.({ ...counts });
   };
 
   for await (const text of lines) {
+    signal?.throwIfAborted();
     n++;
     if (ended) {
       if (text.trim() === '') continue;
@@ -182,8 +197,7 @@ export async function importStore(
         }
         break;
       case 'state':
-        await importState(store, value, n);
-        counts.state++;
+        if (await importState(store, value, n, ifExists)) counts.state++;
         onProgress?.({ ...counts });
         break;
       case 'end':
@@ -317,10 +331,22 @@ function checkpointLine(value: Line, n: number): ExportedCheckpoint {
   };
 }
 
-async function importState(store: CheckpointStore, value: Line, n: number): Promise<void> {
+/** Write the value of a state line; true when it was written (false: kept, as `ifExists` says). */
+async function importState(
+  store: CheckpointStore,
+  value: Line,
+  n: number,
+  ifExists: ImportOptions['ifExists'],
+): Promise<boolean> {
   if (!('value' in value)) throw malformed(n, 'is a state line without a value.');
   try {
-    await store.state(value.scope as string).set(value.key as string, value.value as JsonValue);
+    return await moveStateValue(
+      store,
+      value.scope as string,
+      value.key as string,
+      value.value as JsonValue,
+      ifExists,
+    );
   } catch (err) {
     if (isCkptError(err, 'INVALID_ARGUMENT') || isCkptError(err, 'PAYLOAD_TOO_LARGE')) {
       throw new CkptError(err.code, `export line ${n}: ${err.message}`, {

@@ -99,13 +99,7 @@ export async function importSession(
   options: ImportOptions | undefined,
   maxPayloadBytes: number,
 ): Promise<'imported' | 'skipped'> {
-  const ifExists = checkOptions(options, 'options', ['ifExists']).ifExists ?? 'fail';
-  if (ifExists !== 'fail' && ifExists !== 'skip' && ifExists !== 'replace') {
-    throw invalidArgument(
-      'ifExists',
-      `ifExists must be 'fail', 'skip' or 'replace', got ${describe(ifExists)}.`,
-    );
-  }
+  const ifExists = checkIfExists(checkOptions(options, 'options', ['ifExists']).ifExists);
   if (typeof session !== 'object' || session === null) {
     throw invalidArgument('session', `importSession() needs a session, got ${describe(session)}.`);
   }
@@ -137,8 +131,20 @@ export async function importSession(
   throw new CkptError(
     'CONFLICT',
     `session ${JSON.stringify(sessionId)} already exists; nothing was imported. Pass ifExists: 'replace' to overwrite it, or 'skip' to leave it.`,
-    { details: { argument: 'session.sessionId' } },
+    { details: { argument: 'session.sessionId', sessionId } },
   );
+}
+
+/** `ifExists` as given ('fail' when absent); anything else is refused. */
+export function checkIfExists(value: unknown): NonNullable<ImportOptions['ifExists']> {
+  const ifExists = value ?? 'fail';
+  if (ifExists !== 'fail' && ifExists !== 'skip' && ifExists !== 'replace') {
+    throw invalidArgument(
+      'ifExists',
+      `ifExists must be 'fail', 'skip' or 'replace', got ${describe(ifExists)}.`,
+    );
+  }
+  return ifExists;
 }
 
 function checkForkedFrom(value: unknown): { sessionId: string; seq: number } | null {

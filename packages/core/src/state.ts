@@ -46,6 +46,12 @@ export function createStateScope(
         await backend.stateSet(scope, key, encodeValue(value).text);
       }),
 
+    setIfAbsent: (key, value) =>
+      run(async () => {
+        checkName(key, 'key');
+        return backend.stateCompareAndSet(scope, key, null, encodeValue(value).text);
+      }),
+
     delete: (key) =>
       run(async () => {
         checkName(key, 'key');

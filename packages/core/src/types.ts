@@ -100,6 +100,8 @@ export interface UpdateOptions {
 export interface StateScope {
   get(key: string): Promise<JsonValue | undefined>;
   set(key: string, value: JsonValue): Promise<void>;
+  /** Write `value` only where `key` has none (atomically); true when written, false when a value was there and is kept. */
+  setIfAbsent(key: string, value: JsonValue): Promise<boolean>;
   /** False when the key was absent. */
   delete(key: string): Promise<boolean>;
   /** Keys in ascending order (by UTF-8 bytes). */

@@ -112,3 +112,20 @@ export function describe(value: unknown): string {
       return typeof value;
   }
 }
+
+/** An AbortSignal given as an option (or undefined when none was). */
+export function checkSignal(value: unknown, argument: string): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof (value as AbortSignal).aborted !== 'boolean' ||
+    typeof (value as AbortSignal).addEventListener !== 'function'
+  ) {
+    throw invalidArgument(
+      argument,
+      `${argument} must be an AbortSignal (such as new AbortController().signal), got ${describe(value)}.`,
+    );
+  }
+  return value as AbortSignal;
+}

@@ -96,6 +96,120 @@ describe('export format', () => {
     expect(again).toMatchObject({ sessions: 0, skipped: 3 });
   });
 
+  describe("with ifExists: 'skip'", () => {
+    /** A target that already holds session "main" and a state value of its own. */
+    async function holding(): Promise<CheckpointStore> {
+      const target = new CheckpointStore(memory());
+      await target.checkpoint('main', { mine: true });
+      await target.state('prefs').set('theme', 'mine');
+      return target;
+    }
+
+    it('an import keeps the state values the store already holds and writes the others', async () => {
+      const target = await holding();
+      const counts = await importStore(target, await linesOf(await filled()), {
+        ifExists: 'skip',
+      });
+      expect(await target.state('prefs').get('theme')).toBe('mine');
+      expect(await target.state('é').get('k')).toEqual([1, 2]);
+      expect(counts.state).toBe(1);
+    });
+
+    it('a copy keeps the state values the target already holds and writes the others', async () => {
+      const target = await holding();
+      const counts = await copyStore(await filled(), target, { ifExists: 'skip' });
+      expect(await target.state('prefs').get('theme')).toBe('mine');
+      expect(await target.state('é').get('k')).toEqual([1, 2]);
+      expect(counts.state).toBe(1);
+    });
+
+    it('an import counts neither the sessions nor the checkpoints it skipped as imported', async () => {
+      const target = await holding();
+      const counts = await importStore(target, await linesOf(await filled()), {
+        ifExists: 'skip',
+      });
+      // "main" (3 checkpoints after its prune) was skipped; "forked" (4) and the odd id (1) came.
+      expect(counts).toEqual({ sessions: 2, checkpoints: 5, state: 1, skipped: 1 });
+      expect(await target.load('main')).toMatchObject({ seq: 1, data: { mine: true } });
+    });
+
+    it('a copy counts neither the sessions nor the checkpoints it skipped as copied', async () => {
+      const target = await holding();
+      const counts = await copyStore(await filled(), target, { ifExists: 'skip' });
+      expect(counts).toEqual({ sessions: 2, checkpoints: 5, state: 1, skipped: 1 });
+    });
+
+    it('replace still overwrites the state values the store holds', async () => {
+      const target = await holding();
+      await importStore(target, await linesOf(await filled()), { ifExists: 'replace' });
+      expect(await target.state('prefs').get('theme')).toEqual({ dark: true });
+    });
+  });
+
+  it('names the session that exists in the CONFLICT an import raises', async () => {
+    const target = new CheckpointStore(memory());
+    await target.checkpoint('forked', 1);
+    const err = await importStore(target, await linesOf(await filled())).catch((e) => e);
+    expect(err).toMatchObject({ code: 'CONFLICT', details: { sessionId: 'forked' } });
+  });
+
+  it('refuses an ifExists it does not know before writing anything', async () => {
+    const target = new CheckpointStore(memory());
+    const outcome = await code(
+      importStore(target, await linesOf(await filled()), { ifExists: 'merge' as never }),
+    );
+    expect(outcome).toMatch(/^INVALID_ARGUMENT: ifExists must be 'fail', 'skip' or 'replace'/);
+    expect((await target.sessions()).items).toEqual([]);
+  });
+
+  describe('stops when its signal is aborted', () => {
+    it('a copy: the sessions in flight finish, no other starts, every one whole or absent', async () => {
+      const source = await filled();
+      const target = new CheckpointStore(memory());
+      const controller = new AbortController();
+      const outcome = await code(
+        copyStore(source, target, {
+          concurrency: 1,
+          signal: controller.signal,
+          onProgress: () => controller.abort(),
+        }),
+      );
+      expect(outcome).toMatch(/AbortError/);
+      const copied = (await target.sessions()).items.map((s) => s.sessionId);
+      expect(copied).toHaveLength(1);
+      expect(await sessionReads(target, copied[0]!)).toEqual(
+        await sessionReads(source, copied[0]!),
+      );
+      expect(await stateReads(target)).toEqual(await stateReads(new CheckpointStore(memory())));
+    });
+
+    it('an import: before the next line, keeping the sessions imported so far', async () => {
+      const source = await filled();
+      const target = new CheckpointStore(memory());
+      const controller = new AbortController();
+      const outcome = await code(
+        importStore(target, await linesOf(source), {
+          signal: controller.signal,
+          onProgress: () => controller.abort(),
+        }),
+      );
+      expect(outcome).toMatch(/AbortError/);
+      const imported = (await target.sessions()).items.map((s) => s.sessionId);
+      expect(imported).toHaveLength(1);
+      // Run again with skip, it takes up where it stopped.
+      const rest = await importStore(target, await linesOf(source), { ifExists: 'skip' });
+      expect(rest).toMatchObject({ sessions: 2, skipped: 1 });
+      expect(await everything(target)).toEqual(await everything(source));
+    });
+
+    it('refuses a signal that is not an AbortSignal', async () => {
+      const store = await filled();
+      expect(await code(copyStore(store, store, { signal: {} as never }))).toMatch(
+        /^INVALID_ARGUMENT: options.signal must be an AbortSignal/,
+      );
+    });
+  });
+
   describe('refuses a malformed export naming the line, and writes nothing of that session', () => {
     // `f` is the index of the line of session "forked", whose 4 checkpoints follow it; line
     // numbers in messages count from 1.

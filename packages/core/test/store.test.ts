@@ -1,6 +1,6 @@
-import { memory } from '@ckpt/memory';
+import { memory, memoryKv } from '@ckpt/memory';
 import { describe, expect, it } from 'vitest';
-import { CheckpointStore, isCkptError } from '../src/index.js';
+import { CheckpointStore, isCkptError, kvBackend } from '../src/index.js';
 
 describe('CheckpointStore', () => {
   it('refuses to be built without a backend, saying what to pass', () => {
@@ -25,6 +25,28 @@ describe('CheckpointStore', () => {
     const second = await store.transcript('s', { limit: 10, cursor: first.cursor });
     expect(second.items.map((e) => e.item)).toEqual(['the only item']);
     expect(second.cursor).toBeNull();
+  });
+
+  it.each([
+    ['memory', () => memory()],
+    ['kvBackend', () => kvBackend(memoryKv())],
+  ])('writes a state value only where the key has none with setIfAbsent (%s)', async (_, make) => {
+    const state = new CheckpointStore(make()).state('prefs');
+    expect(await state.setIfAbsent('theme', 'dark')).toBe(true);
+    expect(await state.setIfAbsent('theme', 'light')).toBe(false);
+    expect(await state.get('theme')).toBe('dark');
+    await state.delete('theme');
+    expect(await state.setIfAbsent('theme', { mode: 'light' })).toBe(true);
+    expect(await state.get('theme')).toEqual({ mode: 'light' });
+  });
+
+  it('refuses a bad key or value in setIfAbsent before writing anything', async () => {
+    const state = new CheckpointStore(memory()).state('prefs');
+    await expect(state.setIfAbsent('', 1)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(state.setIfAbsent('k', Number.NaN)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    expect(await state.get('k')).toBeUndefined();
   });
 
   it('closes its backend once', async () => {

@@ -11,29 +11,84 @@ export interface Target {
   namespace: string;
 }
 
+/** The longest session id or state key ckpt takes, in code points. */
+const MAX_NAME = 255;
+/** What a session id holds besides its thread id and namespace: `["`, `","` and `"]`. */
+const FRAME = 7;
+/** The length of LangGraph's checkpoint ids (uuid6). */
+const CHECKPOINT_ID = 36;
+
 /**
- * The session of one namespace of a thread: a JSON array, so that no thread id or namespace
- * can be mistaken for another pair, whatever characters they hold.
+ * The longest a thread id and its namespace may be together, each counted as it stands in the
+ * session id (a quote, a backslash or a control character takes its JSON escape): short
+ * enough that the longest key the saver makes of it, a checkpoint's writes
+ * (`w:<session>:<checkpoint id>`), fits ckpt's limit too.
  */
-export function sessionOf(threadId: string, namespace: string): string {
-  return JSON.stringify([threadId, namespace]);
+export const MAX_THREAD_AND_NAMESPACE = MAX_NAME - 'w::'.length - CHECKPOINT_ID - FRAME;
+
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
 }
 
-/** The thread and namespace of a session this saver made, or null for any other session. */
-export function targetOfSession(sessionId: string): Target | null {
-  if (!sessionId.startsWith('[')) return null;
-  try {
-    const parsed: unknown = JSON.parse(sessionId);
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === 2 &&
-      typeof parsed[0] === 'string' &&
-      typeof parsed[1] === 'string'
-    ) {
-      return { threadId: parsed[0], namespace: parsed[1] };
-    }
-  } catch {}
-  return null;
+/** How many code points `value` takes inside a session id: its JSON string, unquoted. */
+function lengthInSession(value: string): number {
+  return codePoints(JSON.stringify(value)) - 2;
+}
+
+/** Which arguments named the thread and its namespace, for an error about them. */
+export interface Arguments {
+  thread: string;
+  namespace: string;
+}
+
+/** The names of the thread and namespace of a LangGraph config. */
+export const CONFIG_ARGUMENTS: Arguments = {
+  thread: 'config.configurable.thread_id',
+  namespace: 'config.configurable.checkpoint_ns',
+};
+
+/** The names of a thread given to deleteThread or prune, with one of its namespaces. */
+export const THREAD_ARGUMENTS: Arguments = {
+  thread: 'threadId',
+  namespace: 'a namespace of the thread',
+};
+
+/**
+ * The session of one namespace of a thread: a JSON array, so that no thread id or namespace
+ * can be mistaken for another pair, whatever characters they hold. A pair too long for a
+ * session id is refused in the terms of the arguments that named it.
+ */
+export function sessionOf(
+  threadId: string,
+  namespace: string,
+  names: Arguments = CONFIG_ARGUMENTS,
+): string {
+  const sessionId = JSON.stringify([threadId, namespace]);
+  const max = MAX_THREAD_AND_NAMESPACE + FRAME;
+  // UTF-16 length is at least the code point count: most ids need no count.
+  if (sessionId.length > max && codePoints(sessionId) > max) {
+    throw tooLong(threadId, namespace, names);
+  }
+  return sessionId;
+}
+
+function tooLong(threadId: string, namespace: string, names: Arguments): CkptError {
+  const thread = lengthInSession(threadId);
+  const ns = lengthInSession(namespace);
+  const plain = codePoints(threadId);
+  const max = Math.max(0, MAX_THREAD_AND_NAMESPACE - ns);
+  const escaped =
+    thread === plain
+      ? ''
+      : ` (${thread} as stored: quotes, backslashes and control characters count as their JSON escapes)`;
+  const withNamespace = namespace === '' ? '' : ` with ${names.namespace} of ${ns} characters`;
+  return new CkptError(
+    'INVALID_ARGUMENT',
+    `${names.thread} is ${plain} characters long${escaped}; it can be at most ${max}${withNamespace}. A thread id and its namespace name one ckpt session together and take at most ${MAX_THREAD_AND_NAMESPACE} characters; use a shorter thread id, such as a hash of this one.`,
+    { details: { argument: names.thread, length: thread, max } },
+  );
 }
 
 /** State keys of the saver's scope. */
@@ -47,6 +102,8 @@ export const stateKeys = {
   writes: (sessionId: string, checkpointId: string) => `w:${sessionId}:${checkpointId}`,
   /** Channel values that pruned checkpoints held and kept checkpoints still use. */
   carried: (sessionId: string) => `c:${sessionId}`,
+  /** The ids of the newest checkpoints deleteThread removed from a session (a JSON array). */
+  deleted: (sessionId: string) => `d:${sessionId}`,
 };
 
 function text(value: unknown): string | undefined {

@@ -9,6 +9,7 @@ import {
   type CheckpointStore,
   type Checkpoint as CkptCheckpoint,
   CkptError,
+  isCkptError,
   type JsonValue,
   type Metadata,
   type StateScope,
@@ -30,7 +31,9 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from '@langchain/langgraph-checkpoint';
+import { appendOnParent } from './append-on-parent.js';
 import { type Carried, chainOf, holdValue, type KnownText, ValueReader } from './channel-values.js';
+import { markDeleted, wasDeleted } from './deletion-marks.js';
 import {
   checkpointIdOf,
   configOf,
@@ -39,6 +42,7 @@ import {
   sessionOf,
   stateKeys,
   type Target,
+  THREAD_ARGUMENTS,
   threadOf,
 } from './names.js';
 import { mergeWrites, pendingWritesOf, type StoredWrite } from './pending-writes.js';
@@ -54,6 +58,14 @@ import {
   type ValueIndex,
   type Version,
 } from './stored.js';
+import {
+  addedMessages,
+  type KnownMessages,
+  knownMessages,
+  messagesIn,
+  NO_MESSAGES,
+  transcriptItem,
+} from './transcript.js';
 
 /** Options of a `CkptSaver`. */
 export interface CkptSaverOptions {
@@ -61,6 +73,11 @@ export interface CkptSaverOptions {
   serde?: SerializerProtocol;
   /** The state scope for pending writes and the thread index. Default `langgraph`. */
   scope?: string;
+  /**
+   * Whether each `put` appends the messages its checkpoint added to the graph's message
+   * channels to the session's transcript. Default true.
+   */
+  transcript?: boolean;
 }
 
 /** Options of `CkptSaver.prune`. */
@@ -76,6 +93,8 @@ interface Seen {
   index: ValueIndex;
   /** The texts of its channel values, where the saver has them, to hold the next as tails. */
   texts: Map<string, KnownText>;
+  /** Its message channels, where the saver knows them, to tell what the next adds. */
+  messages: Map<string, KnownMessages>;
 }
 
 /** How many sessions' last checkpoints (with their values' texts) a saver keeps in memory. */
@@ -90,14 +109,24 @@ export class CkptSaver extends BaseCheckpointSaver {
   readonly #store: Promise<CheckpointStore>;
   readonly #ownsStore: boolean;
   readonly #scope: string;
+  readonly #transcript: boolean;
   readonly #seen = new Map<string, Seen>();
   /** Sessions whose namespace this saver has seen in its thread's index. */
   readonly #indexed = new Set<string>();
 
   constructor(store: CheckpointStore | string, options: CkptSaverOptions = {}) {
     super(options.serde);
+    // Checked before a store is opened from a URL, which a refused saver would leave open.
+    if (options.transcript !== undefined && typeof options.transcript !== 'boolean') {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        `options.transcript must be true or false, got ${JSON.stringify(options.transcript)}.`,
+        { details: { argument: 'options.transcript' } },
+      );
+    }
     ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSaver'));
     this.#scope = options.scope ?? DEFAULT_SCOPE;
+    this.#transcript = options.transcript ?? true;
   }
 
   /** A saver on the store at `url` (see `openStore`), opened and ready; `close()` closes it. */
@@ -211,18 +240,39 @@ export class CkptSaver extends BaseCheckpointSaver {
       values,
       refs,
     };
+    const { items, known } = this.#transcript
+      ? await this.#messagesAdded(store, sessionId, parentId, parent, checkpoint, newVersions)
+      : { items: [], known: new Map<string, KnownMessages>() };
 
     const indexed = this.#indexed.has(sessionId);
     if (!indexed) await this.#indexNamespace(store, target, sessionId);
-    const written = await store.checkpoint(sessionId, stored as unknown as JsonValue, {
+    const data = stored as unknown as JsonValue;
+    const options = {
       idempotencyKey: checkpoint.id,
       metadata: ckptMetadata(checkpoint.id, metadata),
-    });
+    };
+    const parentSeq = parent?.seq ?? null;
+    let written: CkptCheckpoint;
+    try {
+      written = await appendOnParent(
+        store,
+        sessionId,
+        data,
+        items.length > 0 ? { ...options, transcript: items } : options,
+        parentSeq,
+      );
+    } catch (err) {
+      // The transcript repeats the messages' text: a checkpoint too large with it goes without.
+      if (items.length === 0 || !isCkptError(err, 'PAYLOAD_TOO_LARGE')) throw err;
+      written = await appendOnParent(store, sessionId, data, options, parentSeq);
+    }
     // The session was made anew (deleted by another process since this one indexed it).
     if (indexed && written.parent === null) await this.#indexNamespace(store, target, sessionId);
     // What the store holds: this put's data, or a first put's with the same id, retried.
     const held = storedData(written.data);
-    if (held !== null) this.#remember(sessionId, written, textsAfterPut(held, written.seq, parent));
+    if (held !== null) {
+      this.#remember(sessionId, written, textsAfterPut(held, written.seq, parent), known);
+    }
     return configOf(target, checkpoint.id);
   }
 
@@ -257,19 +307,33 @@ export class CkptSaver extends BaseCheckpointSaver {
     const key = stateKeys.writes(sessionId, checkpointId);
     const state = this.#state(store);
     await state.update(key, (current) => mergeWrites(current, incoming));
-    // A write that lands after deleteThread removed the thread must not outlive it.
-    if ((await store.head(sessionId)) === null) await state.delete(key);
+    // No session: deleteThread removed it, or the checkpoint's own put has not landed yet (with
+    // LangGraph's 'async' durability the writes come first). Only a write to a checkpoint that
+    // deleteThread removed must not outlive it; the mark was set before the session went.
+    if (
+      (await store.head(sessionId)) === null &&
+      wasDeleted(await state.get(stateKeys.deleted(sessionId)), checkpointId)
+    ) {
+      await state.delete(key);
+    }
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    // A thread id too long for any session is refused before anything is read.
+    sessionOf(threadId, '', THREAD_ARGUMENTS);
     const store = await this.#store;
     const state = this.#state(store);
     const threadKey = stateKeys.thread(threadId);
     const namespaces = new Set(['', ...stringsIn(await state.get(threadKey))]);
     for (const namespace of namespaces) {
-      const sessionId = sessionOf(threadId, namespace);
+      const sessionId = sessionOf(threadId, namespace, THREAD_ARGUMENTS);
       const ids = await checkpointIds(store, sessionId, () => true);
-      // The session goes first: a putWrites that lands later sees it gone and removes its own.
+      // Marked before the session goes: a putWrites that then finds no session learns from the
+      // mark that its checkpoint was deleted (and removes its own), not yet to be written.
+      if (ids.length > 0) {
+        await state.update(stateKeys.deleted(sessionId), (current) => markDeleted(current, ids));
+      }
+      // The session before its writes: a putWrites that lands in between sees it gone.
       await store.delete(sessionId);
       await Promise.all([
         ...ids.map((id) => state.delete(stateKeys.writes(sessionId, id))),
@@ -300,12 +364,15 @@ export class CkptSaver extends BaseCheckpointSaver {
         { details: { argument: 'keepLast' } },
       );
     }
+    // A thread id too long for any session is refused before anything is read.
+    sessionOf(threadId, '', THREAD_ARGUMENTS);
     const store = await this.#store;
     const state = this.#state(store);
     const namespaces = new Set(['', ...stringsIn(await state.get(stateKeys.thread(threadId)))]);
     let removed = 0;
     for (const namespace of namespaces) {
-      removed += await this.#pruneSession(store, state, sessionOf(threadId, namespace), keepLast);
+      const sessionId = sessionOf(threadId, namespace, THREAD_ARGUMENTS);
+      removed += await this.#pruneSession(store, state, sessionId, keepLast);
     }
     return removed;
   }
@@ -395,7 +462,7 @@ export class CkptSaver extends BaseCheckpointSaver {
       await this.#migratePendingSends(store, sessionId, stored.parentId, checkpoint);
     }
     // The checkpoint a later put is likely to continue from, with the texts to hold it as tails.
-    if (options.remember) this.#remember(sessionId, found, texts);
+    if (options.remember) this.#remember(sessionId, found, texts, this.#messagesOf(values));
     const tuple: CheckpointTuple = {
       config: configOf(target, stored.id),
       checkpoint,
@@ -441,22 +508,104 @@ export class CkptSaver extends BaseCheckpointSaver {
     const seen = this.#seen.get(sessionId);
     if (seen?.id === id) return seen;
     const found = await store.loadByKey(sessionId, id);
-    // Without the values' texts, the next put holds its values whole.
-    return found === null ? null : (this.#remember(sessionId, found, new Map()) ?? null);
+    // Without the values' texts, the next put holds its values whole (and reads the messages
+    // it needs to tell what it added).
+    return found === null ? null : (this.#remember(sessionId, found, new Map(), new Map()) ?? null);
   }
 
   #remember(
     sessionId: string,
     found: CkptCheckpoint,
     texts: Map<string, KnownText>,
+    messages: Map<string, KnownMessages>,
   ): Seen | undefined {
     const stored = storedData(found.data);
     if (stored === null) return undefined;
-    const seen = { id: stored.id, seq: found.seq, index: indexOf(stored, found.seq), texts };
+    const index = indexOf(stored, found.seq);
+    const seen = { id: stored.id, seq: found.seq, index, texts, messages };
     this.#seen.delete(sessionId);
     this.#seen.set(sessionId, seen);
     if (this.#seen.size > SEEN_SESSIONS) this.#seen.delete(this.#seen.keys().next().value!);
     return seen;
+  }
+
+  /** What to remember of the message channels among a checkpoint's decoded `values`. */
+  #messagesOf(values: Record<string, unknown>): Map<string, KnownMessages> {
+    const known = new Map<string, KnownMessages>();
+    if (!this.#transcript) return known;
+    for (const [channel, value] of Object.entries(values)) {
+      const messages = messagesIn(value);
+      if (messages !== undefined) known.set(channel, knownMessages(messages));
+    }
+    return known;
+  }
+
+  /**
+   * The transcript items of the messages `checkpoint` added to its message channels (those in
+   * `newVersions`), and what to remember of its message channels for the next put. It never
+   * fails a put: a value it cannot read is not transcribed.
+   */
+  async #messagesAdded(
+    store: CheckpointStore,
+    sessionId: string,
+    parentId: string | null,
+    parent: Seen | null,
+    checkpoint: Checkpoint,
+    newVersions: ChannelVersions,
+  ): Promise<{ items: JsonValue[]; known: Map<string, KnownMessages> }> {
+    const items: JsonValue[] = [];
+    const known = new Map<string, KnownMessages>();
+    for (const channel of Object.keys(newVersions)) {
+      try {
+        if (!Object.hasOwn(checkpoint.channel_values, channel)) continue;
+        const messages = messagesIn(checkpoint.channel_values[channel]);
+        if (messages === undefined) continue;
+        known.set(channel, knownMessages(messages));
+        const before =
+          parentId === null
+            ? NO_MESSAGES
+            : await this.#messagesAt(store, sessionId, parent, channel);
+        // A parent the saver cannot read: what it held, and so what was added, is unknown.
+        if (before === undefined) continue;
+        for (const message of addedMessages(messages, before)) {
+          const item = transcriptItem(message, channel);
+          if (item !== undefined) items.push(item);
+        }
+      } catch {}
+    }
+    // The channels it did not change hold what its parent's did.
+    for (const [channel, was] of parent?.messages ?? []) {
+      if (
+        !known.has(channel) &&
+        parent?.index[channel]?.[0] === checkpoint.channel_versions[channel]
+      ) {
+        known.set(channel, was);
+      }
+    }
+    return { items, known };
+  }
+
+  /** The messages of `channel` at the checkpoint `parent`, read once when not yet known. */
+  async #messagesAt(
+    store: CheckpointStore,
+    sessionId: string,
+    parent: Seen | null,
+    channel: string,
+  ): Promise<KnownMessages | undefined> {
+    if (parent === null) return undefined;
+    const had = parent.messages.get(channel);
+    if (had !== undefined) return had;
+    const at = parent.index[channel];
+    if (at === undefined) return NO_MESSAGES;
+    // After a restart, or on a branch from an earlier checkpoint: its value, decoded once.
+    const reader = this.#reader(store, sessionId);
+    const held = await reader.held(at[1], channel);
+    const encoded = held === undefined ? undefined : await reader.encoded(channel, held);
+    if (encoded === undefined) return undefined;
+    const messages = messagesIn(await decodeValue(this.serde, encoded));
+    const known = messages === undefined ? NO_MESSAGES : knownMessages(messages);
+    parent.messages.set(channel, known);
+    return known;
   }
 
   #forget(sessionId: string): void {

@@ -6,10 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckpointStore, isCkptError } from '@ckpt/core';
+import { type CheckpointStore, type CkptError, isCkptError, openStore } from '@ckpt/core';
 import { CkptSaver } from '@ckpt/langgraph';
 import { emptyStore, STORES } from '@ckpt/test-stores';
+import { HumanMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { type Checkpoint, ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -106,6 +108,50 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
       const key = `w:${JSON.stringify([thread, ''])}:${id}`;
       expect(await store.state('langgraph').get(key)).toBeUndefined();
       expect(await store.info(JSON.stringify([thread, '']))).toBeNull();
+    });
+    if (!backend.singleWriter)
+      it('leaves no write of a deleted checkpoint behind when writes land while deleteThread runs', async () => {
+        const at = await saver.put(root(), checkpointOf({}), meta, {});
+        const other = new CkptSaver(store);
+        await Promise.all([
+          saver.deleteThread(thread),
+          ...Array.from({ length: 10 }, (_, i) => other.putWrites(at, [['late', i]], `task-${i}`)),
+        ]);
+        const id = at.configurable?.checkpoint_id as string;
+        const key = `w:${JSON.stringify([thread, ''])}:${id}`;
+        expect(await store.state('langgraph').get(key)).toBeUndefined();
+        expect(await saver.getTuple(root())).toBeUndefined();
+      });
+
+    it("keeps the writes that reach a new thread before its first checkpoint (LangGraph's 'async' durability)", async () => {
+      const first = checkpointOf({});
+      const at = {
+        configurable: { thread_id: thread, checkpoint_ns: '', checkpoint_id: first.id },
+      };
+      await saver.putWrites(at, [['early', 1]], 'task');
+      await saver.put(root(), first, meta, {});
+      expect((await new CkptSaver(store).getTuple(at))?.pendingWrites).toEqual([
+        ['task', 'early', 1],
+      ]);
+    });
+
+    it('keeps the new writes of a thread id used again after deleteThread', async () => {
+      const old = await saver.put(root(), checkpointOf({}), meta, {});
+      await saver.putWrites(old, [['old', 1]], 'task');
+      await saver.deleteThread(thread);
+      // The thread again: writes before its first checkpoint, and after it.
+      const first = checkpointOf({});
+      const at = {
+        configurable: { thread_id: thread, checkpoint_ns: '', checkpoint_id: first.id },
+      };
+      await saver.putWrites(at, [['early', 2]], 'task-a');
+      await saver.put(root(), first, meta, {});
+      await saver.putWrites(at, [['late', 3]], 'task-b');
+      expect((await new CkptSaver(store).getTuple(root()))?.pendingWrites).toEqual([
+        ['task-a', 'early', 2],
+        ['task-b', 'late', 3],
+      ]);
+      expect(await saver.getTuple(old)).toBeUndefined();
     });
   });
 
@@ -214,6 +260,20 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
     });
   });
 
+  describe('branches', () => {
+    it("puts each checkpoint after its own parent, so the session's history is LangGraph's branch", async () => {
+      const session = JSON.stringify([thread, '']);
+      const c1 = await saver.put(root(), checkpointOf({}), meta, {});
+      const c2 = await saver.put(c1, checkpointOf({}), meta, {});
+      await saver.put(c1, checkpointOf({}), meta, {});
+      expect(await store.history(session)).toEqual([1, 3]);
+      // Back on the first branch, from a saver that has seen none of it.
+      await new CkptSaver(store).put(c2, checkpointOf({}), meta, {});
+      expect(await store.history(session)).toEqual([1, 2, 4]);
+      expect((await saver.getTuple(root()))?.parentConfig).toEqual(c2);
+    });
+  });
+
   describe('prune', () => {
     it('keeps the newest checkpoints whole, with values that removed ones held', async () => {
       let config = await saver.put(
@@ -300,6 +360,19 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
     });
   });
 
+  describe('thread ids', () => {
+    it('takes a thread id of the longest length allowed, with its writes', async () => {
+      const config = { configurable: { thread_id: 't'.repeat(209), checkpoint_ns: '' } };
+      const at = await saver.put(config, checkpointOf({ v: [1, 'v'] }), meta, { v: 1 });
+      await saver.putWrites(at, [['w', 1]], 'task');
+      const tuple = await new CkptSaver(store).getTuple(config);
+      expect(tuple?.checkpoint.channel_values).toEqual({ v: 'v' });
+      expect(tuple?.pendingWrites).toEqual([['task', 'w', 1]]);
+      await saver.deleteThread('t'.repeat(209));
+      expect(await saver.getTuple(config)).toBeUndefined();
+    });
+  });
+
   describe('errors', () => {
     it('refuses a put or putWrites without a thread, or writes without a checkpoint id', async () => {
       const expectInvalid = (p: Promise<unknown>) =>
@@ -308,7 +381,89 @@ describe.each(STORES)('CkptSaver on $name', (backend) => {
       await expectInvalid(saver.putWrites({ configurable: { checkpoint_id: 'x' } }, [], 't'));
       await expectInvalid(saver.putWrites(root(), [], 't'));
       expect(() => new CkptSaver({} as never)).toThrow(/CheckpointStore or a store URL/);
+      expect(() => new CkptSaver(store, { transcript: 'no' as never })).toThrow(
+        /options\.transcript must be true or false/,
+      );
     });
+  });
+});
+
+describe('a thread id too long for a session', () => {
+  const saver = new CkptSaver('memory:');
+  afterAll(() => saver.close());
+  const configOf = (thread: string, ns = '') => ({
+    configurable: { thread_id: thread, checkpoint_ns: ns },
+  });
+  const refusal = async (call: Promise<unknown>) => {
+    const err = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+    return err as CkptError;
+  };
+
+  it('is refused in terms of config.configurable.thread_id, with its length and the limit', async () => {
+    const graph = new StateGraph(
+      Annotation.Root({ n: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) }),
+    )
+      .addNode('step', () => ({ n: 1 }))
+      .addEdge(START, 'step')
+      .addEdge('step', END)
+      .compile({ checkpointer: saver });
+    const err = await refusal(graph.invoke({ n: 1 }, configOf('x'.repeat(210))));
+    expect(err.message).toMatch(
+      /^config\.configurable\.thread_id is 210 characters long; it can be at most 209\./,
+    );
+    expect(err.details).toEqual({
+      argument: 'config.configurable.thread_id',
+      length: 210,
+      max: 209,
+    });
+    expect((await (await saver.store).sessions()).items).toEqual([]);
+  });
+
+  it('names the limit that is left beside the namespace', async () => {
+    const err = await refusal(
+      saver.put(configOf('x'.repeat(203), 'child:1'), checkpointOf({}), meta, {}),
+    );
+    expect(err.message).toContain(
+      'is 203 characters long; it can be at most 202 with config.configurable.checkpoint_ns of 7 characters.',
+    );
+    expect(err.details.max).toBe(202);
+  });
+
+  it('counts a quote as its escape, and says so', async () => {
+    const err = await refusal(saver.getTuple(configOf('"'.repeat(105))));
+    expect(err.message).toContain('is 105 characters long (210 as stored:');
+    expect(err.details).toMatchObject({ length: 210, max: 209 });
+  });
+
+  it('is refused by deleteThread and prune in terms of threadId', async () => {
+    for (const call of [
+      saver.deleteThread('x'.repeat(300)),
+      saver.prune('x'.repeat(300), { keepLast: 1 }),
+    ]) {
+      const err = await refusal(call);
+      expect(err.message).toMatch(/^threadId is 300 characters long; it can be at most 209\./);
+    }
+  });
+});
+
+describe('a checkpoint too large with its transcript', () => {
+  it('is written without the transcript', async () => {
+    const store = await openStore('memory:', { maxPayloadBytes: 50_000 });
+    const saver = new CkptSaver(store);
+    const text = 'x'.repeat(30_000);
+    const checkpoint = checkpointOf({
+      messages: [1, [new HumanMessage({ content: text, id: 'm' })]],
+    });
+    const config = { configurable: { thread_id: 'big', checkpoint_ns: '' } };
+    const at = await saver.put(config, checkpoint, meta, { messages: 1 });
+    const read = (await saver.getTuple(at))?.checkpoint.channel_values.messages as HumanMessage[];
+    expect(read.map((m) => m.content)).toEqual([text]);
+    expect((await store.transcript(JSON.stringify(['big', '']))).items).toEqual([]);
+    await store.close();
   });
 });
 

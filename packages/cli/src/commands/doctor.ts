@@ -8,6 +8,7 @@ import { allItems, isCkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { count } from '../io.js';
 import { example } from './help.js';
 
 /** The counts of sessions, checkpoints and state scopes. */
@@ -33,7 +34,7 @@ async function counts(store: CheckpointStore): Promise<Diagnosis> {
   return {
     check: 'contents',
     status: 'ok',
-    detail: `${sessions} sessions, ${checkpoints} checkpoints, ${scopes} state scopes`,
+    detail: `${count(sessions, 'session')}, ${count(checkpoints, 'checkpoint')}, ${count(scopes, 'state scope')}`,
   };
 }
 
@@ -74,8 +75,16 @@ export function registerDoctor(program: Command, ctx: Context): void {
       .description(
         'check the store: reachable, what it holds, schema version, durability settings, file modes, privileges; exits 7 when something is wrong',
       )
-      .action(async () => {
-        const found = await diagnose(ctx);
+      .option(
+        '--strict',
+        'exit 7 on a warning too, such as durability settings that can lose acknowledged writes',
+      )
+      .action(async (opts: { strict?: boolean }) => {
+        // What to do is said only about what is not ok.
+        const found = (await diagnose(ctx)).map(
+          ({ fix, ...d }): Diagnosis =>
+            d.status === 'ok' || fix === undefined ? d : { ...d, fix },
+        );
         ctx.output(found, () => {
           const c = ctx.colors;
           const mark = { ok: c.green('✓'), warn: c.yellow('!'), fail: c.red('✗') };
@@ -86,8 +95,10 @@ export function registerDoctor(program: Command, ctx: Context): void {
               ctx.print(`  ${' '.repeat(width)}  ${c.bold('→')} ${d.fix}`);
           }
         });
-        if (found.some((d) => d.status === 'fail')) ctx.exitCode = EXIT.DOCTOR;
+        const failing = opts.strict ? ['fail', 'warn'] : ['fail'];
+        if (found.some((d) => failing.includes(d.status))) ctx.exitCode = EXIT.DOCTOR;
       }),
     'ckpt doctor --store redis://127.0.0.1:6379',
+    'ckpt doctor --strict --json',
   );
 }

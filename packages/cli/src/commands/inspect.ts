@@ -1,7 +1,9 @@
 /** Reading a store: sessions, show, tree, transcript, history. */
+import type { SessionInfo } from '@ckpt/core';
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import { brief, shortTime } from '../io.js';
+import { type Context, type WideOptions, wideOptions } from '../context.js';
+import { brief, count, cut, shortTime } from '../io.js';
+import { itemLine } from '../item-line.js';
 import { positiveInteger } from '../parse.js';
 import {
   all,
@@ -11,11 +13,22 @@ import {
   timeline,
   transcriptPage,
 } from '../reads.js';
+import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
 import { renderTree } from '../tree.js';
 import { example } from './help.js';
 
 const forkedFrom = (f: { sessionId: string; seq: number } | null) =>
   f === null ? '' : `${f.sessionId} at ${f.seq}`;
+
+const SESSION_HEAD = ['SESSION', 'HEAD', 'CHECKPOINTS', 'UPDATED', 'CREATED', 'FORKED FROM'];
+const sessionRow = (s: SessionInfo) => [
+  s.sessionId,
+  s.head,
+  s.checkpoints,
+  shortTime(s.updatedAt),
+  shortTime(s.createdAt),
+  forkedFrom(s.forkedFrom),
+];
 
 export function registerInspect(program: Command, ctx: Context): void {
   example(
@@ -25,7 +38,7 @@ export function registerInspect(program: Command, ctx: Context): void {
       .option('--limit <n>', 'sessions per page (1 to 1000)', positiveInteger('limit'), 50)
       .option('--cursor <cursor>', 'the page after the one that printed this cursor')
       .option('--all', 'every session, page after page')
-      .action(async (opts: { limit: number; cursor?: string; all?: boolean }) => {
+      .action(async (opts: { limit: number; cursor?: string; all?: boolean }, command: Command) => {
         const store = await ctx.store();
         const page = opts.all
           ? {
@@ -34,126 +47,143 @@ export function registerInspect(program: Command, ctx: Context): void {
             }
           : await sessionsPage(store, { limit: opts.limit, cursor: opts.cursor });
         ctx.output(page, () => {
-          ctx.table(
-            ['SESSION', 'HEAD', 'CHECKPOINTS', 'UPDATED', 'CREATED', 'FORKED FROM'],
-            page.items.map((s) => [
-              s.sessionId,
-              s.head,
-              s.checkpoints,
-              shortTime(s.updatedAt),
-              shortTime(s.createdAt),
-              forkedFrom(s.forkedFrom),
-            ]),
-          );
-          if (page.cursor !== null) ctx.note(`more: ckpt sessions --cursor ${page.cursor}`);
+          ctx.table(SESSION_HEAD, page.items.map(sessionRow));
+          if (page.cursor !== null) {
+            const limit =
+              command.getOptionValueSource('limit') === 'cli'
+                ? ['--limit', String(opts.limit)]
+                : [];
+            ctx.note(`more: ${ctx.commandLine(['sessions', ...limit, '--cursor', page.cursor])}`);
+          }
         });
       }),
     'ckpt sessions --store sqlite:./agent.db --limit 20',
   );
 
   example(
-    program
-      .command('show')
-      .description("a session's summary and its head checkpoint (or another seq)")
-      .argument('<id>', 'the session')
-      .option('--seq <seq>', 'show this checkpoint instead of the head', positiveInteger('seq'))
-      .action(async (id: string, opts: { seq?: number }) => {
-        const shown = await showCheckpoint(await ctx.store(), id, opts.seq);
-        const { info, checkpoint } = shown;
+    wideOptions(
+      sessionArguments(
+        program
+          .command('show')
+          .description(
+            "a session's summary and its head checkpoint (or another seq): metadata, data, and the transcript items it added, messages as role and text",
+          ),
+      ).option('--seq <seq>', 'show this checkpoint instead of the head', positiveInteger('seq')),
+    ).action(
+      async (id: string | undefined, opts: ThreadOptions & WideOptions & { seq?: number }) => {
+        const { session: ref } = sessionAndRest([id], opts);
+        const shown = await showCheckpoint(await ctx.store(), ref, opts.seq, (words) =>
+          ctx.commandLine(words),
+        );
+        const { info, checkpoint, transcript } = shown;
         ctx.output(shown, () => {
-          ctx.table(
-            ['SESSION', 'HEAD', 'CHECKPOINTS', 'UPDATED', 'CREATED', 'FORKED FROM'],
-            [
-              [
-                info.sessionId,
-                info.head,
-                info.checkpoints,
-                shortTime(info.updatedAt),
-                shortTime(info.createdAt),
-                forkedFrom(info.forkedFrom),
-              ],
-            ],
-          );
+          ctx.table(SESSION_HEAD, [sessionRow(info)]);
           const c = ctx.colors;
           ctx.print(
             `\n${c.bold(`checkpoint ${checkpoint.seq}`)}  parent ${checkpoint.parent ?? 'none'}  ${shortTime(checkpoint.createdAt)}`,
           );
           ctx.print(`${c.bold('metadata')} ${JSON.stringify(checkpoint.metadata)}`);
           ctx.print(`${c.bold('data')} ${JSON.stringify(checkpoint.data, null, 2)}`);
+          if (transcript.length > 0) {
+            const width = ctx.width(opts);
+            ctx.print(c.bold('transcript'));
+            for (const item of transcript) ctx.print(cut(`  ${itemLine(item, c)}`, width));
+          }
         });
-      }),
+      },
+    ),
     'ckpt show chat-1 --seq 3',
+    'ckpt show --thread thread-7 --json',
   );
 
   example(
-    program
-      .command('tree')
-      .description(
-        'every stored checkpoint of a session as a branch tree: the head, the active timeline, and the checkpoints other sessions were forked from',
-      )
-      .argument('<id>', 'the session')
-      .action(async (id: string) => {
-        const tree = await sessionTree(await ctx.store(), id);
-        const { info, checkpoints: nodes } = tree;
-        ctx.output(tree, () => {
-          const c = ctx.colors;
-          const origin = info.forkedFrom
-            ? ` · forked from ${JSON.stringify(info.forkedFrom.sessionId)} at ${info.forkedFrom.seq}`
-            : '';
-          ctx.print(
-            `${c.bold(id)} · head ${info.head} · ${info.checkpoints} checkpoint${info.checkpoints === 1 ? '' : 's'}${origin}`,
-          );
-          for (const line of renderTree(nodes, c)) ctx.print(line);
-        });
-      }),
+    wideOptions(
+      sessionArguments(
+        program
+          .command('tree')
+          .description(
+            'every stored checkpoint of a session as a branch tree: the head, the active timeline, and the checkpoints other sessions were forked from',
+          ),
+      ),
+    ).action(async (id: string | undefined, opts: ThreadOptions & WideOptions) => {
+      const { session: ref } = sessionAndRest([id], opts);
+      const tree = await sessionTree(await ctx.store(), ref);
+      const { sessionId, info, checkpoints: nodes } = tree;
+      ctx.output(tree, () => {
+        const c = ctx.colors;
+        const origin = info.forkedFrom
+          ? ` · forked from ${JSON.stringify(info.forkedFrom.sessionId)} at ${info.forkedFrom.seq}`
+          : '';
+        ctx.print(
+          `${c.bold(sessionId)} · head ${info.head} · ${count(info.checkpoints, 'checkpoint')}${origin}`,
+        );
+        for (const line of renderTree(nodes, c, ctx.width(opts))) ctx.print(line);
+      });
+    }),
     'ckpt tree chat-1',
+    'ckpt tree --thread thread-7 --ns subgraph',
   );
 
   example(
-    program
-      .command('transcript')
-      .description("the items of the session's active timeline, oldest first")
-      .argument('<id>', 'the session')
-      .option('--limit <n>', 'the newest n items (1 to 1000)', positiveInteger('limit'), 50)
-      .action(async (id: string, opts: { limit: number }) => {
-        const page = await transcriptPage(await ctx.store(), id, {
+    wideOptions(
+      sessionArguments(
+        program
+          .command('transcript')
+          .description(
+            "the items of the session's active timeline, oldest first; messages as role and text, anything else as JSON",
+          ),
+      ).option('--limit <n>', 'the newest n items (1 to 1000)', positiveInteger('limit'), 50),
+    ).action(
+      async (id: string | undefined, opts: ThreadOptions & WideOptions & { limit: number }) => {
+        const { session: ref } = sessionAndRest([id], opts);
+        const page = await transcriptPage(await ctx.store(), ref, {
           limit: Math.min(opts.limit, 1000),
         });
         ctx.output(page, () => {
+          const c = ctx.colors;
           ctx.table(
             ['SEQ', 'AT', 'ITEM'],
             [...page.items]
               .reverse()
-              .map((e) => [e.seq, shortTime(e.createdAt), brief(e.item, 100)]),
+              .map((e) => [e.seq, shortTime(e.createdAt), itemLine(e.item, c)]),
+            ctx.width(opts),
           );
-          if (page.cursor !== null)
+          if (page.cursor !== null) {
+            const more = Math.min(opts.limit * 2, 1000);
             ctx.note(
-              `older items: ckpt transcript ${JSON.stringify(id)} --limit ${opts.limit * 2}`,
+              `older items: ${ctx.commandLine(['transcript', ...ref.words, '--limit', String(more)])}`,
             );
+          }
         });
-      }),
+      },
+    ),
     'ckpt transcript chat-1 --limit 20',
+    'ckpt transcript --thread thread-7 --wide',
   );
 
   example(
-    program
-      .command('history')
-      .description('the active timeline: the head and its stored ancestors, oldest first')
-      .argument('<id>', 'the session')
-      .action(async (id: string) => {
-        const checkpoints = await timeline(await ctx.store(), id);
-        ctx.output(checkpoints, () => {
-          ctx.table(
-            ['SEQ', 'PARENT', 'CREATED', 'METADATA'],
-            checkpoints.map((cp) => [
-              cp.seq,
-              cp.parent ?? '',
-              shortTime(cp.createdAt),
-              brief(cp.metadata),
-            ]),
-          );
-        });
-      }),
+    wideOptions(
+      sessionArguments(
+        program
+          .command('history')
+          .description('the active timeline: the head and its stored ancestors, oldest first'),
+      ),
+    ).action(async (id: string | undefined, opts: ThreadOptions & WideOptions) => {
+      const { session: ref } = sessionAndRest([id], opts);
+      const checkpoints = await timeline(await ctx.store(), ref);
+      ctx.output(checkpoints, () => {
+        ctx.table(
+          ['SEQ', 'PARENT', 'CREATED', 'METADATA'],
+          checkpoints.map((cp) => [
+            cp.seq,
+            cp.parent ?? '',
+            shortTime(cp.createdAt),
+            brief(cp.metadata, null),
+          ]),
+          ctx.width(opts),
+        );
+      });
+    }),
     'ckpt history chat-1 --json',
   );
 }

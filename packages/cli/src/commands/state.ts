@@ -54,6 +54,7 @@ export function registerState(program: Command, ctx: Context): void {
           key: string | undefined,
           text: string | undefined,
           opts: { prefix?: string; limit: number; cursor?: string },
+          command: Command,
         ) => {
           const store = await ctx.store();
           const state = store.state(scope);
@@ -65,8 +66,17 @@ export function registerState(program: Command, ctx: Context): void {
             });
             ctx.output(page, () => {
               for (const k of page.items) ctx.print(k);
-              if (page.cursor !== null)
-                ctx.note(`more: ckpt state ${scope} keys --cursor ${page.cursor}`);
+              if (page.cursor !== null) {
+                const given = [
+                  ...(opts.prefix === undefined ? [] : ['--prefix', opts.prefix]),
+                  ...(command.getOptionValueSource('limit') === 'cli'
+                    ? ['--limit', String(opts.limit)]
+                    : []),
+                ];
+                ctx.note(
+                  `more: ${ctx.commandLine(['state', scope, 'keys', ...given, '--cursor', page.cursor])}`,
+                );
+              }
             });
             return;
           }

@@ -36,15 +36,15 @@ function openBrowser(ctx: Context, url: string): void {
   child.unref();
 }
 
-/** Until the process is told to stop (Ctrl-C, or a TERM signal). */
-function stopped(): Promise<void> {
+/** Until the command is told to stop: Ctrl-C, or a TERM signal. */
+function stopped(ctx: Context): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => {
-      process.off('SIGINT', stop);
+      stopListening?.();
       process.off('SIGTERM', stop);
       resolve();
     };
-    process.on('SIGINT', stop);
+    const stopListening = ctx.io.onInterrupt?.(stop);
     process.on('SIGTERM', stop);
   });
 }
@@ -104,7 +104,7 @@ export function registerStudio(program: Command, ctx: Context): void {
             `ckpt studio on a ${store.backend.name} store, ${opts.write ? c.bold('changes allowed (--write)') : 'read-only (start with --write to allow changes)'}; open the address above. Ctrl-C stops it.`,
           );
           if (opts.open) openBrowser(ctx, studio!.url);
-          await stopped();
+          await stopped(ctx);
           await studio!.close();
         },
       ),

@@ -1,24 +1,31 @@
 /** Moving data: export (to a file or stdout), import (from a file or stdin), copy (store to store). */
 
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import {
   allSessionIds,
   type CheckpointStore,
+  CkptError,
   copyStore,
   exportStore,
   importStore,
+  isCkptError,
   type TransferCounts,
 } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
+import { Interrupted, interruptible, untilAborted } from '../interrupt.js';
+import { count } from '../io.js';
 import { oneOf, positiveInteger } from '../parse.js';
 import { Progress } from '../progress.js';
+import { threadSessionId } from '../session-ref.js';
+import { UsageError } from '../usage-error.js';
 import { example } from './help.js';
 
 const IF_EXISTS = ['fail', 'skip', 'replace'] as const;
+type IfExists = (typeof IF_EXISTS)[number];
 
 /** How many sessions `store` holds, counted only where a progress bar will show it. */
 async function sessionTotal(ctx: Context, store: CheckpointStore): Promise<number | null> {
@@ -28,9 +35,81 @@ async function sessionTotal(ctx: Context, store: CheckpointStore): Promise<numbe
   return n;
 }
 
+/** What was moved: `imported 1 session, 3 checkpoints and 0 state values in 0.2 s`. */
 function summary(verb: string, counts: TransferCounts, seconds: number): string {
-  const skipped = counts.skipped > 0 ? ` (${counts.skipped} already there, skipped)` : '';
-  return `${verb} ${counts.sessions} sessions, ${counts.checkpoints} checkpoints and ${counts.state} state values in ${seconds.toFixed(1)} s${skipped}`;
+  const skipped =
+    counts.skipped > 0 ? ` (${count(counts.skipped, 'session')} already there, skipped)` : '';
+  return `${verb} ${count(counts.sessions, 'session')}, ${count(counts.checkpoints, 'checkpoint')} and ${count(counts.state, 'state value')} in ${seconds.toFixed(1)} s${skipped}`;
+}
+
+/** What a copy or import stopped by Ctrl-C did, and the command that takes up where it stopped. */
+function stopped(
+  verb: string,
+  counts: TransferCounts,
+  total: number | null,
+  where: string,
+  again: string,
+): string {
+  const done = counts.sessions + counts.skipped;
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} already there and skipped` : '';
+  return `stopped after ${total === null ? count(done, 'session') : `${done} of ${count(total, 'session')}`} (${counts.sessions} ${verb}${skipped}); every session ${where} is whole or absent. To take up where it stopped, run${again}`;
+}
+
+/** Why a file cannot be used, in words. */
+function fileTrouble(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'there is no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  if (code === 'ENOTDIR') return 'a part of its path is not a directory';
+  return (err as Error).message;
+}
+
+/** The export at `path`, opened for reading, or a usage error saying why it cannot be. */
+async function openExport(path: string): Promise<{ file: FileHandle; size: number }> {
+  let file: FileHandle | undefined;
+  try {
+    file = await open(path, 'r');
+    const stats = await file.stat();
+    if (stats.isDirectory()) throw Object.assign(new Error(), { code: 'EISDIR' });
+    return { file, size: stats.size };
+  } catch (err) {
+    await file?.close();
+    throw new UsageError(
+      `cannot read ${JSON.stringify(path)}: ${fileTrouble(err)}; give the path of an export, or - (or nothing) to read stdin.`,
+    );
+  }
+}
+
+/**
+ * A CONFLICT for a session already there, said for a person at a command line, where
+ * `--if-exists` is what decides; any other error as it is.
+ */
+function conflictForCli(err: unknown, where: string): unknown {
+  const sessionId = isCkptError(err, 'CONFLICT') ? err.details.sessionId : undefined;
+  if (typeof sessionId !== 'string') return err;
+  const line = (err as CkptError).details.line;
+  return new CkptError(
+    'CONFLICT',
+    `${typeof line === 'number' ? `export line ${line}: ` : ''}session ${JSON.stringify(sessionId)} is already in ${where}, so nothing of it was written. Run the same command again with --if-exists skip to leave the sessions already there as they are (it takes up where this one stopped), or with --if-exists replace to overwrite them.`,
+    { details: (err as CkptError).details, cause: err },
+  );
+}
+
+/** The sessions `--session` and `--thread` (with `--ns`) name, or undefined for all. */
+function sessionsNamed(opts: {
+  session?: string[];
+  thread?: string[];
+  ns?: string;
+}): string[] | undefined {
+  if (opts.ns !== undefined && opts.thread === undefined) {
+    throw new UsageError('--ns names the namespace of threads: give --thread <thread_id> too.');
+  }
+  if (opts.session === undefined && opts.thread === undefined) return undefined;
+  return [
+    ...(opts.session ?? []),
+    ...(opts.thread ?? []).map((thread) => threadSessionId(thread, opts.ns)),
+  ];
 }
 
 export function registerTransfer(program: Command, ctx: Context): void {
@@ -42,39 +121,57 @@ export function registerTransfer(program: Command, ctx: Context): void {
       )
       .option('-o, --out <file>', 'the file to write (default: stdout)')
       .option('--session <id...>', 'only these sessions (and no state)')
-      .action(async (opts: { out?: string; session?: string[] }) => {
-        const store = await ctx.store();
-        const started = Date.now();
-        const total = opts.session ? opts.session.length : await sessionTotal(ctx, store);
-        const progress = Progress.start(ctx, total);
-        const out =
-          opts.out === undefined ? ctx.io.stdout : createWriteStream(opts.out, { mode: 0o600 });
-        let counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
-        try {
-          for await (const line of exportStore(store, {
-            sessionIds: opts.session,
-            onProgress: (c) => {
-              counts = c;
-              progress?.update(c.sessions, c);
-            },
-          })) {
-            // Wait for a full buffer to drain, so that memory holds a few lines, not the store.
-            if (out.write(line) === false) await once(out as NodeJS.WritableStream, 'drain');
+      .option(
+        '--thread <thread_id...>',
+        'only the sessions of these LangGraph threads (and no state)',
+      )
+      .option('--ns <checkpoint_ns>', "the threads' checkpoint namespace (default '')")
+      .action(
+        async (opts: { out?: string; session?: string[]; thread?: string[]; ns?: string }) => {
+          const sessionIds = sessionsNamed(opts);
+          let file: FileHandle | undefined;
+          if (opts.out !== undefined) {
+            try {
+              file = await open(opts.out, 'w', 0o600);
+            } catch (err) {
+              throw new UsageError(
+                `cannot write ${JSON.stringify(opts.out)}: ${fileTrouble(err)}; give a path in a directory that exists and can be written.`,
+              );
+            }
           }
-        } finally {
-          progress?.stop();
-          if (out !== ctx.io.stdout) {
-            const file = out as NodeJS.WritableStream & { end(): void };
-            file.end();
-            await finished(file);
+          const store = await ctx.store();
+          const started = Date.now();
+          const total = sessionIds ? sessionIds.length : await sessionTotal(ctx, store);
+          const progress = Progress.sessions(ctx, total, 'exported');
+          const out = file === undefined ? ctx.io.stdout : file.createWriteStream();
+          let counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
+          try {
+            for await (const line of exportStore(store, {
+              sessionIds,
+              onProgress: (c) => {
+                counts = c;
+                progress?.update(c.sessions, c);
+              },
+            })) {
+              // Wait for a full buffer to drain, so that memory holds a few lines, not the store.
+              if (out.write(line) === false) await once(out as NodeJS.WritableStream, 'drain');
+            }
+          } finally {
+            progress?.stop();
+            if (out !== ctx.io.stdout) {
+              const stream = out as NodeJS.WritableStream & { end(): void };
+              stream.end();
+              await finished(stream);
+            }
           }
-        }
-        const done = summary('exported', counts, (Date.now() - started) / 1000);
-        if (ctx.json && opts.out !== undefined) ctx.print(JSON.stringify(counts));
-        else ctx.note(done);
-      }),
+          const done = summary('exported', counts, (Date.now() - started) / 1000);
+          if (ctx.json && opts.out !== undefined) ctx.print(JSON.stringify(counts));
+          else ctx.note(done);
+        },
+      ),
     'ckpt export --store sqlite:./agent.db --out backup.jsonl',
     'ckpt export --session chat-1 chat-2 > two.jsonl',
+    'ckpt export --thread thread-7 --out thread-7.jsonl',
   );
 
   example(
@@ -84,30 +181,54 @@ export function registerTransfer(program: Command, ctx: Context): void {
       .argument('[file]', 'the export to read (default or "-": stdin)')
       .option(
         '--if-exists <what>',
-        'a session that is already there: fail, skip or replace',
+        'a session (or state value) that is already there: fail, skip (leave it) or replace',
         oneOf('if-exists', IF_EXISTS),
         'fail',
       )
-      .action(async (file: string | undefined, opts: { ifExists: (typeof IF_EXISTS)[number] }) => {
-        const store = await ctx.store();
-        const started = Date.now();
+      .action(async (file: string | undefined, opts: { ifExists: IfExists }) => {
         const fromFile = file !== undefined && file !== '-';
-        const input: NodeJS.ReadableStream = fromFile ? createReadStream(file) : ctx.io.stdin;
-        const progress = Progress.start(ctx, fromFile ? statSync(file).size : null);
+        const opened = fromFile ? await openExport(file) : null;
+        const store = await ctx.store().catch(async (err: unknown) => {
+          await opened?.file.close();
+          throw err;
+        });
+        const started = Date.now();
+        const input: NodeJS.ReadableStream = opened ? opened.file.createReadStream() : ctx.io.stdin;
         let read = 0;
         input.on('data', (chunk: Buffer | string) => {
           read += chunk.length;
         });
         const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-        let counts: TransferCounts;
+        let counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
+        const again = ctx.commandLine(['import', fromFile ? file : '-', '--if-exists', 'skip']);
+        const progress = Progress.bytes(ctx, opened?.size ?? null, 'imported');
         try {
-          counts = await importStore(store, lines, {
-            ifExists: opts.ifExists,
-            onProgress: (c) => progress?.update(read, c),
-          });
+          counts = await interruptible(
+            ctx,
+            (signal) =>
+              importStore(store, untilAborted(lines, signal), {
+                ifExists: opts.ifExists,
+                signal,
+                onProgress: (c) => {
+                  counts = c;
+                  progress?.update(read, c);
+                },
+              }),
+            () =>
+              stopped(
+                'imported',
+                counts,
+                null,
+                'in the store',
+                `${fromFile ? '' : ' with the same export on stdin'}: ${again}`,
+              ),
+          );
+        } catch (err) {
+          throw err instanceof Interrupted ? err : conflictForCli(err, 'the store');
         } finally {
           progress?.stop();
           lines.close();
+          if (opened) (input as NodeJS.ReadableStream & { destroy(): void }).destroy();
         }
         ctx.output(counts, () =>
           ctx.note(summary('imported', counts, (Date.now() - started) / 1000)),
@@ -124,32 +245,60 @@ export function registerTransfer(program: Command, ctx: Context): void {
       .requiredOption('--to <url>', 'the store to copy into')
       .option(
         '--if-exists <what>',
-        'a session that is already there: fail, skip or replace',
+        'a session (or state value) that is already there: fail, skip (leave it) or replace',
         oneOf('if-exists', IF_EXISTS),
         'fail',
       )
       .option('--concurrency <n>', 'sessions moved at once', positiveInteger('concurrency'), 8)
       .option('--no-state', 'leave the state out')
       .action(
-        async (opts: {
-          from: string;
-          to: string;
-          ifExists: (typeof IF_EXISTS)[number];
-          concurrency: number;
-          state: boolean;
-        }) => {
+        async (
+          opts: {
+            from: string;
+            to: string;
+            ifExists: IfExists;
+            concurrency: number;
+            state: boolean;
+          },
+          command: Command,
+        ) => {
           const source = await ctx.open(opts.from);
           const target = await ctx.open(opts.to);
           const started = Date.now();
-          const progress = Progress.start(ctx, await sessionTotal(ctx, source));
-          let counts: TransferCounts;
+          const total = await sessionTotal(ctx, source);
+          const progress = Progress.sessions(ctx, total, 'copied');
+          let counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
+          const again = ctx.commandLine([
+            'copy',
+            '--from',
+            opts.from,
+            '--to',
+            opts.to,
+            '--if-exists',
+            'skip',
+            ...(command.getOptionValueSource('concurrency') === 'cli'
+              ? ['--concurrency', String(opts.concurrency)]
+              : []),
+            ...(opts.state ? [] : ['--no-state']),
+          ]);
           try {
-            counts = await copyStore(source, target, {
-              ifExists: opts.ifExists,
-              concurrency: opts.concurrency,
-              state: opts.state,
-              onProgress: (c) => progress?.update(c.sessions + c.skipped, c),
-            });
+            counts = await interruptible(
+              ctx,
+              (signal) =>
+                copyStore(source, target, {
+                  ifExists: opts.ifExists,
+                  concurrency: opts.concurrency,
+                  state: opts.state,
+                  signal,
+                  onProgress: (c) => {
+                    counts = c;
+                    progress?.update(c.sessions + c.skipped, c);
+                  },
+                }),
+              () => stopped('copied', counts, total, 'in the target', `: ${again}`),
+            );
+          } catch (err) {
+            throw err instanceof Interrupted ? err : conflictForCli(err, 'the target store');
           } finally {
             progress?.stop();
           }

@@ -14,6 +14,7 @@ import {
   timeline,
   transcriptPage,
 } from '../reads.js';
+import { sessionById } from '../session-ref.js';
 import { VERSION } from '../version.js';
 import {
   deleteSession,
@@ -190,26 +191,31 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
   }
   if (s[0] === 'sessions' && s.length >= 2) {
     const id = s[1]!;
+    const ref = sessionById(id);
     if (is('GET', 'sessions', null)) {
       return {
-        json: await showCheckpoint(store, id, optionalNumber('seq', query.get('seq') ?? undefined)),
+        json: await showCheckpoint(
+          store,
+          ref,
+          optionalNumber('seq', query.get('seq') ?? undefined),
+        ),
       };
     }
     if (is('DELETE', 'sessions', null)) {
-      await existingSession(store, id);
+      await existingSession(store, ref);
       return { json: await deleteSession(store, id) };
     }
     if (is('GET', 'sessions', null, 'tree')) {
-      return { json: await sessionTree(store, id, (of) => ctx.forks.forksOf(of)) };
+      return { json: await sessionTree(store, ref, (of) => ctx.forks.forksOf(of)) };
     }
-    if (is('GET', 'sessions', null, 'history')) return { json: await timeline(store, id) };
+    if (is('GET', 'sessions', null, 'history')) return { json: await timeline(store, ref) };
     if (is('GET', 'sessions', null, 'transcript')) {
-      return { json: await transcriptPage(store, id, paging(query)) };
+      return { json: await transcriptPage(store, ref, paging(query)) };
     }
     if (is('GET', 'sessions', null, 'diff')) {
       const to = wholeNumber('to', query.get('to') ?? undefined);
       const from = optionalNumber('from', query.get('from') ?? undefined);
-      return { json: await checkpointDiff(store, id, to, from) };
+      return { json: await checkpointDiff(store, ref, to, from) };
     }
     if (is('POST', 'sessions', null, 'rollback')) {
       const body = await call.body();

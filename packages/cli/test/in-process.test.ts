@@ -1,0 +1,146 @@
+/**
+ * The command run in-process (`main`) on memory stores, where a test decides what a URL opens
+ * and when Ctrl-C comes: a copy stopped in the middle, and hints that show no password.
+ */
+import { Writable } from 'node:stream';
+import { main } from '@ckpt/cli';
+import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
+import { memory } from '@ckpt/memory';
+import { expect, it } from 'vitest';
+
+/** A store on `store`'s backend that the command may close, leaving the test's open. */
+function lent(store: CheckpointStore): CheckpointStore {
+  return new CheckpointStore(
+    new Proxy(store.backend, {
+      get(target, property) {
+        if (property === 'close') return async () => {};
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }),
+  );
+}
+
+/** A sink that keeps what is written to it. */
+function sink() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+/**
+ * Run `ckpt` with `stores` for the URLs it opens; `interrupt` is set to what Ctrl-C calls while
+ * the command listens for it.
+ */
+async function ckpt(args: string[], stores: Record<string, CheckpointStore>) {
+  const stdout = sink();
+  const stderr = sink();
+  const listening: (() => void)[] = [];
+  const code = await main(args, {
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    stdin: process.stdin,
+    env: {},
+    open: async (url) => lent(stores[url]!),
+    onInterrupt(listener) {
+      listening.push(listener);
+      return () => listening.splice(listening.indexOf(listener), 1);
+    },
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text(), listening };
+}
+
+/** A store whose backend calls `after` once each session is imported. */
+function importing(after: (n: number) => void): CheckpointStore {
+  const backend = memory();
+  let n = 0;
+  return new CheckpointStore(
+    new Proxy(backend, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property !== 'importSession') {
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return async (...args: unknown[]) => {
+          const outcome = await (value as CheckpointBackend['importSession']).apply(
+            target,
+            args as Parameters<CheckpointBackend['importSession']>,
+          );
+          after(++n);
+          return outcome;
+        };
+      },
+    }),
+  );
+}
+
+it('stops a copy on Ctrl-C, every session whole or absent, says how to go on, and exits 130', async () => {
+  const source = new CheckpointStore(memory());
+  for (let i = 0; i < 20; i++) await source.checkpoint(`s-${i}`, { i }, { transcript: [i] });
+  await source.state('prefs').set('theme', 'dark');
+  let ctrlC: (() => void) | undefined;
+  const target = importing((n) => {
+    if (n === 3) ctrlC?.();
+  });
+  const stores = { 'memory:from': source, 'memory:to': target };
+  const stdout = sink();
+  const stderr = sink();
+  const code = await main(
+    ['copy', '--from', 'memory:from', '--to', 'memory:to', '--concurrency', '2'],
+    {
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      stdin: process.stdin,
+      env: {},
+      open: async (url) => lent(stores[url as keyof typeof stores]),
+      onInterrupt(listener) {
+        ctrlC = listener;
+        return () => {
+          ctrlC = undefined;
+        };
+      },
+    },
+  );
+  expect(code).toBe(130);
+  expect(stdout.text()).toBe('');
+  expect(stderr.text()).toMatch(
+    /^stopping after the sessions being written; Ctrl-C again to quit at once\nckpt: interrupted: stopped after [34] sessions \([34] copied\); every session in the target is whole or absent\. To take up where it stopped, run: ckpt copy --from memory:from --to memory:to --if-exists skip --concurrency 2\n$/,
+  );
+  // The sessions in flight finished; none began after Ctrl-C, and no state was copied.
+  const copied = (await target.sessions({ limit: 100 })).items;
+  expect(copied.length).toBeLessThanOrEqual(4);
+  for (const s of copied) {
+    expect(await target.transcript(s.sessionId)).toEqual(await source.transcript(s.sessionId));
+  }
+  expect(await target.state('prefs').get('theme')).toBeUndefined();
+  // No one listens for Ctrl-C any more: a second one does what it does by default.
+  expect(ctrlC).toBeUndefined();
+
+  const rest = await ckpt(
+    ['copy', '--from', 'memory:from', '--to', 'memory:to', '--if-exists', 'skip', '--json'],
+    stores,
+  );
+  expect(rest.code).toBe(0);
+  expect(JSON.parse(rest.stdout)).toEqual({
+    sessions: 20 - copied.length,
+    checkpoints: 20 - copied.length,
+    state: 1,
+    skipped: copied.length,
+  });
+  expect(rest.listening).toEqual([]);
+});
+
+it('repeats the store in a hint without its password', async () => {
+  const store = new CheckpointStore(memory());
+  for (const id of ['a', 'b']) await store.checkpoint(id, 1);
+  const url = 'postgres://app:s3cret@db.internal:5432/agents';
+  const run = await ckpt(['--store', url, 'sessions', '--limit', '1'], { [url]: store });
+  expect(run.stderr).toMatch(
+    /^more: ckpt --store postgres:\/\/app:\*\*\*@db\.internal:5432\/agents sessions --limit 1 --cursor \S+\n$/,
+  );
+});
