@@ -429,12 +429,16 @@ describe.runIf(haveChromium)('ckpt studio on a large store (times printed, not a
     const studio = await startStudio(sessionUrl);
     try {
       const { page, close } = await open(studio);
-      await page.goto(`${studio.origin}/sessions/big`);
-      await nodeWith(page, 10_000, 'head');
-      await page.locator('svg.tree [data-seq="10003"]').waitFor();
-      const ms = await drawnAt(page, 'ckpt:tree-drawn');
+      const times: number[] = [];
+      // The first visit, then one with the page's files and the store's pages warm.
+      for (let visit = 0; visit < 2; visit++) {
+        await page.goto(`${studio.origin}/sessions/big`);
+        await nodeWith(page, 10_000, 'head');
+        await page.locator('svg.tree [data-seq="10003"]').waitFor();
+        times.push(await drawnAt(page, 'ckpt:tree-drawn'));
+      }
       console.log(
-        `studio: the tree of a session of 10,000 checkpoints drawn ${ms.toFixed(0)} ms after navigation`,
+        `studio: the tree of a session of 10,000 checkpoints drawn ${times.map((ms) => ms.toFixed(0)).join(' ms, then ')} ms after navigation`,
       );
       expect(await page.locator('svg.tree .gap').count()).toBeGreaterThan(0);
       await close();
@@ -447,10 +451,14 @@ describe.runIf(haveChromium)('ckpt studio on a large store (times printed, not a
     const studio = await startStudio(catalogUrl);
     try {
       const { page, close } = await open(studio);
-      await page.locator('tr[data-session="session-099999"]').waitFor();
-      const ms = await drawnAt(page, 'ckpt:catalog-drawn');
+      const times: number[] = [];
+      for (let visit = 0; visit < 2; visit++) {
+        if (visit > 0) await page.goto(`${studio.origin}/`);
+        await page.locator('tr[data-session="session-099999"]').waitFor();
+        times.push(await drawnAt(page, 'ckpt:catalog-drawn'));
+      }
       console.log(
-        `studio: the first page of a catalog of 100,000 sessions drawn ${ms.toFixed(0)} ms after navigation`,
+        `studio: the first page of a catalog of 100,000 sessions drawn ${times.map((ms) => ms.toFixed(0)).join(' ms, then ')} ms after navigation`,
       );
       expect(await page.locator('table.sessions tbody tr').count()).toBe(50);
       await close();
