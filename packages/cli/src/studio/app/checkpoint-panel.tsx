@@ -3,13 +3,13 @@
  * what changed since its parent, or since another checkpoint picked in the tree.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { ItemView } from './item-view.js';
 import { brief, JsonTree } from './json-tree.js';
 import { ErrorNote } from './notes.js';
 import { shortTime } from './time.js';
-import type { Change, Shown } from './wire.js';
+import { useLoad } from './use-load.js';
+import type { Change } from './wire.js';
 
 /** What the panel shows, and the changes it offers. */
 export interface CheckpointPanelProps {
@@ -57,41 +57,13 @@ function DiffList({ changes }: { changes: Change[] }) {
 /** The checkpoint `seq` of session `id`. */
 export function CheckpointPanel(props: CheckpointPanelProps) {
   const { id, seq, compare, version } = props;
-  const [shown, setShown] = useState<Shown | null>(null);
-  const [changes, setChanges] = useState<Change[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [diffError, setDiffError] = useState<unknown>(null);
-
-  useEffect(() => {
-    let live = true;
-    api
-      .show(id, seq)
-      .then((s) => {
-        if (!live) return;
-        setShown(s);
-        setError(null);
-      })
-      .catch((err: unknown) => live && setError(err));
-    return () => {
-      live = false;
-    };
-  }, [id, seq, version]);
-
-  useEffect(() => {
-    let live = true;
-    setChanges(null);
-    api
-      .diff(id, seq, compare)
-      .then((c) => {
-        if (!live) return;
-        setChanges(c);
-        setDiffError(null);
-      })
-      .catch((err: unknown) => live && setDiffError(err));
-    return () => {
-      live = false;
-    };
-  }, [id, seq, compare, version]);
+  const { value: shown, error } = useLoad(() => api.show(id, seq), [id, seq, version]);
+  const { value: diffed, error: diffError } = useLoad(
+    async () => ({ key: `${seq} ${compare}`, changes: await api.diff(id, seq, compare) }),
+    [id, seq, compare, version],
+  );
+  // Changes read for another pair stay out of view until those of this pair come.
+  const changes = diffed?.key === `${seq} ${compare}` ? diffed.changes : null;
 
   const cp = shown?.checkpoint.seq === seq ? shown.checkpoint : null;
   const against =

@@ -17,6 +17,12 @@ import type { SessionInfo, SessionTree } from './wire.js';
 
 type SessionRoute = Extract<Route, { view: 'session' }>;
 
+/** The views beside the tree. */
+const TABS: [SessionRoute['tab'], string][] = [
+  ['checkpoint', 'Checkpoint'],
+  ['transcript', 'Transcript'],
+];
+
 const plural = (n: number, word: string) =>
   `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
 
@@ -229,22 +235,17 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
           </div>
           <div class="side-pane">
             <div class="tabs" role="tablist">
-              <button
-                type="button"
-                role="tab"
-                aria-selected={route.tab === 'checkpoint'}
-                onClick={() => go({ tab: 'checkpoint' })}
-              >
-                Checkpoint
-              </button>
-              <button
-                type="button"
-                role="tab"
-                aria-selected={route.tab === 'transcript'}
-                onClick={() => go({ tab: 'transcript' })}
-              >
-                Transcript
-              </button>
+              {TABS.map(([tab, label]) => (
+                <button
+                  key={tab}
+                  type="button"
+                  role="tab"
+                  aria-selected={route.tab === tab}
+                  onClick={() => go({ tab })}
+                >
+                  {label}
+                </button>
+              ))}
             </div>
             {route.tab === 'transcript' ? (
               <TranscriptPanel id={id} version={version} />

@@ -2,47 +2,43 @@
  * The state beside the checkpoints: its scopes, and each scope's keys with their values, a
  * page at a time. With `--write`, a value can be set or deleted, each asked first.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from './api.js';
 import { ask } from './confirm.js';
 import { brief, JsonTree } from './json-tree.js';
 import { DoneNote, ErrorNote } from './notes.js';
 import { Link, pathOf } from './router.js';
+import { useLoad } from './use-load.js';
 import type { Json, Page } from './wire.js';
 
 /** A listing read a page at a time: its items so far, and how to read the next page. */
 function usePages<T>(read: (cursor: string | null) => Promise<Page<T>>, key: string) {
-  const [items, setItems] = useState<T[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [again, setAgain] = useState(0);
-  // Read again when the listing (key) changes, or when asked to.
-  useEffect(() => {
-    let live = true;
-    read(null)
-      .then((page) => {
-        if (!live) return;
-        setItems(page.items);
-        setCursor(page.cursor);
-        setLoaded(true);
-        setError(null);
-      })
-      .catch((err: unknown) => live && setError(err));
-    return () => {
-      live = false;
-    };
-  }, [key, again]);
-  const more = async () => {
-    try {
-      const page = await read(cursor);
-      setItems([...items, ...page.items]);
-      setCursor(page.cursor);
-    } catch (err) {
-      setError(err);
-    }
+  const first = useLoad(() => read(null), [key, again]);
+  const [more, setMore] = useState<{ of: unknown; items: T[]; cursor: string | null }>({
+    of: null,
+    items: [],
+    cursor: null,
+  });
+  const [error, setError] = useState<unknown>(null);
+  // Later pages belong to the first page they were read after.
+  const later = more.of === first.value ? more : { of: first.value, items: [], cursor: null };
+  const cursor = later.items.length > 0 ? later.cursor : (first.value?.cursor ?? null);
+  return {
+    items: [...(first.value?.items ?? []), ...later.items],
+    cursor,
+    loaded: first.value !== null,
+    error: first.error ?? error,
+    more: async () => {
+      try {
+        const page = await read(cursor);
+        setMore({ of: first.value, items: [...later.items, ...page.items], cursor: page.cursor });
+      } catch (err) {
+        setError(err);
+      }
+    },
+    reload: () => setAgain((n) => n + 1),
   };
-  return { items, cursor, loaded, error, more, reload: () => setAgain((n) => n + 1) };
 }
 
 /** The state's scopes. */
