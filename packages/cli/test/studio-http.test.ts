@@ -449,6 +449,22 @@ describe('ckpt studio over HTTP', () => {
     res.destroy();
   });
 
+  it('listens on another address only when told to with --host, and warns that it does', async () => {
+    const studio = await startStudio(url, ['--host', '127.0.0.2']);
+    try {
+      expect(studio.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+\/\?token=/);
+      expect(listeningAddress(studio.port)).toBe('127.0.0.2');
+      await vi.waitFor(() =>
+        expect(studio.stderr()).toMatch(
+          /^warning: listening on 127\.0\.0\.2 as --host asks, not on 127\.0\.0\.1 alone: anyone who can reach that address and has the address below can read the store\./,
+        ),
+      );
+      expect((await client(studio).get('/api/studio')).status).toBe(200);
+    } finally {
+      await studio.stop();
+    }
+  });
+
   it('stops on Ctrl-C and exits 0', async () => {
     const studio = await startStudio(url);
     expect(await studio.stop()).toBe(0);

@@ -95,7 +95,7 @@ export function registerStudio(program: Command, ctx: Context): void {
           if (opts.host !== undefined) {
             ctx.note(
               c.yellow(
-                `warning: listening on ${host}, not only on this machine's loopback: anyone who can reach it and has the address below can read the store${opts.write ? ' and change it' : ''}.`,
+                `warning: listening on ${host} as --host asks, not on 127.0.0.1 alone: anyone who can reach that address and has the address below can read the store${opts.write ? ' and change it' : ''}.`,
               ),
             );
           }
