@@ -35,6 +35,7 @@ export type {
   JsonValue,
   ListOptions,
   Metadata,
+  OpenStoreOptions,
   Page,
   PageOptions,
   SessionExport,

@@ -424,22 +424,52 @@ export class CheckpointStore {
     return this.#closing;
   }
 
+  /**
+   * Remove everything this store holds in its namespace, for good: every session and state
+   * value, and the tables, routines and records the backend made for them (what exactly, its
+   * README says), leaving every other namespace on the same storage alone. Then close the
+   * store: later calls fail with CLOSED. Calls already in flight finish first; calls made
+   * meanwhile fail with CLOSED. A backend without `destroy()` raises UNSUPPORTED and the store
+   * stays open.
+   */
+  async destroy(): Promise<void> {
+    if (this.#closed) throw closedError();
+    const destroy = this.#backend.destroy?.bind(this.#backend);
+    if (destroy === undefined) {
+      throw new CkptError(
+        'UNSUPPORTED',
+        `destroy() is not supported by the ${this.#backend.name} backend, which has no destroy(); nothing was removed and the store is still open.`,
+        { details: { capability: 'destroy' } },
+      );
+    }
+    let failure: unknown;
+    this.#closed = true;
+    this.#closing = this.#closeWhenSettled(async () => {
+      try {
+        await destroy();
+      } catch (err) {
+        failure = err;
+      }
+    });
+    await this.#closing;
+    if (failure !== undefined) throw toCkptError(failure, this.#backend.name, this.#errorHint);
+  }
+
   // Calls already running get to finish: a pool closed under them could leave their promises
   // waiting forever for a connection, with no way to learn whether they wrote.
-  async #closeWhenSettled(): Promise<void> {
+  async #closeWhenSettled(beforeClosing?: () => Promise<void>): Promise<void> {
     if (this.#running > 0) {
       await new Promise<void>((resolve) => {
         this.#settled = resolve;
       });
     }
+    await beforeClosing?.();
     await this.#backend.close();
   }
 
   /** Run one public call: refuse after close, and wrap driver failures as BACKEND. */
   async #run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#closed) {
-      throw new CkptError('CLOSED', 'this CheckpointStore was closed; open a new one.');
-    }
+    if (this.#closed) throw closedError();
     this.#running++;
     try {
       return await fn();
@@ -449,6 +479,10 @@ export class CheckpointStore {
       if (--this.#running === 0) this.#settled?.();
     }
   }
+}
+
+function closedError(): CkptError {
+  return new CkptError('CLOSED', 'this CheckpointStore was closed; open a new one.');
 }
 
 function toCheckpoint(sessionId: string, stored: StoredCheckpoint): Checkpoint {

@@ -77,6 +77,16 @@ export interface StoreOptions {
   maxPayloadBytes?: number;
 }
 
+/** Options of `openStore`: the store's, and whether it may create a store that is not there. */
+export interface OpenStoreOptions extends StoreOptions {
+  /**
+   * Create (and migrate) the store where it is not there yet; default true. False opens only a
+   * store that exists, changing nothing: a missing one is NOT_FOUND, one at an older schema
+   * version SCHEMA.
+   */
+  create?: boolean;
+}
+
 /** Options of `CheckpointStore.checkpoint`. */
 export interface CheckpointOptions {
   metadata?: Metadata;

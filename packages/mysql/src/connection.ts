@@ -1,5 +1,5 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { openConnection } from '@ckpt/core/adapter';
+import { type OpenedConnection, openConnection } from '@ckpt/core/adapter';
 import mysql, { type Pool } from 'mysql2/promise';
 
 /** Options of `mysql()` and `mysqlKv()`: a connection string or an existing mysql2 pool. */
@@ -18,6 +18,12 @@ export type MysqlOptions = ({ url: string } | { pool: Pool | { promise(): Pool }
    * package README gives the figures). The backend's alone; the KV store ignores it.
    */
   groupCommit?: boolean;
+  /**
+   * Create (and migrate) the namespace's tables where they are not there (default true).
+   * False opens only a namespace at this package's schema version, and writes nothing to open
+   * it: a missing one is NOT_FOUND, an older one SCHEMA.
+   */
+  create?: boolean;
 };
 
 /** A pool, whether it is ours to close, the namespace, and whether to prepare statements. */
@@ -25,6 +31,8 @@ export interface Connection {
   pool: Pool;
   owned: boolean;
   namespace: string;
+  /** Set with `create: false`: where the tables must be found (see `openConnection`). */
+  existing: OpenedConnection<Pool>['existing'];
   preparedStatements: boolean;
   groupCommit: boolean;
   /** How many connections the pool opens at most. */
@@ -33,7 +41,7 @@ export interface Connection {
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: MysqlOptions): Connection {
-  const { handle, owned, namespace, switches } = openConnection<Pool>(options, {
+  const { handle, owned, namespace, existing, switches } = openConnection<Pool>(options, {
     factory: 'mysql',
     handle: 'pool',
     handleKind: "a mysql2 pool (from 'mysql2/promise' or 'mysql2')",
@@ -52,6 +60,7 @@ export function connect(options: MysqlOptions): Connection {
     pool: handle,
     owned,
     namespace,
+    existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
     poolSize: config?.connectionLimit ?? 10,

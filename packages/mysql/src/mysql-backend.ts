@@ -27,6 +27,7 @@ import {
 } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { connect, type MysqlOptions } from './connection.js';
+import { destroyNamespace } from './destroy.js';
 import { mysqlErrorHint } from './error-hints.js';
 import { keyValueStatements, statements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
@@ -173,7 +174,7 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
-    this.#ready = migrate(this.pool, this.namespace);
+    this.#ready = migrate(this.pool, this.namespace, connection.existing);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
     this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
@@ -235,7 +236,11 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     return outcomes;
   }
 
-  /** Resolves once the tables are migrated; rejects (with SCHEMA or UNSUPPORTED) when they cannot be. */
+  /**
+   * Resolves once the tables are migrated (or, with `create: false`, found at this version);
+   * rejects with SCHEMA or UNSUPPORTED when they cannot be, or NOT_FOUND when `create: false`
+   * found no store.
+   */
   async ready(): Promise<void> {
     await this.#ready;
   }
@@ -372,6 +377,12 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
       fix: `GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON \`${db}\`.* TO <user> (the @ckpt/mysql README lists what a migration needs besides)`,
     });
     return found;
+  }
+
+  /** Drop the namespace's procedures and tables (see destroy.ts). */
+  async destroy(): Promise<void> {
+    await this.#ready;
+    await destroyNamespace(this.pool, this.namespace);
   }
 
   errorHint(err: unknown): string | undefined {

@@ -10,8 +10,8 @@ import { statementRunner } from './statement-runner.js';
 
 /** A MySQL KvStore for `kvBackend(mysqlKv({ url }))`; one statement per call. */
 export function mysqlKv(options: MysqlOptions): KvStore {
-  const { pool, owned, namespace, preparedStatements } = connect(options);
-  const ready = migrate(pool, namespace);
+  const { pool, owned, namespace, existing, preparedStatements } = connect(options);
+  const ready = migrate(pool, namespace, existing);
   ready.catch(() => {});
   const run = statementRunner(pool, preparedStatements, ready);
   const table = new KeyValueTable(keyValueStatements(tables(namespace).kv, ['k']), run);

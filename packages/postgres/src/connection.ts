@@ -1,5 +1,5 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { openConnection } from '@ckpt/core/adapter';
+import { type OpenedConnection, openConnection } from '@ckpt/core/adapter';
 import pg from 'pg';
 import { checkOwnSchema } from './schema.js';
 
@@ -19,6 +19,12 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
    * The backend's alone; the KV store ignores it.
    */
   groupCommit?: boolean;
+  /**
+   * Create (and migrate) the schema where it is not there (default true). False opens only a
+   * schema that holds the store at this package's version, and writes nothing to open it: a
+   * missing one is NOT_FOUND, an older one SCHEMA.
+   */
+  create?: boolean;
 };
 
 /** A pool, whether it is ours to close, the namespace, and whether to prepare statements. */
@@ -26,13 +32,15 @@ export interface Connection {
   pool: pg.Pool;
   owned: boolean;
   namespace: string;
+  /** Set with `create: false`: where the schema must be found (see `openConnection`). */
+  existing: OpenedConnection<pg.Pool>['existing'];
   preparedStatements: boolean;
   groupCommit: boolean;
 }
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: PostgresOptions): Connection {
-  const { handle, owned, namespace, switches } = openConnection<pg.Pool>(options, {
+  const { handle, owned, namespace, existing, switches } = openConnection<pg.Pool>(options, {
     factory: 'postgres',
     handle: 'pool',
     handleKind: 'a pg.Pool',
@@ -55,6 +63,7 @@ export function connect(options: PostgresOptions): Connection {
     pool: handle,
     owned,
     namespace,
+    existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
   };

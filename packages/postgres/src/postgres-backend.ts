@@ -17,6 +17,7 @@ import {
 } from '@ckpt/core/sql';
 import pg from 'pg';
 import { connect, type PostgresOptions } from './connection.js';
+import { destroySchema } from './destroy.js';
 import { postgresErrorHint } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
@@ -279,7 +280,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.#appendDirect = appendDirect(this.namespace);
     this.#importNew = importNew(this.namespace);
     this.#removeSession = `SELECT ${ns}.delete_session($1)`;
-    this.#ready = migrate(this.pool, this.namespace);
+    this.#ready = migrate(this.pool, this.namespace, connection.existing);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
     this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
@@ -352,7 +353,10 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     return outcomes;
   }
 
-  /** Resolves once the schema is migrated; rejects (with SCHEMA) when it cannot be. */
+  /**
+   * Resolves once the schema is migrated (or, with `create: false`, found at this version);
+   * rejects with SCHEMA when it cannot be, or NOT_FOUND when `create: false` found no store.
+   */
   ready(): Promise<void> {
     return this.#ready;
   }
@@ -398,6 +402,15 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
       client.off('error', ignore);
       client.release(failure);
     }
+  }
+
+  /**
+   * Drop the schema when ckpt created it; else drop ckpt's tables and functions from it,
+   * leaving the schema and whatever else it holds (see destroy.ts).
+   */
+  async destroy(): Promise<void> {
+    await this.#ready;
+    await destroySchema(this.pool, this.namespace);
   }
 
   /** The schema version, the server's durability settings, and the privileges a store needs. */

@@ -10,8 +10,8 @@ import { statementRunner } from './statement-runner.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
 export function postgresKv(options: PostgresOptions): KvStore {
-  const { pool, owned, namespace, preparedStatements } = connect(options);
-  const ready = migrate(pool, namespace);
+  const { pool, owned, namespace, existing, preparedStatements } = connect(options);
+  const ready = migrate(pool, namespace, existing);
   ready.catch(() => {});
   const run = statementRunner(pool, preparedStatements, ready);
   const statements = keyValueStatements(`${schemaIdentifier(namespace)}.kv`, ['key']);

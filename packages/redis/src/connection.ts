@@ -1,6 +1,6 @@
 /** The client a store runs on: one it opens from a URL (and closes), or the caller's own. */
 import { once } from 'node:events';
-import { invalidArgument, openConnection } from '@ckpt/core/adapter';
+import { invalidArgument, type OpenedConnection, openConnection } from '@ckpt/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
 import { type RedisClient, setupRefusals } from './script.js';
 
@@ -8,6 +8,11 @@ import { type RedisClient, setupRefusals } from './script.js';
 export type RedisOptions = ({ url: string } | { client: RedisClient }) & {
   /** The prefix of every key; default `ckpt`. */
   namespace?: string;
+  /**
+   * Mark the namespace as a store where it is not one yet (default true). False opens only a
+   * namespace that holds a store, and writes nothing to open it: one with no key is NOT_FOUND.
+   */
+  create?: boolean;
 };
 
 /**
@@ -27,11 +32,13 @@ export interface Connection {
   client: RedisClient;
   owned: boolean;
   namespace: string;
+  /** Set with `create: false`: where the namespace must be found (see `openConnection`). */
+  existing: OpenedConnection<RedisClient>['existing'];
 }
 
 /** Open (or adopt) the client named by `options`. */
 export function connect(options: RedisOptions): Connection {
-  const { handle, owned, namespace } = openConnection<RedisClient>(options, {
+  const { handle, owned, namespace, existing } = openConnection<RedisClient>(options, {
     factory: 'redis',
     handle: 'client',
     handleKind: 'an ioredis Redis or Cluster',
@@ -45,7 +52,7 @@ export function connect(options: RedisOptions): Connection {
     },
   });
   refuseReplicaReads(handle);
-  return { client: handle, owned, namespace };
+  return { client: handle, owned, namespace, existing };
 }
 
 /**

@@ -88,10 +88,21 @@ export async function dropNamespace(client: RedisClient, namespace: string): Pro
 
 // Cleanup runs on clients of its own: a test may have closed the backend's.
 const admins = new Map<string, RedisClient>();
+const toDrop: { namespace: string; cluster: boolean }[] = [];
 afterAll(async () => {
+  for (const { namespace, cluster } of toDrop.splice(0)) {
+    await dropNamespace(admin(cluster), namespace);
+  }
   for (const client of admins.values()) await client.quit();
   admins.clear();
 });
+
+/** A fresh namespace whose keys are removed after the file's tests (on the cluster, if `cluster`). */
+export function namespaceToDrop(cluster = false): string {
+  const namespace = freshNamespace();
+  toDrop.push({ namespace, cluster });
+  return namespace;
+}
 
 /** A client for cleanup on the single server (`cluster` false) or the cluster. */
 export function admin(cluster = false): RedisClient {
