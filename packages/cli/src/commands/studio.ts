@@ -91,6 +91,8 @@ export function registerStudio(program: Command, ctx: Context): void {
               if (!isCkptError(err, 'CONFLICT') || i === ports.length - 1) throw err;
             }
           }
+          // Listen for Ctrl-C before the address is out, so that a stop right after it counts.
+          const stop = stopped(ctx);
           const c = ctx.errColors;
           if (opts.host !== undefined) {
             ctx.note(
@@ -104,7 +106,7 @@ export function registerStudio(program: Command, ctx: Context): void {
             `ckpt studio on a ${store.backend.name} store, ${opts.write ? c.bold('changes allowed (--write)') : 'read-only (start with --write to allow changes)'}; open the address above. Ctrl-C stops it.`,
           );
           if (opts.open) openBrowser(ctx, studio!.url);
-          await stopped(ctx);
+          await stop;
           await studio!.close();
         },
       ),
