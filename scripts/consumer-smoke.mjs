@@ -85,6 +85,9 @@ async function main() {
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'state', 'smoke', 'set', 'k', '1'], app);
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'export', '--out', 'cli.jsonl'], app);
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'doctor'], app);
+    // ckpt studio serves its page from the files in the tarball.
+    writeFileSync(join(app, 'studio.mjs'), STUDIO);
+    run('node', ['studio.mjs'], app);
 
     console.log('\n=== 2. examples/custom-adapter against the installed contract suite');
     const adapter = join(work, 'custom-adapter');
@@ -176,6 +179,38 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
   rmSync(dir, { recursive: true, force: true });
   console.log(kind + ': openStore("sqlite:…") ok');
 };
+`;
+
+// Start the installed ckpt studio, open its address as a browser would (the token becomes a
+// cookie), and read the page and its script.
+const STUDIO = `
+import { spawn } from 'node:child_process';
+const child = spawn(process.execPath, ['node_modules/@ckpt/cli/dist/cli.js', '--store', 'sqlite:./cli.db', 'studio', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+try {
+  const address = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const line = /^(http:\\/\\/\\S+)\\n/m.exec(out);
+      if (line) resolve(line[1]);
+    });
+    child.once('exit', (code) => reject(new Error('ckpt studio exited with ' + code)));
+  });
+  const first = await fetch(address, { redirect: 'manual' });
+  const cookie = first.headers.get('set-cookie').split(';')[0];
+  const origin = new URL(address).origin;
+  const page = await fetch(origin + '/', { headers: { cookie } });
+  const html = await page.text();
+  const script = /src="(\\/assets\\/[^"]+\\.js)"/.exec(html)?.[1];
+  if (page.status !== 200 || !script) throw new Error('ckpt studio served no page: ' + page.status + ' ' + html);
+  const js = await fetch(origin + script, { headers: { cookie } });
+  if (js.status !== 200 || (await js.text()).length < 1000) throw new Error('ckpt studio served no script: ' + js.status);
+  const sessions = await (await fetch(origin + '/api/sessions', { headers: { cookie } })).json();
+  if (!Array.isArray(sessions.items)) throw new Error('ckpt studio API: ' + JSON.stringify(sessions));
+  console.log('ckpt studio: page, script and API ok');
+} finally {
+  child.kill('SIGINT');
+}
 `;
 
 const ESM = `

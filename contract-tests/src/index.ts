@@ -2,7 +2,7 @@
  * The contract suite every ckpt backend must pass. Call `runContractTests(harness)` inside a
  * vitest test file; it registers one `describe` block with every case. Also the helpers of
  * server backends' tests: the fault proxy, fault runs, round-trip counting, schema upgrades,
- * namespaces used again across cases.
+ * namespaces used again across cases, opening only an existing store.
  *
  * @packageDocumentation
  * @module @ckpt/contract-tests
@@ -10,6 +10,7 @@
 import { describe } from 'vitest';
 import { checkpointCases } from './cases/checkpoints.js';
 import { concurrencyCases } from './cases/concurrency.js';
+import { destroyCases } from './cases/destroy.js';
 import { idempotencyCases } from './cases/idempotency.js';
 import { inputCases } from './cases/inputs.js';
 import { lifecycleCases } from './cases/lifecycle.js';
@@ -37,13 +38,24 @@ export {
   type PoolHarness,
 } from './namespace-pool.js';
 export {
+  type ExistingStoreStorage,
+  expectExistingStoreOpens,
+  expectMissingStoreNotFound,
+} from './open-existing.js';
+export {
   type BatchingStore,
   expectOnlyTheRefusedCallOfABatchFails,
   type PoolBatchHarness,
   poolBatchCases,
 } from './pool-batches.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
-export { SERVICES, serviceAvailable, serviceUrl } from './services.js';
+export {
+  SERVICES,
+  serviceAddress,
+  serviceAvailable,
+  serviceListening,
+  serviceUrl,
+} from './services.js';
 export { sessionReads, stateReads, storeReads } from './session-reads.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
@@ -63,6 +75,7 @@ export function runContractTests(harness: ContractHarness): void {
     concurrencyCases(t, caps, harness.connections ?? 4);
     transferCases(t, caps);
     surfaceCases(t, caps, harness.namespaced !== undefined);
+    destroyCases(t, caps, harness.namespaced !== undefined);
     modelCases(t, caps, harness.modelRuns ?? 200);
   });
 }
@@ -70,6 +83,7 @@ export function runContractTests(harness: ContractHarness): void {
 export {
   checkpointCases,
   concurrencyCases,
+  destroyCases,
   idempotencyCases,
   inputCases,
   lifecycleCases,

@@ -1,5 +1,11 @@
 /** What every command works with: the streams, the options every command takes, the store. */
-import { type CheckpointStore, openStore } from '@ckpt/core';
+import {
+  type CheckpointStore,
+  CkptError,
+  isCkptError,
+  type OpenStoreOptions,
+  openStore,
+} from '@ckpt/core';
 import { redactPasswords } from '@ckpt/core/adapter';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
@@ -11,6 +17,20 @@ export interface GlobalOptions {
   store?: string;
   json?: boolean;
   color?: boolean;
+}
+
+/**
+ * A store the command did not find, in the command's words: what was looked for and where,
+ * and that only `import` and `copy --to` make a store.
+ */
+function storeNotThere(err: CkptError): CkptError {
+  const { where, at, why, check } = err.details as Record<string, string | undefined>;
+  if (where === undefined) return err;
+  return new CkptError(
+    'NOT_FOUND',
+    `there is no ckpt store in ${where} at ${at} (${why}); check ${check}. Nothing was created: only ckpt import and ckpt copy --to create a store.`,
+    { cause: err, details: err.details },
+  );
 }
 
 /** The options of a command that prints values: `--wide` (or `--full`) prints them whole. */
@@ -54,15 +74,38 @@ export class Context {
     return colorsFor(this.io.stderr, this.io.env, this.#options().color !== false);
   }
 
-  /** The store `--store` (or CKPT_STORE) names, opened on first use. */
-  async store(): Promise<CheckpointStore> {
+  /** The URL `--store` (or CKPT_STORE) gives. */
+  get storeUrl(): string {
     const url = this.#options().store ?? this.io.env.CKPT_STORE;
     if (url === undefined || url === '') {
       throw new UsageError(
         "no store given: pass --store <url> or set CKPT_STORE, such as 'sqlite:./agent.db' or 'postgres://user@host/db'.",
       );
     }
-    return this.open(url);
+    return url;
+  }
+
+  /**
+   * The store `--store` (or CKPT_STORE) names. It must exist already, unless `create` says a
+   * command may make it (only `import` does): a typo in a path or namespace is NOT_FOUND, and
+   * never a new, empty store.
+   */
+  async store(options: { create?: boolean } = {}): Promise<CheckpointStore> {
+    return this.open(this.storeUrl, options);
+  }
+
+  /**
+   * Open the store at `url`, which must exist already unless `create` is true; every store
+   * opened is closed when the command ends.
+   */
+  async open(url: string, { create = false }: { create?: boolean } = {}): Promise<CheckpointStore> {
+    const options: OpenStoreOptions = { create };
+    const opening = this.io.open ? this.io.open(url, options) : openStore(url, options);
+    const store = await opening.catch((err: unknown) => {
+      throw isCkptError(err, 'NOT_FOUND') ? storeNotThere(err) : err;
+    });
+    this.#opened.push(store);
+    return store;
   }
 
   /**
@@ -80,13 +123,6 @@ export class Context {
   width(opts: WideOptions = {}): number | null {
     if (opts.wide || opts.full || this.io.stdout.isTTY !== true) return null;
     return this.io.stdout.columns ?? 80;
-  }
-
-  /** Open the store at `url`; every store opened is closed when the command ends. */
-  async open(url: string): Promise<CheckpointStore> {
-    const store = await (this.io.open ? this.io.open(url) : openStore(url));
-    this.#opened.push(store);
-    return store;
   }
 
   /** Close every store opened. */

@@ -9,7 +9,7 @@ export const EXIT = {
   FAILURE: 1,
   /** The command line was wrong (an unknown command or option, a missing argument), or a destructive command was not confirmed. */
   USAGE: 2,
-  /** The session or checkpoint is not stored. */
+  /** The session, checkpoint or state key is not stored, or the store itself is not there. */
   NOT_FOUND: 3,
   /** A conflict: an expected head that moved, an id that exists. */
   CONFLICT: 4,

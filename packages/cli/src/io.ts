@@ -3,7 +3,7 @@
  * person at a terminal, plain lines in a pipe, JSON with `--json`. Colour only on a terminal,
  * and never with NO_COLOR set.
  */
-import type { CheckpointStore } from '@ckpt/core';
+import type { CheckpointStore, OpenStoreOptions } from '@ckpt/core';
 import pc from 'picocolors';
 
 /** A stream the command writes to. */
@@ -19,8 +19,8 @@ export interface CliIo {
   stderr: Output;
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   env: Record<string, string | undefined>;
-  /** Open the store a URL names (default: `openStore` of @ckpt/core). */
-  open?(url: string): Promise<CheckpointStore>;
+  /** Open the store a URL names, with `options` (default: `openStore` of @ckpt/core). */
+  open?(url: string, options: OpenStoreOptions): Promise<CheckpointStore>;
   /**
    * Call `listener` on Ctrl-C (SIGINT) until the returned function is called; a copy or import
    * listens so that it stops cleanly. Without it, Ctrl-C does what it does by default.

@@ -5,11 +5,13 @@
  */
 import { isCkptError } from '@ckpt/core';
 import { Command, CommanderError, Option } from 'commander';
+import { registerDestroy } from './commands/destroy.js';
 import { registerDiff } from './commands/diff.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerInspect } from './commands/inspect.js';
 import { NotConfirmed, registerRepair } from './commands/repair.js';
 import { registerState } from './commands/state.js';
+import { registerStudio } from './commands/studio.js';
 import { registerTransfer } from './commands/transfer.js';
 import { Context, type GlobalOptions } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
@@ -47,9 +49,12 @@ function program(ctx: Context): Command {
     .addHelpText(
       'after',
       `
-Exit status: 0 done, 1 unexpected failure, 2 usage error or not confirmed, 3 not found,
-4 conflict, 5 bad input, 6 store unusable (unreachable, refused, schema), 7 doctor found a
-problem, 130 stopped by Ctrl-C.
+Exit status: 0 done, 1 unexpected failure, 2 usage error or not confirmed, 3 not found (a
+session, checkpoint or state key, or the store itself), 4 conflict, 5 bad input, 6 store
+unusable (unreachable, refused, schema), 7 doctor found a problem, 130 stopped by Ctrl-C.
+
+Only import, and copy's --to, create a store that is not there; every other command opens
+only an existing one, so a misspelt path or namespace exits 3 and creates nothing.
 
 A LangGraph thread's session: --thread <thread_id> [--ns <checkpoint_ns>] in place of <id>.
 An OpenAI Agents SDK session's id is its ckpt session id.
@@ -64,9 +69,11 @@ Example:
   registerInspect(root, ctx);
   registerDiff(root, ctx);
   registerRepair(root, ctx);
+  registerDestroy(root, ctx);
   registerState(root, ctx);
   registerTransfer(root, ctx);
   registerDoctor(root, ctx);
+  registerStudio(root, ctx);
   // Every command inherits the output settings, so that a usage error is reported the same.
   for (const command of root.commands) {
     command.exitOverride().configureOutput({

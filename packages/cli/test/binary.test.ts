@@ -395,11 +395,13 @@ describe('ckpt without a store', () => {
       'fork',
       'prune',
       'delete',
+      'destroy',
       'state',
       'export',
       'import',
       'copy',
       'doctor',
+      'studio',
     ]);
     expect(top.stdout).toMatch(/Exit status: 0 done/);
     for (const command of commands) {
@@ -453,6 +455,7 @@ describe('ckpt without a store', () => {
   });
 
   it('reads the store from CKPT_STORE', async () => {
+    await (await openStore(`sqlite:${dir}/env.db`)).close();
     const run = await ckpt(['sessions', '--json'], { env: { CKPT_STORE: `sqlite:${dir}/env.db` } });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ items: [], cursor: null });

@@ -149,6 +149,22 @@ describe('on a terminal', () => {
     expect(yes.code).toBe(0);
     expect((await ckpt(['--store', target, 'show', 'main'])).code).toBe(3);
   });
+
+  it('asks before destroying a store, saying what it holds, and removes nothing without a yes', async () => {
+    const target = fresh();
+    await ckpt(['copy', '--from', source, '--to', target]);
+    const no = await underTerminal(['--store', target, 'destroy'], 'n\n');
+    expect(no.output).toContain(
+      `Destroy ${target} with 7 sessions and 3 state scopes? This cannot be undone. [y/N]`,
+    );
+    expect(no.output).toMatch(/not confirmed; nothing was removed/);
+    expect(no.code).toBe(2);
+    expect((await ckpt(['--store', target, 'show', 'main'])).code).toBe(0);
+    const yes = await underTerminal(['--store', target, 'destroy'], 'y\n');
+    expect(yes.code).toBe(0);
+    expect(yes.output).toContain(`destroyed ${target}: removed 7 sessions and 3 state scopes`);
+    expect((await ckpt(['--store', target, 'sessions'])).code).toBe(3);
+  });
 });
 
 describe('in a pipe', () => {

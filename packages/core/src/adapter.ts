@@ -7,6 +7,8 @@
  * @packageDocumentation
  * @module @ckpt/core/adapter
  */
+
+export { afterReady } from './after-ready.js';
 export type {
   AppendInput,
   AppendResult,
@@ -32,7 +34,19 @@ export {
 } from './connection-options.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './errors.js';
 export { checkNamespace, DEFAULT_NAMESPACE } from './namespace.js';
+export {
+  checkCreate,
+  type StoreLocation,
+  storeNotFound,
+  storeTooOld,
+} from './open-existing.js';
 export { compareSessionsNewestFirst, prefixUpperBound } from './order.js';
 export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './retry.js';
-export { hintsByCode, SERVER_HINTS } from './server-hints.js';
+export {
+  hintsByCode,
+  type OtherServerSymptom,
+  otherServerHint,
+  SERVER_HINTS,
+  urlAddress,
+} from './server-hints.js';
 export { checkOptions } from './validate.js';

@@ -226,6 +226,23 @@ export interface CheckpointBackend {
   close(): Promise<void>;
 
   /**
+   * Optional: resolves once the backend can serve calls (its namespace found, or created and
+   * migrated); rejects with what keeps it from opening, such as NOT_FOUND for a store that
+   * `create: false` did not find, or SCHEMA. Until then the backend holds its calls back (and
+   * then fails them with the same error; `afterReady` in the adapter kit does that for a
+   * backend). `openStore(url, { create: false })` awaits it, so that a missing store fails there.
+   */
+  ready?(): Promise<void>;
+
+  /**
+   * Optional: remove everything the backend holds in its namespace (every session, state value
+   * and key, and the tables, routines and records it made for them), leaving every other
+   * namespace on the same storage as it was. `CheckpointStore.destroy()` calls it once no
+   * call of the store is in flight, then closes the backend; without it, that is UNSUPPORTED.
+   */
+  destroy?(): Promise<void>;
+
+  /**
    * Optional: checks of the deployment for `ckpt doctor`: the schema version, durability
    * settings, file modes, privileges, each with what to do about a problem.
    */

@@ -1,10 +1,11 @@
 /**
  * The options every server adapter takes: `{ url }` or an existing driver handle (a pool or a
- * client), and `namespace`. Checked here once, so that each adapter refuses a bad one the same
+ * client), `namespace` and `create`. Checked here once, so that each adapter refuses a bad one the same
  * way: with INVALID_ARGUMENT, a message that shows a good one, and never the URL's password.
  */
 import { invalidArgument, redactPasswords } from './errors.js';
 import { checkNamespace } from './namespace.js';
+import { checkCreate, type StoreLocation } from './open-existing.js';
 import { checkOptions, describe, methodList, missingMethods } from './validate.js';
 
 /** How one adapter opens and recognises its driver handle. */
@@ -34,6 +35,12 @@ export interface OpenedConnection<H> {
   handle: H;
   owned: boolean;
   namespace: string;
+  /**
+   * Set when the store must exist already (`create: false`), so that the adapter creates
+   * nothing: where it is looked for, for the messages (the URL with its password hidden, or
+   * `the given pool`), and what to check when it is not there.
+   */
+  existing: Omit<StoreLocation, 'where'> | undefined;
   /** Each of the spec's switches: as given, or its default. */
   switches: Record<string, boolean>;
 }
@@ -48,9 +55,11 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
     'url',
     spec.handle,
     'namespace',
+    'create',
     ...Object.keys(spec.switches ?? {}),
   ]);
   const namespace = checkNamespace(given.namespace);
+  const create = checkCreate(given.create, spec.factory);
   spec.refuseNamespace?.(namespace);
   const switches: Record<string, boolean> = {};
   for (const [name, fallback] of Object.entries(spec.switches ?? {})) {
@@ -72,14 +81,21 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
         `${spec.factory}() needs { ${spec.handle} } to be ${spec.handleKind}; got ${describe(handle)}, which lacks ${methodList(missing)}.`,
       );
     }
-    return { handle: handle as H, owned: false, namespace, switches };
+    const existing = create
+      ? undefined
+      : { at: `the given ${spec.handle}`, check: 'the namespace' };
+    return { handle: handle as H, owned: false, namespace, existing, switches };
   }
   const url = given.url;
   if (typeof url !== 'string' || url === '') {
     throw invalidArgument('url', `${usage}.`);
   }
   try {
-    return { handle: spec.open(url), owned: true, namespace, switches };
+    const handle = spec.open(url);
+    const existing = create
+      ? undefined
+      : { at: redactPasswords(url), check: 'the URL and the namespace' };
+    return { handle, owned: true, namespace, existing, switches };
   } catch (err) {
     // Neither the URL nor the driver's error goes into this one: both can hold the password
     // (Node's ERR_INVALID_URL keeps the whole URL as `input`).

@@ -64,7 +64,8 @@ const RACED = Symbol('raced');
 /** A CheckpointBackend on any `KvStore`. */
 export function kvBackend(given: KvStore, options?: KvBackendOptions): CheckpointBackend {
   const kv = conformingKv(given);
-  const keys = kvKeys(checkPrefix(checkOptions(options, 'options', ['prefix']).prefix));
+  const prefix = checkPrefix(checkOptions(options, 'options', ['prefix']).prefix);
+  const keys = kvKeys(prefix);
   const {
     session: sessionKey,
     body: bodyKey,
@@ -500,6 +501,21 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     async close() {
       await kv.close?.();
     },
+
+    // Every key under the prefix is this backend's, and only `list` can find them all.
+    ...(kv.list && {
+      async destroy() {
+        for (let after: string | undefined; ; ) {
+          const batch = await kv.list!(prefix, {
+            ...(after !== undefined && { after }),
+            limit: 1000,
+          });
+          for (const key of batch) await kv.delete(key);
+          if (batch.length < 1000) return;
+          after = batch[batch.length - 1];
+        }
+      },
+    }),
 
     ...(kv.errorHint && { errorHint: kv.errorHint }),
   };

@@ -1,10 +1,12 @@
 /** `openStore(url)`: pick and load a backend package from a connection string. */
 import { loadPackage } from './adapter-loading.js';
 import type { CheckpointBackend } from './backend.js';
-import { CkptError, invalidArgument, redactPasswords } from './errors.js';
+import { CkptError, invalidArgument, redactPasswords, toCkptError } from './errors.js';
 import { checkNamespace } from './namespace.js';
+import { checkCreate } from './open-existing.js';
 import { CheckpointStore } from './store.js';
-import type { StoreOptions } from './types.js';
+import type { OpenStoreOptions } from './types.js';
+import { checkOptions } from './validate.js';
 
 type Factory = (options: Record<string, unknown>) => CheckpointBackend | Promise<CheckpointBackend>;
 
@@ -105,8 +107,15 @@ function sqlitePath(rest: string): string {
 /**
  * Open a store from a URL: `memory:`, `sqlite:./agent.db`, `sqlite::memory:`, `redis://…`,
  * `postgres://…`, `mysql://…`, with an optional `?namespace=`. Loads `@ckpt/<backend>` on demand.
+ * With `{ create: false }` it opens only a store that exists, changing nothing, and rejects
+ * with NOT_FOUND where there is none.
  */
-export async function openStore(url: string, options?: StoreOptions): Promise<CheckpointStore> {
+export async function openStore(url: string, options?: OpenStoreOptions): Promise<CheckpointStore> {
+  const { create: given, ...storeOptions } = checkOptions(options, 'options', [
+    'maxPayloadBytes',
+    'create',
+  ]);
+  const create = checkCreate(given, 'openStore');
   if (typeof url !== 'string') {
     throw invalidArgument(
       'url',
@@ -125,6 +134,8 @@ export async function openStore(url: string, options?: StoreOptions): Promise<Ch
   const factoryOptions = {
     ...scheme.options(plain, plain.slice(colon + 1), params),
     namespace: checkNamespace(namespace),
+    // Only when false, so that an adapter older than this core still opens the usual way.
+    ...(create ? {} : { create }),
   };
   const mod = await loadPackage(scheme.pkg, scheme.driver);
   const factory = mod[scheme.factory] as Factory | undefined;
@@ -134,5 +145,13 @@ export async function openStore(url: string, options?: StoreOptions): Promise<Ch
       `${scheme.pkg} does not export ${scheme.factory}(); update it to match @ckpt/core.`,
     );
   }
-  return new CheckpointStore(await factory(factoryOptions), options);
+  const backend = await factory(factoryOptions);
+  try {
+    // A store that must exist is looked for now, so that a missing one fails here.
+    if (!create) await backend.ready?.();
+    return new CheckpointStore(backend, storeOptions);
+  } catch (err) {
+    await backend.close().catch(() => {});
+    throw toCkptError(err, backend.name, backend.errorHint?.bind(backend));
+  }
 }

@@ -47,8 +47,36 @@ describe('openConnection', () => {
     const pool = { query() {}, end() {} };
     const before = opened.length;
     const result = openConnection({ pool, url: 'demo://ignored', namespace: 'app' }, spec);
-    expect(result).toEqual({ handle: pool, owned: false, namespace: 'app', switches: {} });
+    expect(result).toEqual({
+      handle: pool,
+      owned: false,
+      namespace: 'app',
+      existing: undefined,
+      switches: {},
+    });
     expect(opened.length).toBe(before);
+  });
+
+  it('reads create: false as where the store must exist, without the password; anything but a boolean is refused', () => {
+    const opened = openConnection({ url: 'demo://app:s3cret@h/db', create: false }, spec);
+    expect(opened.existing).toEqual({
+      at: 'demo://app:***@h/db',
+      check: 'the URL and the namespace',
+    });
+    const pool = { query() {}, end() {} };
+    expect(openConnection({ pool, create: false }, spec).existing).toEqual({
+      at: 'the given pool',
+      check: 'the namespace',
+    });
+    expect(openConnection({ url: 'demo://h', create: true }, spec).existing).toBeUndefined();
+    let refused: unknown;
+    try {
+      openConnection({ url: 'demo://h', create: 0 }, spec);
+    } catch (err) {
+      refused = err;
+    }
+    expect(isCkptError(refused, 'INVALID_ARGUMENT')).toBe(true);
+    expect((refused as Error).message).toMatch(/needs create to be true or false; got number 0/);
   });
 
   it('turns a given handle into the one the adapter uses when told how', () => {

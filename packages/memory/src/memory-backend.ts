@@ -9,6 +9,7 @@ import {
   type AppendInput,
   type AppendResult,
   type CheckpointBackend,
+  checkCreate,
   checkNamespace,
   checkOptions,
   compareSessionsNewestFirst,
@@ -26,6 +27,11 @@ import {
 export interface MemoryOptions {
   /** Accepted for parity with the other backends; each instance is its own space anyway. */
   namespace?: string;
+  /**
+   * Accepted for parity with the other backends: a new instance is an empty store, so
+   * `create: false` opens one as well.
+   */
+  create?: boolean;
 }
 
 interface MemoryCheckpoint extends StoredCheckpoint {
@@ -53,7 +59,9 @@ export class MemoryBackend implements CheckpointBackend {
   readonly #state = new Map<string, Map<string, string>>();
 
   constructor(options: MemoryOptions = {}) {
-    this.namespace = checkNamespace(checkOptions(options, 'options', ['namespace']).namespace);
+    const given = checkOptions(options, 'options', ['namespace', 'create']);
+    this.namespace = checkNamespace(given.namespace);
+    checkCreate(given.create, 'memory');
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
@@ -255,6 +263,12 @@ export class MemoryBackend implements CheckpointBackend {
   }
 
   /** Nothing to release: the data lives as long as this instance, shared by every store on it. */
+  /** Forget every session and state value: the instance is the namespace. */
+  async destroy(): Promise<void> {
+    this.#sessions.clear();
+    this.#state.clear();
+  }
+
   async close(): Promise<void> {}
 
   #createSession(

@@ -1,11 +1,13 @@
 /** An in-memory `KvStore` with every optional capability, for tests and as a model for authors. */
 import { compareCodePoints, type KvStore } from '@ckpt/core';
-import { checkNamespace, checkOptions } from '@ckpt/core/adapter';
+import { checkCreate, checkNamespace, checkOptions } from '@ckpt/core/adapter';
 import type { MemoryOptions } from './memory-backend.js';
 
 /** An in-memory KvStore (get, set, delete, compareAndSet, list). */
 export function memoryKv(options: MemoryOptions = {}): KvStore {
-  checkNamespace(checkOptions(options, 'options', ['namespace']).namespace);
+  const given = checkOptions(options, 'options', ['namespace', 'create']);
+  checkNamespace(given.namespace);
+  checkCreate(given.create, 'memoryKv');
   const values = new Map<string, string>();
   return {
     async get(key) {

@@ -1,10 +1,10 @@
 /**
  * What runs once when a store opens: a check that the pool's connections can carry every
  * checkpoint, then the SQL family's migration under GET_LOCK, so that processes starting at
- * once migrate the namespace once.
+ * once migrate the namespace once. `destroy()` takes the same lock.
  */
 import { CkptError, DEFAULT_MAX_PAYLOAD_BYTES } from '@ckpt/core';
-import { invalidArgument } from '@ckpt/core/adapter';
+import { invalidArgument, type StoreLocation } from '@ckpt/core/adapter';
 import { migrate as runMigration } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { procedures } from './procedures.js';
@@ -14,12 +14,19 @@ import { PLAIN_ROWS } from './statement-runner.js';
 // A packet must hold a checkpoint at the default limit plus the statement around it.
 const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;
 
-/** Migrate namespace `ns`; resolves to the largest packet the server takes (max_allowed_packet). */
-export async function migrate(pool: Pool, ns: string): Promise<number> {
+/**
+ * Migrate namespace `ns` (or, given `existing`, only check that it is there at the latest
+ * version); resolves to the largest packet the server takes (max_allowed_packet).
+ */
+export async function migrate(
+  pool: Pool,
+  ns: string,
+  existing?: Omit<StoreLocation, 'where'>,
+): Promise<number> {
   const conn = await pool.getConnection();
   try {
     const packetBytes = await checkConnection(conn);
-    await migrateTables(conn, ns);
+    await migrateTables(conn, ns, existing);
     return packetBytes;
   } finally {
     conn.release();
@@ -56,10 +63,28 @@ async function checkConnection(conn: PoolConnection): Promise<number> {
   return Number(session.bytes);
 }
 
-/** Bring the namespace's tables and procedures to SCHEMA_VERSION. */
-async function migrateTables(conn: PoolConnection, ns: string): Promise<void> {
-  const t = tables(ns);
+/** Run `work` on `conn` holding the lock that keeps other processes from migrating `ns` at once. */
+export async function underMigrationLock<T>(
+  conn: PoolConnection,
+  ns: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const lock = `ckpt:migrate:${ns}`;
+  try {
+    await conn.query('SELECT GET_LOCK(?, 60)', [lock]);
+    return await work();
+  } finally {
+    await conn.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => {});
+  }
+}
+
+/** Bring the namespace's tables and procedures to SCHEMA_VERSION (with `existing`, only check). */
+async function migrateTables(
+  conn: PoolConnection,
+  ns: string,
+  existing: Omit<StoreLocation, 'where'> | undefined,
+): Promise<void> {
+  const t = tables(ns);
   const rows = async <Row>(sql: string, values: unknown[] = []) =>
     ((await conn.query({ sql, values, ...PLAIN_ROWS })) as unknown as [Row[]])[0];
   const runAll = async (statements: readonly string[]) => {
@@ -70,14 +95,8 @@ async function migrateTables(conn: PoolConnection, ns: string): Promise<void> {
     pkg: '@ckpt/mysql',
     meta: t.meta,
     steps: migrations(ns),
-    async locked(work) {
-      try {
-        await conn.query('SELECT GET_LOCK(?, 60)', [lock]);
-        await work();
-      } finally {
-        await conn.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => {});
-      }
-    },
+    existing,
+    locked: (work) => underMigrationLock(conn, ns, async () => work()),
     async tables() {
       const found = await rows<{ name: string }>(
         'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN (?)',

@@ -8,6 +8,7 @@ import {
   type AppendInput,
   type AppendResult,
   type Diagnosis,
+  type ErrorHint,
   errorCode,
   type ImportInput,
 } from '@ckpt/core/adapter';
@@ -27,7 +28,8 @@ import {
 } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { connect, type MysqlOptions } from './connection.js';
-import { mysqlErrorHint } from './error-hints.js';
+import { destroyNamespace } from './destroy.js';
+import { mysqlHints } from './error-hints.js';
 import { keyValueStatements, statements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { SCHEMA_VERSION, tables } from './schema.js';
@@ -156,6 +158,12 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   /** The promise pool queries run on. */
   readonly pool: Pool;
   readonly #owned: boolean;
+  /**
+   * What to do about a failure of the server's or the driver's: a refusal's remedy, or that the
+   * URL names another kind of server. A function of its own rather than a method on private
+   * state, so that a backend made with `Object.create(backend)` (a wrapper) still has it.
+   */
+  readonly errorHint: ErrorHint;
   readonly #ready: Promise<number>;
   readonly #run: MysqlRunStatement;
   readonly #append: MysqlStatement;
@@ -173,7 +181,8 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
-    this.#ready = migrate(this.pool, this.namespace);
+    this.errorHint = mysqlHints(connection.address);
+    this.#ready = migrate(this.pool, this.namespace, connection.existing);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
     this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
@@ -235,7 +244,11 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     return outcomes;
   }
 
-  /** Resolves once the tables are migrated; rejects (with SCHEMA or UNSUPPORTED) when they cannot be. */
+  /**
+   * Resolves once the tables are migrated (or, with `create: false`, found at this version);
+   * rejects with SCHEMA or UNSUPPORTED when they cannot be, or NOT_FOUND when `create: false`
+   * found no store.
+   */
   async ready(): Promise<void> {
     await this.#ready;
   }
@@ -374,8 +387,10 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     return found;
   }
 
-  errorHint(err: unknown): string | undefined {
-    return mysqlErrorHint(err);
+  /** Drop the namespace's procedures and tables (see destroy.ts). */
+  async destroy(): Promise<void> {
+    await this.#ready;
+    await destroyNamespace(this.pool, this.namespace);
   }
 
   async close(): Promise<void> {

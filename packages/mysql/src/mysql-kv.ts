@@ -2,7 +2,7 @@
 import type { KvStore } from '@ckpt/core';
 import { KeyValueTable, keyValueStore } from '@ckpt/core/sql';
 import { connect, type MysqlOptions } from './connection.js';
-import { mysqlErrorHint } from './error-hints.js';
+import { mysqlHints } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { tables } from './schema.js';
@@ -10,8 +10,8 @@ import { statementRunner } from './statement-runner.js';
 
 /** A MySQL KvStore for `kvBackend(mysqlKv({ url }))`; one statement per call. */
 export function mysqlKv(options: MysqlOptions): KvStore {
-  const { pool, owned, namespace, preparedStatements } = connect(options);
-  const ready = migrate(pool, namespace);
+  const { pool, owned, address, namespace, existing, preparedStatements } = connect(options);
+  const ready = migrate(pool, namespace, existing);
   ready.catch(() => {});
   const run = statementRunner(pool, preparedStatements, ready);
   const table = new KeyValueTable(keyValueStatements(tables(namespace).kv, ['k']), run);
@@ -23,6 +23,6 @@ export function mysqlKv(options: MysqlOptions): KvStore {
       await ready.catch(() => {});
       if (owned) await pool.end();
     },
-    errorHint: mysqlErrorHint,
+    errorHint: mysqlHints(address),
   });
 }

@@ -13,7 +13,7 @@ import { type MysqlBackend, mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/schema.js';
-import { oldProcedures } from './old-schemas.js';
+import { writeOldSchema } from './old-schemas.js';
 import {
   available,
   dropAndClose,
@@ -93,16 +93,7 @@ describe.skipIf(!available)('mysql', () => {
     const namespace = freshNamespace();
     const admin = mysql2.createPool({ uri: url, connectionLimit: 1 });
     opened.push(admin);
-    await admin.query(
-      `CREATE TABLE ${namespace}_meta (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL)`,
-    );
-    for (const step of migrations(namespace).slice(0, version)) {
-      for (const statement of step) await admin.query(statement);
-    }
-    for (const statement of oldProcedures(namespace, version)) await admin.query(statement);
-    await admin.query(`INSERT INTO ${namespace}_meta VALUES ('schema_version', ?)`, [
-      String(version),
-    ]);
+    await writeOldSchema(admin, namespace, version);
     return { namespace, admin };
   }
 

@@ -3,8 +3,21 @@
  * here so that the upgrade tests can write sessions through an older schema's own calls. The
  * procedures no version changed since the first are the package's own (procedures.ts).
  */
+import type { Pool } from 'mysql2/promise';
 import { procedures } from '../src/procedures.js';
-import { ID, tables } from '../src/schema.js';
+import { ID, migrations, tables } from '../src/schema.js';
+
+/** Make namespace `ns` as version `version`'s migrations and procedures left it, through `admin`. */
+export async function writeOldSchema(admin: Pool, ns: string, version: number): Promise<void> {
+  await admin.query(
+    `CREATE TABLE ${ns}_meta (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL)`,
+  );
+  for (const step of migrations(ns).slice(0, version)) {
+    for (const statement of step) await admin.query(statement);
+  }
+  for (const statement of oldProcedures(ns, version)) await admin.query(statement);
+  await admin.query(`INSERT INTO ${ns}_meta VALUES ('schema_version', ?)`, [String(version)]);
+}
 
 const BEGIN = `
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;

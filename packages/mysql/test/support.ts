@@ -27,15 +27,25 @@ export async function freshBackend(namespace = freshNamespace()): Promise<MysqlB
 
 // Cleanup runs on a pool of its own: a test may have closed the backend's pool.
 let admin: Pool | undefined;
-const adminPool = () => {
+/** A pool of its own for looking at and cleaning up the server, ended after the file's tests. */
+export const adminPool = () => {
   admin ??= mysql2.createPool({ uri: url, connectionLimit: 1 });
   return admin;
 };
+const toDrop: string[] = [];
 afterAll(async () => {
   await contractNamespaces.dropAll();
+  for (const namespace of toDrop.splice(0)) await dropNamespace(namespace);
   await admin?.end();
   admin = undefined;
 });
+
+/** A fresh namespace whose tables and procedures are dropped after the file's tests. */
+export function namespaceToDrop(): string {
+  const namespace = freshNamespace();
+  toDrop.push(namespace);
+  return namespace;
+}
 
 /** The names of `namespace`'s tables, or of its procedures. */
 async function namesOf(namespace: string, kind: 'tables' | 'routines'): Promise<string[]> {
@@ -47,6 +57,14 @@ async function namesOf(namespace: string, kind: 'tables' | 'routines'): Promise<
     [like],
   )) as unknown as [{ name: string }[]];
   return rows.map((row) => row.name);
+}
+
+/** The names of every table and procedure of `namespace`, sorted. */
+export async function namespaceObjects(namespace: string): Promise<string[]> {
+  return [
+    ...(await namesOf(namespace, 'tables')),
+    ...(await namesOf(namespace, 'routines')),
+  ].sort();
 }
 
 /** Drop every table and procedure of `namespace`. */

@@ -1,5 +1,5 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { openConnection } from '@ckpt/core/adapter';
+import { type OpenedConnection, openConnection, urlAddress } from '@ckpt/core/adapter';
 import pg from 'pg';
 import { checkOwnSchema } from './schema.js';
 
@@ -19,20 +19,30 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
    * The backend's alone; the KV store ignores it.
    */
   groupCommit?: boolean;
+  /**
+   * Create (and migrate) the schema where it is not there (default true). False opens only a
+   * schema that holds the store at this package's version, and writes nothing to open it: a
+   * missing one is NOT_FOUND, an older one SCHEMA.
+   */
+  create?: boolean;
 };
 
 /** A pool, whether it is ours to close, the namespace, and whether to prepare statements. */
 export interface Connection {
   pool: pg.Pool;
   owned: boolean;
+  /** The server's `host:port`, for messages. */
+  address: string;
   namespace: string;
+  /** Set with `create: false`: where the schema must be found (see `openConnection`). */
+  existing: OpenedConnection<pg.Pool>['existing'];
   preparedStatements: boolean;
   groupCommit: boolean;
 }
 
 /** Open (or adopt) the pool named by `options`. */
 export function connect(options: PostgresOptions): Connection {
-  const { handle, owned, namespace, switches } = openConnection<pg.Pool>(options, {
+  const { handle, owned, namespace, existing, switches } = openConnection<pg.Pool>(options, {
     factory: 'postgres',
     handle: 'pool',
     handleKind: 'a pg.Pool',
@@ -44,7 +54,9 @@ export function connect(options: PostgresOptions): Connection {
       // A pool reads its URL only when it first connects; a client reads it at once, so a
       // URL the driver cannot read is refused here rather than at the first call.
       new pg.Client({ connectionString: url });
-      const pool = new pg.Pool({ connectionString: url, max: 10 });
+      // allowExitOnIdle: idle connections do not keep the process alive, so a script that
+      // never calls close() still exits once its calls are done.
+      const pool = new pg.Pool({ connectionString: url, max: 10, allowExitOnIdle: true });
       // A connection that breaks while idle is dropped from the pool; the next call gets a
       // fresh one. Without a listener, the pool would crash the process.
       pool.on('error', () => {});
@@ -54,8 +66,17 @@ export function connect(options: PostgresOptions): Connection {
   return {
     pool: handle,
     owned,
+    address: poolAddress(handle),
     namespace,
+    existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
   };
+}
+
+/** `host:port` of the server `pool` connects to, as its options or connection string name it. */
+function poolAddress(pool: pg.Pool): string {
+  const { host, port, connectionString } = (pool as { options?: pg.PoolConfig }).options ?? {};
+  const fromUrl = connectionString ? urlAddress(connectionString, 5432) : undefined;
+  return fromUrl ?? `${host ?? 'localhost'}:${port ?? 5432}`;
 }

@@ -1,15 +1,55 @@
 /**
  * The migration that runs once when a store opens: the SQL family's runner, under a
  * transaction-scoped advisory lock, so that processes starting at once against an empty
- * database migrate it once.
+ * database migrate it once. `destroy()` takes the same lock.
  */
+import type { StoreLocation } from '@ckpt/core/adapter';
 import { migrate as runMigration, SQL_TABLES } from '@ckpt/core/sql';
 import type pg from 'pg';
 import { functions } from './functions.js';
 import { migrations, schemaIdentifier } from './schema.js';
 
-/** Bring schema `ns` to SCHEMA_VERSION. */
-export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
+/**
+ * The meta row that says ckpt created the schema itself, so that destroy() may drop it whole;
+ * a schema an administrator made for ckpt keeps everything but ckpt's own tables and functions.
+ */
+export const OWN_SCHEMA_KEY = 'schema_created_by_ckpt';
+
+/**
+ * Run `work` on a connection of `pool` in a transaction at READ COMMITTED, holding the lock
+ * that keeps any other process from migrating (or destroying) schema `ns` at once.
+ */
+export async function underMigrationLock<T>(
+  pool: pg.Pool,
+  ns: string,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    // READ COMMITTED whatever the pool's default: each statement must see what a migration
+    // that held the lock before this one committed, not a snapshot from before the wait.
+    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ckpt:migrate:${ns}`]);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Bring schema `ns` to SCHEMA_VERSION; or, given `existing` (`create: false`), only check that
+ * it is there at that version.
+ */
+export async function migrate(
+  pool: pg.Pool,
+  ns: string,
+  existing?: Omit<StoreLocation, 'where'>,
+): Promise<void> {
   const schema = schemaIdentifier(ns);
   // The connection that holds the lock; every part of the migration runs on it.
   let client: pg.PoolClient;
@@ -18,22 +58,12 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
     pkg: '@ckpt/postgres',
     meta: 'meta',
     steps: migrations(ns),
-    async locked(work) {
-      client = await pool.connect();
-      try {
-        // READ COMMITTED whatever the pool's default: each statement must see what a migration
-        // that held the lock before this one committed, not a snapshot from before the wait.
-        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ckpt:migrate:${ns}`]);
+    existing,
+    locked: (work) =>
+      underMigrationLock(pool, ns, async (locked) => {
+        client = locked;
         await work();
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
+      }),
     async tables() {
       const found = await client.query<{ tablename: string }>(
         'SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename = ANY($2)',
@@ -53,6 +83,11 @@ export async function migrate(pool: pg.Pool, ns: string): Promise<void> {
       const made = await client.query('SELECT FROM pg_namespace WHERE nspname = $1', [ns]);
       if (made.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`CREATE TABLE ${schema}.meta (key text PRIMARY KEY, value text NOT NULL)`);
+      if (made.rowCount === 0) {
+        await client.query(`INSERT INTO ${schema}.meta (key, value) VALUES ($1, 'true')`, [
+          OWN_SCHEMA_KEY,
+        ]);
+      }
     },
     async run(step) {
       await client.query(step);

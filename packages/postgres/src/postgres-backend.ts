@@ -4,7 +4,13 @@
  * conflicts takes two. Each read is one statement. Nothing depends on session state between
  * statements, so any pool or PgBouncer in transaction mode works.
  */
-import type { AppendInput, AppendResult, Diagnosis, ImportInput } from '@ckpt/core/adapter';
+import type {
+  AppendInput,
+  AppendResult,
+  Diagnosis,
+  ErrorHint,
+  ImportInput,
+} from '@ckpt/core/adapter';
 import {
   AGAIN,
   appendProcedureArgs,
@@ -17,7 +23,8 @@ import {
 } from '@ckpt/core/sql';
 import pg from 'pg';
 import { connect, type PostgresOptions } from './connection.js';
-import { postgresErrorHint } from './error-hints.js';
+import { destroySchema } from './destroy.js';
+import { postgresHints } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { SCHEMA_VERSION, schemaIdentifier } from './schema.js';
@@ -257,6 +264,12 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   /** The pool queries run on. */
   readonly pool: pg.Pool;
   readonly #owned: boolean;
+  /**
+   * What to do about a failure of the server's or the driver's: a refusal's remedy, or that the
+   * URL names another kind of server. A function of its own rather than a method on private
+   * state, so that a backend made with `Object.create(backend)` (a wrapper) still has it.
+   */
+  readonly errorHint: ErrorHint;
   readonly #ready: Promise<void>;
   readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
@@ -276,10 +289,11 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
+    this.errorHint = postgresHints(connection.address);
     this.#appendDirect = appendDirect(this.namespace);
     this.#importNew = importNew(this.namespace);
     this.#removeSession = `SELECT ${ns}.delete_session($1)`;
-    this.#ready = migrate(this.pool, this.namespace);
+    this.#ready = migrate(this.pool, this.namespace, connection.existing);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
     this.#run = statementRunner(this.pool, connection.preparedStatements, this.#ready);
@@ -352,7 +366,10 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     return outcomes;
   }
 
-  /** Resolves once the schema is migrated; rejects (with SCHEMA) when it cannot be. */
+  /**
+   * Resolves once the schema is migrated (or, with `create: false`, found at this version);
+   * rejects with SCHEMA when it cannot be, or NOT_FOUND when `create: false` found no store.
+   */
   ready(): Promise<void> {
     return this.#ready;
   }
@@ -398,6 +415,15 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
       client.off('error', ignore);
       client.release(failure);
     }
+  }
+
+  /**
+   * Drop the schema when ckpt created it; else drop ckpt's tables and functions from it,
+   * leaving the schema and whatever else it holds (see destroy.ts).
+   */
+  async destroy(): Promise<void> {
+    await this.#ready;
+    await destroySchema(this.pool, this.namespace);
   }
 
   /** The schema version, the server's durability settings, and the privileges a store needs. */
@@ -448,10 +474,6 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
       fix: `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ns} TO <user>; GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${ns} TO <user> (or open the store as the schema's owner)`,
     });
     return found;
-  }
-
-  errorHint(err: unknown): string | undefined {
-    return postgresErrorHint(err);
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,22 @@
  * here so that the upgrade tests can write sessions through an older schema's own calls. The
  * functions no version changed since the first are the package's own (functions.ts).
  */
+import type pg from 'pg';
 import { functions } from '../src/functions.js';
-import { schemaIdentifier } from '../src/schema.js';
+import { migrations, schemaIdentifier } from '../src/schema.js';
+
+/** Make schema `namespace` as version `version`'s migrations and functions left it, through `admin`. */
+export async function writeOldSchema(
+  admin: pg.Pool,
+  namespace: string,
+  version: number,
+): Promise<void> {
+  await admin.query(`CREATE SCHEMA ${namespace}`);
+  await admin.query(`CREATE TABLE ${namespace}.meta (key text PRIMARY KEY, value text NOT NULL)`);
+  for (const step of migrations(namespace).slice(0, version)) await admin.query(step);
+  await admin.query(oldFunctions(namespace, version));
+  await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', $1)`, [version]);
+}
 
 /** Every function of schema `namespace` as version `version` (1 to 3) left it. */
 export function oldFunctions(namespace: string, version: number): string {

@@ -42,19 +42,43 @@ export async function freshBackend(
 
 // Cleanup runs on a connection of its own: a test may have closed the backend's pool.
 let admin: pg.Pool | undefined;
-const adminPool = () => {
+/** A pool of its own for looking at and cleaning up the server, ended after the file's tests. */
+export const adminPool = () => {
   admin ??= new pg.Pool({ connectionString: url, max: 1 });
   return admin;
 };
+const toDrop: string[] = [];
 afterAll(async () => {
   await contractNamespaces.dropAll();
+  for (const namespace of toDrop.splice(0)) await dropSchema(namespace);
   await admin?.end();
   admin = undefined;
 });
 
-const dropSchema = async (namespace: string) => {
+/** A fresh namespace whose schema is dropped after the file's tests, whatever they left. */
+export function namespaceToDrop(): string {
+  const namespace = freshNamespace();
+  toDrop.push(namespace);
+  return namespace;
+}
+
+/** Drop `namespace` (a schema) with everything in it. */
+export const dropSchema = async (namespace: string) => {
   await adminPool().query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`);
 };
+
+/** The schema `namespace` if it exists, and every table, index and function in it, sorted. */
+export async function schemaContents(namespace: string): Promise<string[]> {
+  const { rows } = await adminPool().query(
+    `SELECT nspname AS name FROM pg_namespace WHERE nspname = $1
+     UNION ALL
+     SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1
+     UNION ALL
+     SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
+    [namespace],
+  );
+  return rows.map((row) => row.name as string).sort();
+}
 
 /** Drop the backend's schema and close it. */
 export async function dropAndClose(backend: PostgresBackend): Promise<void> {

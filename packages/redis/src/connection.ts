@@ -1,13 +1,18 @@
 /** The client a store runs on: one it opens from a URL (and closes), or the caller's own. */
 import { once } from 'node:events';
-import { invalidArgument, openConnection } from '@ckpt/core/adapter';
+import { invalidArgument, type OpenedConnection, openConnection } from '@ckpt/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
-import { type RedisClient, setupRefusals } from './script.js';
+import { connectAttempts, type RedisClient, setupRefusals } from './script.js';
 
 /** Options of `redis()` and `redisKv()`: a connection string or an existing ioredis client. */
 export type RedisOptions = ({ url: string } | { client: RedisClient }) & {
   /** The prefix of every key; default `ckpt`. */
   namespace?: string;
+  /**
+   * Mark the namespace as a store where it is not one yet (default true). False opens only a
+   * namespace that holds a store, and writes nothing to open it: one with no key is NOT_FOUND.
+   */
+  create?: boolean;
 };
 
 /**
@@ -27,11 +32,13 @@ export interface Connection {
   client: RedisClient;
   owned: boolean;
   namespace: string;
+  /** Set with `create: false`: where the namespace must be found (see `openConnection`). */
+  existing: OpenedConnection<RedisClient>['existing'];
 }
 
 /** Open (or adopt) the client named by `options`. */
 export function connect(options: RedisOptions): Connection {
-  const { handle, owned, namespace } = openConnection<RedisClient>(options, {
+  const { handle, owned, namespace, existing } = openConnection<RedisClient>(options, {
     factory: 'redis',
     handle: 'client',
     handleKind: 'an ioredis Redis or Cluster',
@@ -41,11 +48,39 @@ export function connect(options: RedisOptions): Connection {
       const client = new Redis(url, CLIENT_OPTIONS);
       // Errors reach the calls that hit them; without a listener ioredis would log each one.
       client.on('error', (err) => refuseFailedSelect(client, err));
+      watchConnecting(client);
       return client;
     },
   });
   refuseReplicaReads(handle);
-  return { client: handle, owned, namespace };
+  return { client: handle, owned, namespace, existing };
+}
+
+/**
+ * Keep what `client` meets while it connects, so that a call that fails because no connection
+ * could be made says why (script.ts): a refused connection or login, or a server that
+ * accepted the connection and hung up before answering, as a server of another kind does.
+ */
+function watchConnecting(client: Redis): void {
+  const attempts = { ready: 0, lastError: undefined as Error | undefined, hungUp: false };
+  let connected = false;
+  connectAttempts.set(client, attempts);
+  client.on('connect', () => {
+    connected = true;
+  });
+  client.on('ready', () => {
+    attempts.ready++;
+    attempts.lastError = undefined;
+    attempts.hungUp = false;
+    connected = false;
+  });
+  client.on('error', (err: Error) => {
+    attempts.lastError = err;
+  });
+  client.on('close', () => {
+    if (connected) attempts.hungUp = true;
+    connected = false;
+  });
 }
 
 /**

@@ -142,6 +142,15 @@ export function kvKeys(ns: string): IndexedHashKeys {
   return { values: `${ns}:{${ns}:kv}:values`, index: `${ns}:{${ns}:kv}:keys` };
 }
 
+/**
+ * The key that says the namespace is there: the layout version, written as a store opens
+ * (`create: false` reads it). A key of its own, without a hash tag: one slot, whatever the
+ * cluster.
+ */
+export function markerKey(ns: string): string {
+  return `${ns}:schema_version`;
+}
+
 /** A `SCAN MATCH` pattern for every key of the namespace (namespaces are `[a-z0-9_]`). */
 export function namespacePattern(ns: string): string {
   return `${ns}:*`;

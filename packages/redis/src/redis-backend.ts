@@ -4,25 +4,27 @@
  * may live on different nodes: it reads the source in one script, then publishes the whole
  * copy in one script on the new id's slot (see the README).
  */
-import type {
-  AppendInput,
-  AppendResult,
-  CheckpointBackend,
-  Diagnosis,
-  ExportedStoredCheckpoint,
-  ForkInput,
-  ForkResult,
-  ImportInput,
-  RollbackInput,
-  RollbackResult,
-  SessionPosition,
-  StoredCheckpoint,
-  StoredCheckpointInfo,
-  StoredLineageEntry,
-  StoredSession,
+import {
+  type AppendInput,
+  type AppendResult,
+  afterReady,
+  type CheckpointBackend,
+  type Diagnosis,
+  type ExportedStoredCheckpoint,
+  type ForkInput,
+  type ForkResult,
+  type ImportInput,
+  type RollbackInput,
+  type RollbackResult,
+  type SessionPosition,
+  type StoredCheckpoint,
+  type StoredCheckpointInfo,
+  type StoredLineageEntry,
+  type StoredSession,
 } from '@ckpt/core/adapter';
 import { catalogPage } from './catalog.js';
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
+import { redisErrorHint } from './error-hints.js';
 import { IndexedHash } from './indexed-hash.js';
 import {
   catalogKey,
@@ -34,6 +36,7 @@ import {
   stateKeys,
   unhex,
 } from './keys.js';
+import { dropNamespace, findNamespace, markNamespace } from './namespace.js';
 import { explained, type RedisClient } from './script.js';
 import * as lua from './scripts.js';
 
@@ -90,11 +93,31 @@ export class RedisBackend implements CheckpointBackend {
   /** The client commands run on. */
   readonly client: RedisClient;
   readonly #connection: Connection;
+  readonly #ready: Promise<void>;
 
   constructor(options: RedisOptions) {
     this.#connection = connect(options);
     this.client = this.#connection.client;
     this.namespace = this.#connection.namespace;
+    const { existing } = this.#connection;
+    this.#ready = existing
+      ? findNamespace(this.client, this.namespace, existing)
+      : markNamespace(this.client, this.namespace);
+    // A marker that could not be written now is written by the next store that opens; the
+    // calls report a connection that fails them.
+    this.#ready.catch(() => {});
+    // With create: false nothing may reach the namespace before it is found: a write would
+    // make a store where there was none.
+    // biome-ignore lint/correctness/noConstructorReturn: this same instance, its calls held back
+    if (existing) return afterReady(this, this.#ready);
+  }
+
+  /**
+   * Resolves once the namespace is marked as a store (or, with `create: false`, found);
+   * rejects with NOT_FOUND when `create: false` found nothing of it.
+   */
+  ready(): Promise<void> {
+    return this.#ready;
   }
 
   #keys(sessionId: string): SessionKeys {
@@ -465,7 +488,20 @@ export class RedisBackend implements CheckpointBackend {
     ];
   }
 
-  close(): Promise<void> {
-    return disconnect(this.#connection);
+  /** Remove every key of the namespace, the marker and `redisKv`'s included (see namespace.ts). */
+  destroy(): Promise<void> {
+    return dropNamespace(this.client, this.namespace);
+  }
+
+  /** What to do about a refusal of Redis's own (a login it refused). */
+  errorHint(err: unknown): string | undefined {
+    return redisErrorHint(err);
+  }
+
+  async close(): Promise<void> {
+    // The marker is on its way: a client quit under it would drop it, and leave a store that
+    // was opened and never written not found by `create: false`.
+    await this.#ready.catch(() => {});
+    await disconnect(this.#connection);
   }
 }

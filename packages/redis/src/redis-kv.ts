@@ -1,20 +1,37 @@
 /** A `KvStore` on Redis, with compareAndSet and list. */
 import type { KvStore } from '@ckpt/core';
 import { connect, disconnect, type RedisOptions } from './connection.js';
+import { redisErrorHint } from './error-hints.js';
 import { IndexedHash } from './indexed-hash.js';
 import { kvKeys } from './keys.js';
+import { findNamespace, markNamespace } from './namespace.js';
 
 /** A Redis KvStore for `kvBackend(redisKv({ url }))`: one command or script per call. */
 export function redisKv(options: RedisOptions): KvStore {
   const connection = connect(options);
-  const entries = new IndexedHash(connection.client, kvKeys(connection.namespace));
+  const { client, namespace, existing } = connection;
+  const entries = new IndexedHash(client, kvKeys(namespace));
+  const ready = existing
+    ? findNamespace(client, namespace, existing)
+    : markNamespace(client, namespace);
+  ready.catch(() => {});
+  // With create: false, each call waits until the namespace is found (see RedisBackend).
+  const found = <A extends unknown[], T>(call: (...args: A) => Promise<T>) =>
+    existing ? async (...args: A) => ready.then(() => call(...args)) : call;
   return {
-    get: (key) => entries.get(key),
-    set: (key, value) => entries.set(key, value),
-    delete: (key) => entries.delete(key),
-    compareAndSet: (key, expected, value) => entries.compareAndSet(key, expected, value),
-    list: (prefix, { after, limit } = {}) =>
+    get: found((key: string) => entries.get(key)),
+    set: found((key: string, value: string) => entries.set(key, value)),
+    delete: found((key: string) => entries.delete(key)),
+    compareAndSet: found((key: string, expected: string | null, value: string) =>
+      entries.compareAndSet(key, expected, value),
+    ),
+    list: found((prefix: string, { after, limit }: { after?: string; limit?: number } = {}) =>
       entries.keys(prefix, after ?? null, limit ?? Number.MAX_SAFE_INTEGER),
-    close: () => disconnect(connection),
+    ),
+    close: async () => {
+      await ready.catch(() => {});
+      await disconnect(connection);
+    },
+    errorHint: redisErrorHint,
   };
 }

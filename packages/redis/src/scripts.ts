@@ -11,9 +11,14 @@
  */
 import { Script } from './script.js';
 
+// Each script says whether it writes: a write cut off by a broken connection may or may not
+// have run, a read has nothing to leave half-done.
+
 // KEYS: session info data transcript seqs idempotency catalog
 // ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId
-export const append = new Script(`
+export const append = new Script(
+  'write',
+  `
 local session, info, data, transcript, seqs, idem, catalog =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 if ARGV[6] == '1' then
@@ -42,10 +47,13 @@ if ARGV[3] ~= '[]' then redis.call('HSET', transcript, seq, ARGV[3]) end
 redis.call('ZADD', seqs, seq, seq)
 if ARGV[6] == '1' then redis.call('HSET', idem, ARGV[7], seq) end
 return {'written', seq, head}
-`);
+`,
+);
 
 // KEYS: session info data. ARGV: seq ('' for the head: when the session hash holds no copy of it)
-export const load = new Script(`
+export const load = new Script(
+  'read',
+  `
 local seq = ARGV[1]
 if seq == '' then
   seq = redis.call('HGET', KEYS[1], 'head')
@@ -54,21 +62,27 @@ end
 local info = redis.call('HGET', KEYS[2], seq)
 if not info then return false end
 return {seq, info, redis.call('HGET', KEYS[3], seq)}
-`);
+`,
+);
 
 // KEYS: idempotency info data. ARGV: idempotencyKey. Returns seq info data, or false when the
 // key names no stored checkpoint.
-export const loadByKey = new Script(`
+export const loadByKey = new Script(
+  'read',
+  `
 local seq = redis.call('HGET', KEYS[1], ARGV[1])
 if not seq then return false end
 local info = redis.call('HGET', KEYS[2], seq)
 if not info then return false end
 return {seq, info, redis.call('HGET', KEYS[3], seq)}
-`);
+`,
+);
 
 // KEYS: session, info of each session described (all of one shard, so of one slot). Returns
 // head count fid fseq created updated headInfo for each; head is nil for a missing session.
-export const describe = new Script(`
+export const describe = new Script(
+  'read',
+  `
 local out = {}
 for n = 1, #KEYS, 2 do
   local fields = redis.call('HMGET', KEYS[n], 'head', 'count', 'fid', 'fseq', 'created', 'updated')
@@ -76,10 +90,13 @@ for n = 1, #KEYS, 2 do
   for i = 1, 7 do out[#out + 1] = fields[i] end
 end
 return out
-`);
+`,
+);
 
 // KEYS: seqs info. ARGV: beforeSeq ('' for none) limit. Returns seq, info pairs, newest first.
-export const listCheckpoints = new Script(`
+export const listCheckpoints = new Script(
+  'read',
+  `
 local below = ARGV[1] == '' and '+inf' or ('(' .. ARGV[1])
 local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], below, '-inf', 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
@@ -88,11 +105,14 @@ for n, seq in ipairs(found) do
   out[2 * n] = redis.call('HGET', KEYS[2], seq)
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info transcript. ARGV: fromSeq ('' for the head) limit withTranscript.
 // Returns seq, parent, createdAt (and transcript) for each step, newest first.
-export const lineage = new Script(`
+export const lineage = new Script(
+  'read',
+  `
 local seq = ARGV[1]
 if seq == '' then seq = redis.call('HGET', KEYS[1], 'head') end
 local limit, withTranscript, out, steps = tonumber(ARGV[2]), ARGV[3] == '1', {}, 0
@@ -110,10 +130,13 @@ while seq and steps < limit do
   seq = parent ~= '' and parent or nil
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info data catalog. ARGV: seq expectFlag expectedHead now hexId
-export const rollback = new Script(`
+export const rollback = new Script(
+  'write',
+  `
 local current = redis.call('HMGET', KEYS[1], 'head', 'updated')
 if not current[1] then return {'no_session'} end
 if ARGV[2] == '1' and current[1] ~= ARGV[3] then return {'conflict', current[1]} end
@@ -124,11 +147,14 @@ redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4], 'hseq', ARGV[1]
   'hinfo', record, 'hdata', redis.call('HGET', KEYS[3], ARGV[1]))
 redis.call('ZADD', KEYS[4], 0, ARGV[4] .. ':' .. ARGV[5])
 return {'done'}
-`);
+`,
+);
 
 // KEYS: session info data transcript. ARGV: atSeq ('' for the head).
 // Returns 'found', atSeq, then seq, info, data, transcript (or nil) for atSeq and each ancestor.
-export const forkRead = new Script(`
+export const forkRead = new Script(
+  'read',
+  `
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return {'no_session'} end
 local seq = ARGV[1] == '' and head or ARGV[1]
@@ -145,12 +171,15 @@ while seq do
   seq = parent ~= '' and parent or nil
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs catalog.
 // ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) per checkpoint.
 // The whole copy appears at once, or not at all: the publishing step on the new id's slot.
-export const forkWrite = new Script(`
+export const forkWrite = new Script(
+  'write',
+  `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 local copied = 0
 for k = 5, #ARGV, 4 do
@@ -167,10 +196,13 @@ redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
   'hseq', ARGV[4], 'hinfo', ARGV[6], 'hdata', ARGV[7])
 redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
 return 'done'
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs. ARGV: keepLast
-export const prune = new Script(`
+export const prune = new Script(
+  'write',
+  `
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return 0 end
 local removed = 0
@@ -185,16 +217,20 @@ for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], tonumber(ARGV[1]), -1)) do
 end
 if removed > 0 then redis.call('HINCRBY', KEYS[1], 'count', -removed) end
 return removed
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs idempotency catalog. ARGV: hexId
-export const deleteSession = new Script(`
+export const deleteSession = new Script(
+  'write',
+  `
 local updated = redis.call('HGET', KEYS[1], 'updated')
 if not updated then return 0 end
 redis.call('ZREM', KEYS[7], updated .. ':' .. ARGV[1])
 redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 return 1
-`);
+`,
+);
 
 // An indexed hash (state scopes, the KV store): values in a hash, their keys in a sorted set
 // (all scores 0, so it orders them by bytes) for prefix listings. KEYS: values index, and for a
@@ -202,22 +238,30 @@ return 1
 // it holds a key.
 
 // ARGV: key value [member]
-export const indexedSet = new Script(`
+export const indexedSet = new Script(
+  'write',
+  `
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
 if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[3]) end
 return 1
-`);
+`,
+);
 
 // ARGV: key [member]. Returns 1 when it was there.
-export const indexedDelete = new Script(`
+export const indexedDelete = new Script(
+  'write',
+  `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 if KEYS[3] and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
 return 1
-`);
+`,
+);
 
 // ARGV: key expectFlag ('0': must be absent) expected value [member]. Returns 1 when written.
-export const indexedCompareAndSet = new Script(`
+export const indexedCompareAndSet = new Script(
+  'write',
+  `
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[2] == '0' then
   if current then return 0 end
@@ -228,11 +272,14 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 if not current then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
 if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[5]) end
 return 1
-`);
+`,
+);
 
 // KEYS: seqs info data transcript. ARGV: afterSeq ('' for none) limit.
 // Returns seq, info, data, transcript ('[]' for none) of each, seq ascending.
-export const exportCheckpoints = new Script(`
+export const exportCheckpoints = new Script(
+  'read',
+  `
 local above = ARGV[1] == '' and '-inf' or ('(' .. ARGV[1])
 local found = redis.call('ZRANGEBYSCORE', KEYS[1], above, '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
@@ -243,12 +290,15 @@ for _, seq in ipairs(found) do
   out[#out + 1] = redis.call('HGET', KEYS[4], seq) or '[]'
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs idempotency catalog.
 // ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
 // transcript per checkpoint, seq ascending. The whole session appears at once, or not at all.
-export const importSession = new Script(`
+export const importSession = new Script(
+  'write',
+  `
 local old = redis.call('HGET', KEYS[1], 'updated')
 if old then
   if ARGV[1] ~= '1' then return 'exists' end
@@ -270,4 +320,5 @@ redis.call('HSET', KEYS[1], 'head', ARGV[3], 'last', last, 'count', count,
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5]) end
 redis.call('ZADD', KEYS[7], 0, ARGV[7] .. ':' .. ARGV[2])
 return 'imported'
-`);
+`,
+);

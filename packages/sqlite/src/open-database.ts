@@ -1,11 +1,20 @@
 /**
  * Opening a database file the way every ckpt SQLite store needs it: created mode 0600, WAL,
- * the chosen `synchronous` level, a busy timeout, and its schema migrated under a write lock.
+ * the chosen `synchronous` level, a busy timeout, and its schema migrated under a write lock;
+ * or, with `create: false`, only a file that holds the namespace already, changing nothing.
  */
 import { closeSync, constants, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CkptError, isCkptError } from '@ckpt/core';
-import { checkNamespace, checkOptions, errorCode, invalidArgument } from '@ckpt/core/adapter';
+import {
+  checkCreate,
+  checkNamespace,
+  checkOptions,
+  errorCode,
+  invalidArgument,
+  type StoreLocation,
+  storeNotFound,
+} from '@ckpt/core/adapter';
 import { migrate } from '@ckpt/core/sql';
 import Database from 'better-sqlite3';
 import { tables } from './schema.js';
@@ -34,6 +43,13 @@ export interface SqliteOptions {
    * writes are single statements and always commit alone.
    */
   groupCommit?: boolean;
+  /**
+   * Create the file and the namespace's tables where they are not there (default true). False
+   * opens only a file that holds the namespace at this package's schema version, and writes
+   * nothing to open it: a missing one is NOT_FOUND, an older one SCHEMA. `':memory:'` is a
+   * new, empty database either way, as `memory()` is.
+   */
+  create?: boolean;
 }
 
 /** A database opened and migrated for one namespace. */
@@ -60,7 +76,7 @@ export function openDatabase(
       "sqlite() needs { path }: a file such as './agent.db', or ':memory:'.",
     );
   }
-  checkOptions(options, 'options', ['path', 'namespace', 'synchronous', 'groupCommit']);
+  checkOptions(options, 'options', ['path', 'namespace', 'synchronous', 'groupCommit', 'create']);
   if (options.groupCommit !== undefined && typeof options.groupCommit !== 'boolean') {
     throw invalidArgument(
       'groupCommit',
@@ -70,17 +86,43 @@ export function openDatabase(
   const namespace = checkTablePrefix(checkNamespace(options.namespace));
   const synchronous = checkSynchronous(options.synchronous);
   const inMemory = options.path === ':memory:';
+  const existing = inMemory || checkCreate(options.create, 'sqlite') ? undefined : options.path;
+  const location: StoreLocation = {
+    where: `namespace '${namespace}'`,
+    at: JSON.stringify(options.path),
+    check: 'the path and the namespace',
+  };
+  if (existing !== undefined && !existsSync(existing)) {
+    throw storeNotFound(location, 'the file does not exist');
+  }
   let db: Database.Database | undefined;
   try {
     // Create the file ourselves so that it starts private; SQLite gives its -wal and -shm
     // files the database file's permissions.
-    if (!inMemory) closeSync(openSync(options.path, constants.O_CREAT | constants.O_RDWR, 0o600));
-    const opened = new Database(options.path, { timeout: BUSY_TIMEOUT_MS });
+    if (!inMemory && existing === undefined) {
+      closeSync(openSync(options.path, constants.O_CREAT | constants.O_RDWR, 0o600));
+    }
+    const opened = new Database(options.path, {
+      timeout: BUSY_TIMEOUT_MS,
+      fileMustExist: existing !== undefined,
+    });
     db = opened;
+    const migrateNamespace = () =>
+      whileBusy(() =>
+        migrateFile(
+          opened,
+          namespace,
+          versionKey,
+          migrations(namespace),
+          existing === undefined ? undefined : location,
+        ),
+      );
+    // A file that must hold the namespace already is checked before anything is set on it.
+    if (existing !== undefined) migrateNamespace();
     if (!inMemory) whileBusy(() => opened.pragma('journal_mode = WAL'));
     opened.pragma(`synchronous = ${synchronous.toUpperCase()}`);
     opened.pragma(`cache_size = -${CACHE_KIB}`);
-    whileBusy(() => migrateFile(opened, namespace, versionKey, migrations(namespace)));
+    if (existing === undefined) migrateNamespace();
     return { db: opened, namespace, synchronous };
   } catch (err) {
     db?.close();
@@ -152,13 +194,23 @@ function whileBusy<T>(fn: () => T): T {
   }
 }
 
-/** Bring namespace `ns` to the latest of `steps` under `versionKey`, holding the write lock. */
-function migrateFile(db: Database.Database, ns: string, versionKey: string, steps: string[]): void {
+/**
+ * Bring namespace `ns` to the latest of `steps` under `versionKey`, holding the write lock; or,
+ * given `existing` (`create: false`), only check that it is there at the latest.
+ */
+function migrateFile(
+  db: Database.Database,
+  ns: string,
+  versionKey: string,
+  steps: string[],
+  existing: StoreLocation | undefined,
+): void {
   const t = tables(ns);
   const ours = new Set(Object.values(t));
   migrate<string>({
     where: `namespace '${ns}'`,
     pkg: '@ckpt/sqlite',
+    existing,
     meta: t.meta,
     steps,
     // IMMEDIATE takes the write lock first, so processes opening a new file at once migrate

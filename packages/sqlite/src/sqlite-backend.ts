@@ -198,6 +198,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
   readonly #prune: Database.Transaction<(sessionId: string, keepLast: number) => number>;
   readonly #delete: Database.Transaction<(sessionId: string) => boolean>;
   readonly #import: Database.Transaction<(input: ImportInput) => 'imported' | 'exists'>;
+  readonly #dropTables: Database.Transaction<() => void>;
   /** Where mutations wait for the next group; null when each commits alone. */
   readonly #group: GroupCommit | null;
 
@@ -217,6 +218,11 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
     this.synchronous = opened.synchronous;
     this.#group = options.groupCommit === false ? null : new GroupCommit(this.db);
     const sql = mutations(this.db, t);
+    // Every table of the namespace, the KV store's and the meta table included; other
+    // namespaces' tables in the file, and the file, stay.
+    this.#dropTables = this.db.transaction(() => {
+      for (const table of Object.values(t)) this.db.exec(`DROP TABLE IF EXISTS ${table}`);
+    });
 
     this.#append = this.db.transaction((input: AppendInput): AppendResult => {
       const id = input.sessionId;
@@ -408,6 +414,11 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
   ): Promise<T> {
     if (this.#group === null) return Promise.resolve(transaction.immediate(...args));
     return this.#group.run(transaction, args, bytes);
+  }
+
+  /** Drop every table of the namespace, in one transaction. */
+  async destroy(): Promise<void> {
+    await this.#write(this.#dropTables, []);
   }
 
   /** The schema version, the journal and sync settings, and the modes of the database's files. */

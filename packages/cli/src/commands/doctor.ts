@@ -38,7 +38,7 @@ async function counts(store: CheckpointStore): Promise<Diagnosis> {
   };
 }
 
-/** Every check, stopping after the first when the store cannot be reached. */
+/** Every check, stopping after the first when the store cannot be reached or is not there. */
 async function diagnose(ctx: Context): Promise<Diagnosis[]> {
   const started = performance.now();
   let store: CheckpointStore;
@@ -47,6 +47,11 @@ async function diagnose(ctx: Context): Promise<Diagnosis[]> {
     await store.info('ckpt doctor');
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
+    // The server (or file system) answered: there is no store where the URL points. Doctor
+    // creates none, so a misspelt namespace is a finding, not a new store with nothing in it.
+    if (isCkptError(err, 'NOT_FOUND')) {
+      return [{ check: 'exists', status: 'fail', detail: message }];
+    }
     return [
       {
         check: 'reachable',

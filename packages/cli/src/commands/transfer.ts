@@ -177,7 +177,9 @@ export function registerTransfer(program: Command, ctx: Context): void {
   example(
     program
       .command('import')
-      .description('read an export into the store; each session all or nothing')
+      .description(
+        'read an export into the store (created if it is not there); each session all or nothing',
+      )
       .argument('[file]', 'the export to read (default or "-": stdin)')
       .option(
         '--if-exists <what>',
@@ -188,7 +190,8 @@ export function registerTransfer(program: Command, ctx: Context): void {
       .action(async (file: string | undefined, opts: { ifExists: IfExists }) => {
         const fromFile = file !== undefined && file !== '-';
         const opened = fromFile ? await openExport(file) : null;
-        const store = await ctx.store().catch(async (err: unknown) => {
+        // An import is how a store is made from the command line.
+        const store = await ctx.store({ create: true }).catch(async (err: unknown) => {
           await opened?.file.close();
           throw err;
         });
@@ -240,7 +243,9 @@ export function registerTransfer(program: Command, ctx: Context): void {
   example(
     program
       .command('copy')
-      .description('copy every session and state value from one store to another, streaming')
+      .description(
+        'copy every session and state value from one store into another (created if it is not there), streaming',
+      )
       .requiredOption('--from <url>', 'the store to copy from')
       .requiredOption('--to <url>', 'the store to copy into')
       .option(
@@ -263,7 +268,8 @@ export function registerTransfer(program: Command, ctx: Context): void {
           command: Command,
         ) => {
           const source = await ctx.open(opts.from);
-          const target = await ctx.open(opts.to);
+          // The target may be new: a copy is how a deployment moves to another backend.
+          const target = await ctx.open(opts.to, { create: true });
           const started = Date.now();
           const total = await sessionTotal(ctx, source);
           const progress = Progress.sessions(ctx, total, 'copied');

@@ -9,6 +9,7 @@
  * return a value or a promise, and the runner stays synchronous where all of them are.
  */
 import { CkptError } from '../errors.js';
+import { type StoreLocation, storeNotFound, storeTooOld } from '../open-existing.js';
 
 /** A value, or a promise of one. */
 export type MaybePromise<T> = T | Promise<T>;
@@ -24,6 +25,12 @@ export interface Migration<Step> {
   where: string;
   /** The package to upgrade, named when the database is newer than it. */
   pkg: string;
+  /**
+   * Set to open only a namespace that is there already (`create: false`): where it was looked
+   * for, for the messages. Nothing is then written: a namespace without the package's tables
+   * is refused with NOT_FOUND, one at an older version with SCHEMA.
+   */
+  existing?: Omit<StoreLocation, 'where'>;
   /** The meta table, by the name `tables()` gives it. */
   meta: string;
   /** Entry i brings the schema from version i to i + 1: change tables, never routines. */
@@ -47,7 +54,8 @@ export interface Migration<Step> {
 
 /**
  * Bring the namespace to the latest version. A namespace already there is only read, so that
- * a user who may only read opens a store on it too.
+ * a user who may only read opens a store on it too. With `existing`, only check that it is
+ * there at the latest version.
  */
 export function migrate<Step>(migration: Migration<Step>): MaybePromise<void> {
   const latest = migration.steps.length;
@@ -63,6 +71,7 @@ export function migrate<Step>(migration: Migration<Step>): MaybePromise<void> {
           latest,
           migration.where,
           migration.pkg,
+          migration.existing,
         );
         if (from === latest) return;
         const parts: (() => MaybePromise<void>)[] = [
@@ -89,23 +98,25 @@ export interface FoundSchema {
 
 /**
  * The version to migrate from (0: a new namespace). `where` names the namespace in messages
- * (for example `schema 'ckpt'`), `pkg` the package to upgrade.
+ * (for example `schema 'ckpt'`), `pkg` the package to upgrade. With `existing` (`create:
+ * false`), a namespace that is not there at the latest version is refused instead.
  */
 export function migrationStart(
   found: FoundSchema,
   latest: number,
   where: string,
   pkg: string,
+  existing?: Omit<StoreLocation, 'where'>,
 ): number {
-  if (!found.hasMeta) {
-    if (found.ownTables.length > 0) {
-      throw schemaError(
-        `${where} holds tables that ckpt did not create (${found.ownTables.join(', ')}); use another namespace`,
-      );
-    }
+  if (!found.hasMeta && found.ownTables.length > 0) {
+    throw schemaError(
+      `${where} holds tables that ckpt did not create (${found.ownTables.join(', ')}); use another namespace`,
+    );
+  }
+  if (!found.hasMeta || found.recorded === undefined) {
+    if (existing) throw storeNotFound({ where, ...existing }, 'it holds no ckpt tables');
     return 0;
   }
-  if (found.recorded === undefined) return 0;
   const version = Number(found.recorded);
   if (found.recorded === null || !Number.isInteger(version) || version < 1) {
     throw schemaError(`${where} records an unknown ckpt schema version; use another namespace`);
@@ -114,6 +125,9 @@ export function migrationStart(
     throw schemaError(
       `${where} has ckpt schema version ${version}, newer than the ${latest} this ${pkg} knows; upgrade ${pkg}`,
     );
+  }
+  if (existing && version < latest) {
+    throw storeTooOld({ where, ...existing }, version, latest, pkg);
   }
   return version;
 }
