@@ -19,6 +19,7 @@ const SOURCES: Record<string, string> = {
   '@ckpt/cli': './packages/cli/src/index.ts',
   '@ckpt/test-stores': './test-stores/src/index.ts',
   '@ckpt/test-stores/worker': './test-stores/src/worker.ts',
+  '@ckpt/test-stores/browser': './test-stores/src/browser.ts',
 };
 
 /** Each workspace import and the absolute path of its TypeScript source. */

@@ -5,26 +5,28 @@
  * a reload and runs once; two pages on one chat answer one approval, and only one wins.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { CHROMIUM, chromiumFound, launchBrowser } from '@ckpt/test-stores/browser';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChatServer, startServer } from '../src/server.js';
 import { toolRuns } from '../src/tools.js';
 
 const example = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-chat-'));
 
 let server: ChatServer;
+let chromium: Browser;
+/** One browser profile, fresh for this run: its pages are the tabs of one person. */
 let browser: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
+  if (!chromiumFound) {
     throw new Error(
-      `no Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH`,
+      `no Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CKPT_CHROMIUM`,
     );
   }
   // The page, type-checked and built as `pnpm build` builds it.
@@ -32,23 +34,12 @@ beforeAll(async () => {
   execFileSync(bin('tsc'), ['-p', 'page/tsconfig.json'], { cwd: example, stdio: 'inherit' });
   execFileSync(bin('vite'), ['build'], { cwd: example, stdio: 'inherit' });
   server = await startServer({ dbPath: join(dir, 'chats.db') });
-  browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  chromium = await launchBrowser();
+  browser = await chromium.newContext();
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -3,8 +3,6 @@
  * address read, and a headless Chromium (Debian's, driven by playwright-core) to look at it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
 import { CKPT } from './binary.js';
 
 /** A running studio. */
@@ -73,25 +71,5 @@ export function startStudio(store: string, args: string[] = []): Promise<StudioP
   });
 }
 
-/** The Chromium the browser tests drive: Debian's (`.ci/run` installs it), or CKPT_CHROMIUM. */
-export const CHROMIUM = process.env.CKPT_CHROMIUM || '/usr/bin/chromium';
-
-/** Whether there is a Chromium to drive. */
-export const chromiumFound = existsSync(CHROMIUM);
-
-/** A headless Chromium that reaches nothing but what it is sent to. */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
+/** The Chromium the browser tests drive, and how they start it. */
+export { CHROMIUM, chromiumFound, launchBrowser } from '@ckpt/test-stores/browser';
