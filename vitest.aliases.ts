@@ -15,9 +15,11 @@ const SOURCES: Record<string, string> = {
   '@ckpt/langgraph': './packages/langgraph/src/index.ts',
   '@ckpt/contract-tests': './contract-tests/src/index.ts',
   '@ckpt/openai-agents': './packages/openai-agents/src/index.ts',
+  '@ckpt/ai-sdk': './packages/ai-sdk/src/index.ts',
   '@ckpt/cli': './packages/cli/src/index.ts',
   '@ckpt/test-stores': './test-stores/src/index.ts',
   '@ckpt/test-stores/worker': './test-stores/src/worker.ts',
+  '@ckpt/test-stores/browser': './test-stores/src/browser.ts',
 };
 
 /** Each workspace import and the absolute path of its TypeScript source. */

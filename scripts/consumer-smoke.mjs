@@ -28,6 +28,7 @@ const PUBLISHED = [
   'redis',
   'langgraph',
   'openai-agents',
+  'ai-sdk',
   'cli',
 ].map((p) => `packages/${p}`);
 PUBLISHED.push('contract-tests');
@@ -84,6 +85,9 @@ async function main() {
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'state', 'smoke', 'set', 'k', '1'], app);
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'export', '--out', 'cli.jsonl'], app);
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'doctor'], app);
+    // ckpt studio serves its page from the files in the tarball.
+    writeFileSync(join(app, 'studio.mjs'), STUDIO);
+    run('node', ['studio.mjs'], app);
 
     console.log('\n=== 2. examples/custom-adapter against the installed contract suite');
     const adapter = join(work, 'custom-adapter');
@@ -121,7 +125,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const env = (name, url) => process.env[name] || url;
-module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents }) {
+module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents, aiSdk }) {
   // The adapter kit and the SQL family share core's modules: an error they make is core's class.
   if (!(adapter.invalidArgument('x', 'refused') instanceof core.CkptError) || typeof sql.SqlBackend !== 'function') {
     throw new Error(kind + ': @ckpt/core/adapter or @ckpt/core/sql is not the same copy of core');
@@ -164,12 +168,49 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
   await session.addItems([{ role: 'user', content: 'hi' }]);
   if ((await session.getItems(1))[0].content !== 'hi') throw new Error(kind + ': CkptSession read back wrong');
   console.log(kind + ': @ckpt/openai-agents addItems and getItems ok');
+  // The AI SDK's chat store, on the store of the same copy of core (and the ai it requires).
+  const chats = new aiSdk.CkptChatStore(new core.CheckpointStore(memory.memory()));
+  await chats.save('chat', [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }]);
+  if ((await chats.load('chat'))[0].parts[0].text !== 'hi') throw new Error(kind + ': CkptChatStore read back wrong');
+  console.log(kind + ': @ckpt/ai-sdk save and load ok');
   const viaUrl = await core.openStore('sqlite:' + file);
   await viaUrl.checkpoint('via-url', 1);
   await viaUrl.close();
   rmSync(dir, { recursive: true, force: true });
   console.log(kind + ': openStore("sqlite:…") ok');
 };
+`;
+
+// Start the installed ckpt studio, open its address as a browser would (the token becomes a
+// cookie), and read the page and its script.
+const STUDIO = `
+import { spawn } from 'node:child_process';
+const child = spawn(process.execPath, ['node_modules/@ckpt/cli/dist/cli.js', '--store', 'sqlite:./cli.db', 'studio', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+try {
+  const address = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const line = /^(http:\\/\\/\\S+)\\n/m.exec(out);
+      if (line) resolve(line[1]);
+    });
+    child.once('exit', (code) => reject(new Error('ckpt studio exited with ' + code)));
+  });
+  const first = await fetch(address, { redirect: 'manual' });
+  const cookie = first.headers.get('set-cookie').split(';')[0];
+  const origin = new URL(address).origin;
+  const page = await fetch(origin + '/', { headers: { cookie } });
+  const html = await page.text();
+  const script = /src="(\\/assets\\/[^"]+\\.js)"/.exec(html)?.[1];
+  if (page.status !== 200 || !script) throw new Error('ckpt studio served no page: ' + page.status + ' ' + html);
+  const js = await fetch(origin + script, { headers: { cookie } });
+  if (js.status !== 200 || (await js.text()).length < 1000) throw new Error('ckpt studio served no script: ' + js.status);
+  const sessions = await (await fetch(origin + '/api/sessions', { headers: { cookie } })).json();
+  if (!Array.isArray(sessions.items)) throw new Error('ckpt studio API: ' + JSON.stringify(sessions));
+  console.log('ckpt studio: page, script and API ok');
+} finally {
+  child.kill('SIGINT');
+}
 `;
 
 const ESM = `
@@ -184,8 +225,9 @@ import * as mysql from '@ckpt/mysql';
 import * as redis from '@ckpt/redis';
 import * as langgraph from '@ckpt/langgraph';
 import * as agents from '@ckpt/openai-agents';
+import * as aiSdk from '@ckpt/ai-sdk';
 const require = createRequire(import.meta.url);
-await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents });
+await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents, aiSdk });
 // An error from the CJS copy of core is recognised by the ESM copy, and the other way round.
 const cjsCore = require('@ckpt/core');
 const fromCjs = new cjsCore.CkptError('CONFLICT', 'from the CJS copy');
@@ -208,6 +250,7 @@ require('./roundtrip.cjs')('cjs', {
   redis: require('@ckpt/redis'),
   langgraph: require('@ckpt/langgraph'),
   agents: require('@ckpt/openai-agents'),
+  aiSdk: require('@ckpt/ai-sdk'),
 }).catch((err) => {
   console.error(err);
   process.exit(1);

@@ -3,6 +3,7 @@
  * in one run. Prints tables and writes bench/results/latest.json.
  *   CKPT_BENCH_QUICK=1          a short run (smaller plans and databases)
  *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres,mysql,redis)
+ *   CKPT_BENCH_ONLY=chats       only the chat table (@ckpt/ai-sdk against the recipe)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -11,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchChats, type ChatRow, printChats } from './chat-bench.js';
 import { printConcurrency } from './concurrency.js';
 import { postgresConcurrency, sqliteConcurrency } from './concurrency-bench.js';
 import { benchCopy, printCopy } from './copy-bench.js';
@@ -35,8 +37,11 @@ const postgresUrl = process.env.CKPT_TEST_POSTGRES_URL || 'postgres://postgres@1
 const mysqlUrl = process.env.CKPT_TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306/test';
 const redisUrl = process.env.CKPT_TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
+const chatLengths = [10, 1_000, 10_000];
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ckpt-bench-'));
+  if (process.env.CKPT_BENCH_ONLY === 'chats') return chatsOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -74,6 +79,7 @@ async function main() {
       backends.includes('sqlite') && backends.includes('postgres')
         ? await benchCopy(dir, postgresUrl, quick ? [1_000, 10_000] : [10_000, 100_000])
         : [];
+    const chats = await benchChats(backends, dir, postgresUrl, plan, chatLengths);
     console.log('durability settings:', JSON.stringify(settings));
     printTable(
       'ckpt against the raw driver on the same connection (ratio: median time per op)',
@@ -97,6 +103,7 @@ async function main() {
     );
     printConcurrency(concurrent);
     printCopy(copies);
+    printChats(chats);
     const out = fileURLToPath(new URL('../results/latest.json', import.meta.url));
     writeJson(out, {
       when: new Date().toISOString(),
@@ -109,6 +116,33 @@ async function main() {
       storage: langgraph.storage,
       concurrency: concurrent,
       copy: copies,
+      chats,
+    });
+    console.log(`\nwritten to ${out}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The chat table alone, written to bench/results/chats.json. */
+async function chatsOnly(dir: string) {
+  try {
+    console.log('ckpt benchmark, chats', quick ? '(quick)' : '', `node ${process.version}`);
+    const settings = {
+      ...(backends.includes('sqlite') ? { sqlite: sqliteSettings(dir) } : {}),
+      ...(backends.includes('postgres') ? { postgres: await postgresSettings(postgresUrl) } : {}),
+    };
+    console.log('durability settings:', JSON.stringify(settings));
+    const chats: ChatRow[] = await benchChats(backends, dir, postgresUrl, plan, chatLengths);
+    printChats(chats);
+    const out = fileURLToPath(new URL('../results/chats.json', import.meta.url));
+    writeJson(out, {
+      when: new Date().toISOString(),
+      node: process.version,
+      quick,
+      plan,
+      settings,
+      chats,
     });
     console.log(`\nwritten to ${out}`);
   } finally {

@@ -15,8 +15,20 @@ export interface Row {
   target: string | null;
 }
 
-const fmt = (n: number, digits = 0) =>
+/** `n` with thousands separators and `digits` decimals. */
+export const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** Print `lines` under `header` as a fixed-width table, the first `left` columns left-aligned. */
+export function printGrid(title: string, header: string[], lines: string[][], left: number): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const render = (cells: string[]) =>
+    cells.map((c, i) => (i < left ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(`\n${title}`);
+  console.log(render(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const l of lines) console.log(render(l));
+}
 
 /** Print `rows` as a fixed-width table. */
 export function printTable(title: string, rows: Row[]): void {

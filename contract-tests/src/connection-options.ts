@@ -20,7 +20,10 @@ const SECRET = 'hunter2-very-secret';
 /** Everything an error shows: message, stack, own properties, and the same of its causes. */
 function shown(err: unknown): string {
   const parts: string[] = [];
-  for (let e = err; e !== undefined && e !== null; e = (e as Error).cause) {
+  const seen = new Set<unknown>();
+  // A cause chain may loop back on itself: each error is shown once.
+  for (let e = err; e !== undefined && e !== null && !seen.has(e); e = (e as Error).cause) {
+    seen.add(e);
     parts.push(JSON.stringify(e, Object.getOwnPropertyNames(e)), String((e as Error).stack));
   }
   return parts.join('\n');

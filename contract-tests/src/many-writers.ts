@@ -4,6 +4,7 @@
  */
 import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
 import { expect } from 'vitest';
+import { yieldToEventLoop } from './util.js';
 
 /**
  * Write `perWriter` checkpoints to one new session from every backend in `writers` at once,
@@ -18,8 +19,10 @@ export async function expectDistinctSeqsFromManyWriters(
     writers.map(async (backend, w) => {
       const store = new CheckpointStore(backend);
       const seqs: number[] = [];
-      for (let i = 0; i < perWriter; i++)
+      for (let i = 0; i < perWriter; i++) {
         seqs.push((await store.checkpoint(sessionId, { w, i })).seq);
+        await yieldToEventLoop();
+      }
       return seqs;
     }),
   );

@@ -3,6 +3,7 @@
  * that cannot be reached skips its tests with a loud message, unless CKPT_REQUIRE_SERVICES=1
  * (as in CI), where that is a failure.
  */
+import { connect } from 'node:net';
 
 /** The servers adapter tests talk to, with the environment variable and default of each. */
 export const SERVICES = {
@@ -15,6 +16,14 @@ export const SERVICES = {
 export function serviceUrl(service: keyof typeof SERVICES): string {
   const { env, url } = SERVICES[service];
   return process.env[env] || url;
+}
+
+const DEFAULT_PORTS = { postgres: 5432, mysql: 3306, redis: 6379 } as const;
+
+/** Where `service` listens (host and port of its URL), for tests that point another driver there. */
+export function serviceAddress(service: keyof typeof SERVICES): { host: string; port: number } {
+  const { hostname, port } = new URL(serviceUrl(service));
+  return { host: hostname, port: Number(port || DEFAULT_PORTS[service]) };
 }
 
 /**
@@ -35,4 +44,23 @@ export async function serviceAvailable(name: string, probe: () => Promise<void>)
     console.warn(`\n!!! ${name} cannot be reached (${reason}); its tests are SKIPPED.\n`);
     return false;
   }
+}
+
+/**
+ * Whether something accepts TCP connections where `service` listens, for tests that point
+ * another driver there; like `serviceAvailable`, a failure under CKPT_REQUIRE_SERVICES=1.
+ */
+export function serviceListening(service: keyof typeof SERVICES): Promise<boolean> {
+  const { host, port } = serviceAddress(service);
+  return serviceAvailable(
+    `${service} at ${host}:${port}`,
+    () =>
+      new Promise((resolve, reject) => {
+        const socket = connect({ host, port }, () => {
+          socket.end();
+          resolve();
+        });
+        socket.on('error', reject);
+      }),
+  );
 }

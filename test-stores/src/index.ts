@@ -225,3 +225,19 @@ export async function emptyStore(store: CheckpointStore, scopes: string[]): Prom
     }
   }
 }
+
+/**
+ * In a test's child process started with `<backend> <namespace> <dir> …rest` (see worker.ts):
+ * the store of that backend in that namespace, and the remaining arguments.
+ */
+export async function storeFromArgs(
+  args: string[],
+): Promise<{ store: CheckpointStore; close(): Promise<void>; rest: string[] }> {
+  const [name, namespace, dir, ...rest] = args;
+  const backend = STORES.find((b) => b.name === name);
+  if (!backend || namespace === undefined || dir === undefined) {
+    throw new Error(`expected <backend> <namespace> <dir> …, got ${JSON.stringify(args)}`);
+  }
+  const handle = await backend.open(namespace, dir);
+  return { ...handle, rest };
+}

@@ -4,7 +4,7 @@ import { describe, expect } from 'vitest';
 import { CALLS_AT_ONCE_MAX_PAYLOAD, expectOwnOutcomesForCallsAtOnce } from '../calls-at-once.js';
 import { itWith } from '../gate.js';
 import type { ContractContext } from '../harness.js';
-import { allSettledOrThrow, settleAll } from '../util.js';
+import { allSettledOrThrow, settleAll, yieldToEventLoop } from '../util.js';
 
 /** Concurrent callers across connections. */
 export function concurrencyCases(
@@ -29,6 +29,7 @@ export function concurrencyCases(
           const mine = [];
           for (let i = 0; i < perConnection; i++) {
             mine.push(await store.checkpoint('s', { c, i }, { transcript: [`${c}:${i}`] }));
+            await yieldToEventLoop();
           }
           return mine;
         }),
@@ -92,6 +93,7 @@ export function concurrencyCases(
             await store.update('counter', (cur) => ((cur?.data as number | undefined) ?? 0) + 1, {
               maxAttempts: 1000,
             });
+            await yieldToEventLoop();
           }
         }),
       );
@@ -104,6 +106,7 @@ export function concurrencyCases(
         stores.map(async (store) => {
           for (let i = 0; i < 10; i++) {
             await store.state('s').update('n', (v) => ((v as number | undefined) ?? 0) + 1);
+            await yieldToEventLoop();
           }
         }),
       );
@@ -156,6 +159,7 @@ export function concurrencyCases(
             const head = await store.head('s');
             expect(head).not.toBeNull();
             expect(await store.load('s')).not.toBeNull();
+            await yieldToEventLoop();
           }
         }),
       );
@@ -175,6 +179,7 @@ export function concurrencyCases(
           for (let i = 1; i <= 300; i++) {
             await writer!.checkpoint('s', i);
             await writer!.prune('s', { keepLast: 1 });
+            await yieldToEventLoop();
           }
         } finally {
           writing = false;
@@ -187,6 +192,7 @@ export function concurrencyCases(
           expect(loaded, 'load() of a session that exists').not.toBeNull();
           expect(history.length, 'history() of a session that exists').toBeGreaterThan(0);
           reads++;
+          await yieldToEventLoop();
         }
       };
       await allSettledOrThrow([write(), ...readers.map(read)]);

@@ -11,6 +11,7 @@ import { registerDoctor } from './commands/doctor.js';
 import { registerInspect } from './commands/inspect.js';
 import { NotConfirmed, registerRepair } from './commands/repair.js';
 import { registerState } from './commands/state.js';
+import { registerStudio } from './commands/studio.js';
 import { registerTransfer } from './commands/transfer.js';
 import { Context, type GlobalOptions } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
@@ -72,6 +73,7 @@ Example:
   registerState(root, ctx);
   registerTransfer(root, ctx);
   registerDoctor(root, ctx);
+  registerStudio(root, ctx);
   // Every command inherits the output settings, so that a usage error is reported the same.
   for (const command of root.commands) {
     command.exitOverride().configureOutput({

@@ -23,6 +23,11 @@ export interface SessionRef {
   words: string[];
 }
 
+/** A session named by its id. */
+export function sessionById(id: string): SessionRef {
+  return { sessionId: id, label: `session ${JSON.stringify(id)}`, words: [id] };
+}
+
 /** The session LangGraph's saver keeps namespace `ns` of thread `threadId` in. */
 export function threadSessionId(threadId: string, ns = ''): string {
   return JSON.stringify([threadId, ns]);
@@ -82,7 +87,7 @@ export function sessionAndRest(
     if (id === undefined) {
       throw new UsageError('missing the session: give its <id>, or --thread <thread_id>.');
     }
-    session = { sessionId: id, label: `session ${JSON.stringify(id)}`, words: [id] };
+    session = sessionById(id);
     rest = others;
   }
   if (rest.length < names.length) {

@@ -20,7 +20,12 @@ export interface TreeNode {
   forks: string[];
   /** Whether its parent is no longer stored (pruned). */
   parentMissing: boolean;
+  /** Whether it is pinned: only on a store that keeps pins. */
+  pinned?: boolean;
 }
+
+/** A checkpoint's pin, as a store that keeps pins reports it. */
+const pinOf = (cp: CheckpointInfo): boolean | undefined => (cp as { pinned?: boolean }).pinned;
 
 /** The nodes of a session, seq ascending. */
 export function treeNodes(
@@ -42,6 +47,7 @@ export function treeNodes(
       head: cp.seq === head,
       forks: forks.get(cp.seq) ?? [],
       parentMissing: cp.parent !== null && !stored.has(cp.parent),
+      ...(pinOf(cp) === undefined ? {} : { pinned: pinOf(cp) }),
     }));
 }
 

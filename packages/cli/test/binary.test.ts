@@ -425,6 +425,7 @@ describe('ckpt without a store', () => {
       'import',
       'copy',
       'doctor',
+      'studio',
     ]);
     expect(top.stdout).toMatch(/Exit status: 0 done/);
     for (const command of commands) {

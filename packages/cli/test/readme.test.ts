@@ -3,13 +3,13 @@
  * command prints them: run the demo, run the built command on its store, and hold each
  * README's block to what came out (times aside, which differ from run to run).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildCli, ckpt } from './support/binary.js';
+import { runDemo } from './support/demo.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-cli-readme-'));
@@ -18,11 +18,7 @@ const url = `sqlite:${join(dir, 'agent.db')}`;
 
 beforeAll(() => {
   buildCli();
-  execFileSync(`${root}node_modules/.bin/tsx`, ['src/main.ts'], {
-    cwd: join(root, 'examples/demo'),
-    env: { ...process.env, CKPT_DEMO_URL: url },
-    stdio: 'ignore',
-  });
+  runDemo(url);
 }, 300_000);
 
 const TIME = /\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g;

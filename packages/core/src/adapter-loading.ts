@@ -6,7 +6,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CkptError } from './errors.js';
+import { CkptError, errorCode } from './errors.js';
 
 /**
  * Import `pkg` as Node finds it from @ckpt/core, or else from the application's directories:
@@ -14,8 +14,8 @@ import { CkptError } from './errors.js';
  * main script, such as the `ckpt` command's). A package manager that gives each package only
  * its own dependencies, as pnpm does, keeps an adapter the application installed out of core's
  * reach; and a program run from elsewhere (a global command, a service started from `/`) finds
- * the adapters installed beside it. A package found in none of them is an error that says what
- * to install.
+ * the adapters installed beside it. A package found in none of them, or found without a
+ * package it imports (its driver), is an error that says what to install.
  */
 export async function loadPackage(
   pkg: string,
@@ -25,10 +25,15 @@ export async function loadPackage(
   try {
     return (await import(pkg)) as Record<string, unknown>;
   } catch (err) {
-    if (!isMissingPackage(err, pkg)) throw err;
+    if (!isMissingPackage(err, pkg)) throw missingImport(pkg, err);
     for (const dir of appDirs) {
       const entry = entryFrom(dir, pkg);
-      if (entry !== null) return (await import(entry)) as Record<string, unknown>;
+      if (entry === null) continue;
+      try {
+        return (await import(entry)) as Record<string, unknown>;
+      } catch (found) {
+        throw missingImport(pkg, found);
+      }
     }
     throw missingAdapter(pkg, driver, err);
   }
@@ -65,12 +70,36 @@ function entryFrom(dir: string, pkg: string): string | null {
   return entry === undefined ? null : pathToFileURL(join(dirname(manifestPath), entry)).href;
 }
 
+/**
+ * The package Node reports as not installed in `err` (`pg` for `pg/lib/client`, `@scope/name`
+ * for a file of it), or undefined when `err` is no such report or names a file, not a package.
+ * ES modules say "Cannot find package 'pg' imported from …", CommonJS "Cannot find module 'pg'".
+ */
+export function missingPackageOf(err: unknown): string | undefined {
+  const code = errorCode(err);
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
+  const name = /Cannot find (?:package|module) '([^']+)'/.exec(String((err as Error).message))?.[1];
+  if (name === undefined || /^[./]|^[a-z]+:/i.test(name)) return undefined;
+  const parts = name.split('/');
+  return (name.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+}
+
 /** Whether `err` is Node's report that `pkg` itself (not something it imports) is not installed. */
 export function isMissingPackage(err: unknown, pkg: string): boolean {
-  const code = (err as { code?: string } | null)?.code;
-  return (
-    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
-    String((err as Error).message).includes(pkg)
+  return missingPackageOf(err) === pkg;
+}
+
+/**
+ * `err`, from loading `pkg`, as the error that names the package to install when it is Node's
+ * report of a package `pkg` imports (its driver) that is not installed; else `err` as it is.
+ */
+function missingImport(pkg: string, err: unknown): unknown {
+  const missing = missingPackageOf(err);
+  if (missing === undefined || missing === pkg) return err;
+  return new CkptError(
+    'UNSUPPORTED',
+    `openStore found ${pkg}, but not the ${missing} package it uses to reach the server; install it: npm install ${missing}`,
+    { cause: err, details: { package: missing } },
   );
 }
 

@@ -47,5 +47,11 @@ export {
   sessionIdPrefixBound,
 } from './order.js';
 export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './retry.js';
-export { hintsByCode, SERVER_HINTS } from './server-hints.js';
+export {
+  hintsByCode,
+  type OtherServerSymptom,
+  otherServerHint,
+  SERVER_HINTS,
+  urlAddress,
+} from './server-hints.js';
 export { checkOptions } from './validate.js';

@@ -83,13 +83,14 @@ export type ErrorHint = (err: unknown) => string | undefined;
 
 /**
  * Wrap anything that is not a CkptError as BACKEND, keeping it as `cause`. Its message says what
- * to do: about Node's connection errors here, and about the server's own codes through the
- * backend's `errorHint`, since only the adapter knows its driver's codes.
+ * to do: about the server's own codes through the backend's `errorHint`, since only the adapter
+ * knows its driver's codes (and can tell, say, a handshake that timed out from a host that
+ * did not answer), and else about Node's connection errors here.
  */
 export function toCkptError(err: unknown, backendName: string, errorHint?: ErrorHint): CkptError {
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
-  const hint = CONNECTION_HINTS[errorCode(err)] ?? errorHint?.(err);
+  const hint = hintFor(err, errorHint) ?? CONNECTION_HINTS[errorCode(err)];
   return new CkptError(
     'BACKEND',
     `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,
@@ -97,6 +98,15 @@ export function toCkptError(err: unknown, backendName: string, errorHint?: Error
       cause: err,
     },
   );
+}
+
+/** The backend's hint for `err`; a hint that fails itself is no hint, never a new error. */
+function hintFor(err: unknown, errorHint: ErrorHint | undefined): string | undefined {
+  try {
+    return errorHint?.(err);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The error for a capability the backend does not declare. */

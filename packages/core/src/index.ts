@@ -33,6 +33,8 @@ export type {
   CheckpointOptions,
   ExportedCheckpoint,
   ImportOptions,
+  JsonCompatible,
+  JsonInput,
   JsonValue,
   ListOptions,
   Metadata,

@@ -1,6 +1,7 @@
 /**
- * What to do when a server refuses a login, a database or a privilege: the words every server
- * adapter uses, and the hook (`errorHint`) built from its driver's codes for them.
+ * What to do when a server refuses a login, a database or a privilege, or when the URL names
+ * another kind of server: the words every server adapter uses, and the hook (`errorHint`)
+ * built from its driver's codes for them.
  */
 import { type ErrorHint, errorCode } from './errors.js';
 
@@ -19,4 +20,45 @@ export function hintsByCode(hints: Readonly<Record<string, string>>): ErrorHint 
     const code = errorCode(err);
     return Object.hasOwn(hints, code) ? hints[code] : undefined;
   };
+}
+
+/** How a server that is not of the kind the URL names gives itself away to the driver. */
+export type OtherServerSymptom =
+  /** It answered, in a protocol the driver cannot read. */
+  | 'garbled'
+  /** It closed the connection before answering. */
+  | 'closed'
+  /** It said nothing until the driver gave up (both sides wait for the other to speak first). */
+  | 'silent';
+
+// The ports a URL that names the wrong server most often carries.
+const USUAL_PORTS = 'by default PostgreSQL listens on 5432, MySQL on 3306 and Redis on 6379';
+
+/**
+ * What to say when the server at `address` (`host:port`) does not speak `protocol`
+ * (`'PostgreSQL'`, `'MySQL'`, `'Redis'`): the URL most likely names another server's port.
+ */
+export function otherServerHint(
+  protocol: string,
+  address: string,
+  symptom: OtherServerSymptom,
+): string {
+  switch (symptom) {
+    case 'garbled':
+      return `the server at ${address} does not speak the ${protocol} protocol, so the URL probably names another server's port (${USUAL_PORTS}): fix the port in the URL`;
+    case 'closed':
+      return `the server at ${address} closed the connection before answering as ${protocol} does: it is probably another kind of server (${USUAL_PORTS}), or one that wants TLS; check the port and the scheme of the URL`;
+    case 'silent':
+      return `nothing at ${address} answered as ${protocol} in time: another kind of server there waits, silent, for its own protocol (${USUAL_PORTS}); check the port in the URL, then the host and the network`;
+  }
+}
+
+/** `host:port` of a server URL (`defaultPort` when it names none), or undefined when it cannot be read. */
+export function urlAddress(url: string, defaultPort: number): string | undefined {
+  try {
+    const { hostname, port } = new URL(url);
+    return hostname ? `${hostname}:${port || defaultPort}` : undefined;
+  } catch {
+    return undefined;
+  }
 }

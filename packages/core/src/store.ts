@@ -36,6 +36,8 @@ import type {
   CheckpointInfo,
   CheckpointOptions,
   ImportOptions,
+  JsonCompatible,
+  JsonInput,
   JsonValue,
   ListOptions,
   Page,
@@ -55,8 +57,14 @@ import { checkExpectedHead, checkName, checkOptions, checkPositiveInteger } from
 export const DEFAULT_MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 const DEFAULT_UPDATE_ATTEMPTS = 10;
 
-/** Durable, versioned checkpoints of agent sessions on any `CheckpointBackend`. */
-export class CheckpointStore {
+/**
+ * Durable, versioned checkpoints of agent sessions on any `CheckpointBackend`. `T` is the type
+ * of its checkpoints' data, for TypeScript only: `load()` returns `Checkpoint<T>` and
+ * `checkpoint()` takes a `T`. Left as `JsonValue`, `checkpoint()` takes any JSON-compatible
+ * value and each call can name its own type (`load<MyState>(id)`). Every value is checked at
+ * run time whatever the type says.
+ */
+export class CheckpointStore<T = JsonValue> {
   readonly #backend: CheckpointBackend;
   readonly #errorHint: ErrorHint | undefined;
   readonly #maxPayloadBytes: number;
@@ -94,11 +102,19 @@ export class CheckpointStore {
   }
 
   /** Save `data` as the session's next checkpoint and move the head to it. */
-  async checkpoint(
+  async checkpoint<D = T, I = JsonValue>(
     sessionId: string,
-    data: JsonValue,
-    options?: CheckpointOptions,
-  ): Promise<Checkpoint> {
+    data: JsonInput<T, D>,
+    options?: CheckpointOptions<I>,
+  ): Promise<Checkpoint<D>> {
+    return this.#checkpoint(sessionId, data, options) as Promise<Checkpoint<D>>;
+  }
+
+  async #checkpoint(
+    sessionId: string,
+    data: unknown,
+    options: CheckedOptions | undefined,
+  ): Promise<Checkpoint<JsonValue>> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
       const opts = checkOptions(options, 'options', [
@@ -163,11 +179,11 @@ export class CheckpointStore {
   }
 
   /** Read-modify-write without lost updates: load the head, apply `fn`, save with expectedHead, retry on CONFLICT. */
-  async update(
+  async update<D = T, I = JsonValue>(
     sessionId: string,
-    fn: (current: Checkpoint | null) => JsonValue | Promise<JsonValue>,
-    options?: UpdateOptions,
-  ): Promise<Checkpoint> {
+    fn: (current: Checkpoint<D> | null) => UpdatedData<D> | Promise<UpdatedData<D>>,
+    options?: UpdateOptions<I>,
+  ): Promise<Checkpoint<D>> {
     checkName(sessionId, 'sessionId');
     if (typeof fn !== 'function') throw invalidArgument('fn', 'update() needs a function.');
     const opts = checkOptions(options, 'options', ['metadata', 'transcript', 'maxAttempts']);
@@ -176,14 +192,14 @@ export class CheckpointStore {
         ? DEFAULT_UPDATE_ATTEMPTS
         : checkPositiveInteger(opts.maxAttempts, 'maxAttempts');
     for (let attempt = 1; ; attempt++) {
-      const current = await this.load(sessionId);
+      const current = await this.load<D>(sessionId);
       const next = await fn(current);
       try {
-        return await this.checkpoint(sessionId, next, {
+        return (await this.#checkpoint(sessionId, next, {
           metadata: opts.metadata,
           transcript: opts.transcript,
           expectedHead: current === null ? null : current.seq,
-        });
+        })) as Checkpoint<D>;
       } catch (err) {
         if (!isCkptError(err, 'CONFLICT') || attempt >= maxAttempts) throw err;
         await backoff(attempt);
@@ -192,12 +208,12 @@ export class CheckpointStore {
   }
 
   /** The checkpoint `seq` (default: the head), or null when it is not stored. */
-  async load(sessionId: string, seq?: number): Promise<Checkpoint | null> {
+  async load<D = T>(sessionId: string, seq?: number): Promise<Checkpoint<D> | null> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
       const wanted = seq === undefined ? null : checkPositiveInteger(seq, 'seq');
       const stored = await this.#backend.load(sessionId, wanted);
-      return stored === null ? null : toCheckpoint(sessionId, stored);
+      return stored === null ? null : toCheckpoint<D>(sessionId, stored);
     });
   }
 
@@ -206,12 +222,12 @@ export class CheckpointStore {
    * when none is stored (never written with that key, pruned since, or the session deleted
    * since). A fork does not carry its source's keys.
    */
-  async loadByKey(sessionId: string, idempotencyKey: string): Promise<Checkpoint | null> {
+  async loadByKey<D = T>(sessionId: string, idempotencyKey: string): Promise<Checkpoint<D> | null> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
       const key = checkName(idempotencyKey, 'idempotencyKey');
       const stored = await this.#backend.loadByKey(sessionId, key);
-      return stored === null ? null : toCheckpoint(sessionId, stored);
+      return stored === null ? null : toCheckpoint<D>(sessionId, stored);
     });
   }
 
@@ -430,10 +446,15 @@ export class CheckpointStore {
     });
   }
 
-  /** A small JSON key-value space named `scope`, beside the checkpoints. */
-  state(scope: string): StateScope {
+  /** A small JSON key-value space named `scope`, beside the checkpoints; `V` is its values' type. */
+  state<V = JsonValue>(scope: string): StateScope<V> {
     checkName(scope, 'scope');
-    return createStateScope(this.#backend, scope, (fn) => this.#run(fn), this.#maxPayloadBytes);
+    return createStateScope(
+      this.#backend,
+      scope,
+      (fn) => this.#run(fn),
+      this.#maxPayloadBytes,
+    ) as unknown as StateScope<V>;
   }
 
   /** Let the calls in flight finish, then release the backend; later calls fail with CLOSED. */
@@ -506,8 +527,18 @@ function closedError(): CkptError {
   return new CkptError('CLOSED', 'this CheckpointStore was closed; open a new one.');
 }
 
-function toCheckpoint(sessionId: string, stored: StoredCheckpoint): Checkpoint {
-  return { sessionId, ...decodeCheckpoint(stored) };
+/** `CheckpointOptions` as the store reads them, whatever their items' type: checked at run time. */
+type CheckedOptions = Omit<CheckpointOptions, 'transcript'> & { transcript?: readonly unknown[] };
+
+/**
+ * What `update()`'s function returns for data of type `D`: a `D` (never inferred from the
+ * function, so that `update<MyState>` checks against `MyState`).
+ */
+type UpdatedData<D> = JsonCompatible<[D][D extends unknown ? 0 : never]>;
+
+/** A stored checkpoint as the store returns it; its data is `D` for TypeScript only. */
+function toCheckpoint<D = JsonValue>(sessionId: string, stored: StoredCheckpoint): Checkpoint<D> {
+  return { sessionId, ...decodeCheckpoint(stored) } as Checkpoint<D>;
 }
 
 function toSessionInfo(stored: StoredSession): SessionInfo {

@@ -10,15 +10,58 @@ export type JsonValue =
 /** Free-form facts about a checkpoint (a JSON object). */
 export type Metadata = { [key: string]: JsonValue };
 
-/** One saved step of a session. */
-export interface Checkpoint {
+/** What JSON cannot carry, and so what `JsonCompatible` turns into `never`. */
+type NotJson =
+  | bigint
+  | symbol
+  | undefined
+  | ((...args: never[]) => unknown)
+  | Date
+  | ReadonlyMap<unknown, unknown>
+  | ReadonlySet<unknown>;
+
+/**
+ * `T` itself where JSON carries it, with `never` in place of every part it cannot: functions,
+ * symbols, bigints, `Date`, `Map`, `Set`, and `undefined` anywhere but as an object property
+ * (which is dropped, as `JSON.stringify` drops it). Unlike `JsonValue`, it takes interfaces,
+ * which have no index signature. A value of type `T` is assignable to it exactly when every
+ * part of `T` is JSON; `unknown` is not, and `any` is left to the check at run time, which
+ * also refuses what types cannot tell apart (NaN, Infinity, class instances, cycles).
+ */
+export type JsonCompatible<T> = 0 extends 1 & T
+  ? T
+  : unknown extends T
+    ? never
+    : T extends JsonValue
+      ? T
+      : T extends NotJson
+        ? never
+        : T extends readonly unknown[]
+          ? { [I in keyof T]: JsonCompatible<T[I]> }
+          : { [K in keyof T]: K extends symbol ? never : JsonProperty<T[K]> };
+
+/** An object property: `undefined` is allowed there (the property is dropped). */
+type JsonProperty<P> = P extends undefined ? undefined : JsonCompatible<P>;
+
+/**
+ * What a store (or state scope) whose values are declared as `T` takes for a value of type
+ * `D`: any JSON-compatible `D`, inferred from the value, when `T` is left as `JsonValue`;
+ * otherwise `D` is `T` (or the type given to the call), and the value must be one.
+ */
+export type JsonInput<T, D> = JsonValue extends T
+  ? JsonCompatible<D>
+  : // The tuple keeps TypeScript from inferring D from the value, so that it stays T.
+    JsonCompatible<[D][D extends unknown ? 0 : never]>;
+
+/** One saved step of a session, whose data is of type `T`. */
+export interface Checkpoint<T = JsonValue> {
   sessionId: string;
   /** 1, 2, 3, … within the session; never reused while the session exists. */
   seq: number;
   /** The session's head when this checkpoint was written. */
   parent: number | null;
   /** Exactly what was saved, key order kept. */
-  data: JsonValue;
+  data: T;
   metadata: Metadata;
   /** Millisecond precision. */
   createdAt: Date;
@@ -87,11 +130,11 @@ export interface OpenStoreOptions extends StoreOptions {
   create?: boolean;
 }
 
-/** Options of `CheckpointStore.checkpoint`. */
-export interface CheckpointOptions {
+/** Options of `CheckpointStore.checkpoint`, whose transcript items are of type `I`. */
+export interface CheckpointOptions<I = JsonValue> {
   metadata?: Metadata;
   /** Items appended to the session's transcript with this checkpoint. */
-  transcript?: JsonValue[];
+  transcript?: readonly JsonCompatible<I>[];
   /** Optimistic concurrency: the head the caller saw; null means the session must not exist yet. */
   expectedHead?: number | null;
   /** A retry with the same key returns the first result and writes nothing. */
@@ -110,26 +153,29 @@ export interface SessionsOptions extends PageOptions {
   prefix?: string;
 }
 
-/** Options of `CheckpointStore.update`. */
-export interface UpdateOptions {
+/** Options of `CheckpointStore.update`, whose transcript items are of type `I`. */
+export interface UpdateOptions<I = JsonValue> {
   metadata?: Metadata;
-  transcript?: JsonValue[];
+  /** Items appended to the session's transcript with the checkpoint written. */
+  transcript?: readonly JsonCompatible<I>[];
   /** How many times to try before giving up with CONFLICT. Default 10. */
   maxAttempts?: number;
 }
 
-/** A small JSON key-value space beside the checkpoints. */
-export interface StateScope {
-  get(key: string): Promise<JsonValue | undefined>;
-  set(key: string, value: JsonValue): Promise<void>;
+/** A small JSON key-value space beside the checkpoints, whose values are of type `V`. */
+export interface StateScope<V = JsonValue> {
+  /** The value of `key`, or undefined when it has none. */
+  get(key: string): Promise<V | undefined>;
+  /** Store `value` under `key`. */
+  set<W = V>(key: string, value: JsonInput<V, W>): Promise<void>;
   /** Write `value` only where `key` has none (atomically); true when written, false when a value was there and is kept. */
-  setIfAbsent(key: string, value: JsonValue): Promise<boolean>;
+  setIfAbsent<W = V>(key: string, value: JsonInput<V, W>): Promise<boolean>;
   /** False when the key was absent. */
   delete(key: string): Promise<boolean>;
   /** Keys in ascending order (by UTF-8 bytes). */
   keys(page?: PageOptions & { prefix?: string }): Promise<Page<string>>;
   /** Read-modify-write without lost updates; returns the value written. */
-  update(key: string, fn: (current: JsonValue | undefined) => JsonValue): Promise<JsonValue>;
+  update(key: string, fn: (current: V | undefined) => JsonCompatible<V>): Promise<V>;
 }
 
 /** A checkpoint whole, with the transcript items it appended: one entry of an export. */

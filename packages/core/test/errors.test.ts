@@ -77,10 +77,26 @@ describe('toCkptError', () => {
     );
   });
 
-  it("says what to do about Node's connection errors before asking the backend", () => {
+  it("asks the backend first, and says what to do about Node's connection errors when it has nothing to say", () => {
+    const timedOut = Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
+    const handshake = () => 'nothing at h:1 answered as MySQL in time';
+    expect(toCkptError(timedOut, 'mysql', handshake).message).toBe(
+      'mysql backend failed: connect ETIMEDOUT; nothing at h:1 answered as MySQL in time.',
+    );
     const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    const hint = () => 'not this';
-    expect(toCkptError(refused, 'mysql', hint).message).toMatch(/nothing accepts connections/);
+    expect(toCkptError(refused, 'mysql', () => undefined).message).toMatch(
+      /nothing accepts connections/,
+    );
+  });
+
+  it('keeps the failure as it is when the backend hint itself fails', () => {
+    const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const broken = () => {
+      throw new TypeError('Cannot read private member');
+    };
+    const err = toCkptError(cause, 'postgres', broken);
+    expect(err.cause).toBe(cause);
+    expect(err.message).toMatch(/^postgres backend failed: connect ECONNREFUSED; nothing accepts/);
   });
 
   it('passes a CkptError through unchanged', () => {

@@ -2,7 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isMissingPackage, loadPackage, missingAdapter } from '../src/adapter-loading.js';
+import {
+  isMissingPackage,
+  loadPackage,
+  missingAdapter,
+  missingPackageOf,
+} from '../src/adapter-loading.js';
 import { CheckpointStore, isCkptError, openStore } from '../src/index.js';
 
 async function refusal(promise: Promise<unknown>) {
@@ -11,7 +16,32 @@ async function refusal(promise: Promise<unknown>) {
     (e: unknown) => e,
   );
   expect(isCkptError(err)).toBe(true);
-  return err as Error & { code: string };
+  return err as Error & { code: string; details: Record<string, unknown> };
+}
+
+/**
+ * Install a stand-in adapter, `@ckpt-test/adapter`, in `app`'s node_modules: an ES module
+ * package with an adapter's exports map, made of `files` (`dist/index.js`, and
+ * `dist/index.cjs` for its CommonJS entry).
+ */
+function writeAdapter(app: string, files: Record<string, string>): void {
+  const pkg = join(app, 'node_modules', '@ckpt-test', 'adapter');
+  mkdirSync(join(pkg, 'dist'), { recursive: true });
+  writeFileSync(
+    join(pkg, 'package.json'),
+    JSON.stringify({
+      name: '@ckpt-test/adapter',
+      type: 'module',
+      exports: {
+        '.': {
+          import: { default: './dist/index.js' },
+          require: { default: './dist/index.cjs' },
+        },
+        './package.json': './package.json',
+      },
+    }),
+  );
+  for (const [path, text] of Object.entries(files)) writeFileSync(join(pkg, path), text);
 }
 
 describe('openStore', () => {
@@ -98,24 +128,10 @@ describe('openStore', () => {
   it("finds an adapter core cannot see in the application's directory, by its ES module entry", async () => {
     const app = mkdtempSync(join(tmpdir(), 'ckpt-app-'));
     try {
-      const pkg = join(app, 'node_modules', '@ckpt-test', 'adapter');
-      mkdirSync(join(pkg, 'dist'), { recursive: true });
-      writeFileSync(
-        join(pkg, 'package.json'),
-        JSON.stringify({
-          name: '@ckpt-test/adapter',
-          type: 'module',
-          exports: {
-            '.': {
-              import: { default: './dist/index.js' },
-              require: { default: './dist/index.cjs' },
-            },
-            './package.json': './package.json',
-          },
-        }),
-      );
-      writeFileSync(join(pkg, 'dist', 'index.js'), "export const loadedAs = 'esm';\n");
-      writeFileSync(join(pkg, 'dist', 'index.cjs'), "exports.loadedAs = 'cjs';\n");
+      writeAdapter(app, {
+        'dist/index.js': "export const loadedAs = 'esm';\n",
+        'dist/index.cjs': "exports.loadedAs = 'cjs';\n",
+      });
       const mod = await loadPackage('@ckpt-test/adapter', null, [join(app, 'elsewhere'), app]);
       expect(mod.loadedAs).toBe('esm');
       // Found in neither place: the error says what to install.
@@ -125,6 +141,48 @@ describe('openStore', () => {
     } finally {
       rmSync(app, { recursive: true, force: true });
     }
+  });
+
+  it('names the driver to install when the adapter is installed without it', async () => {
+    const app = mkdtempSync(join(tmpdir(), 'ckpt-app-'));
+    try {
+      // An adapter that imports a driver the application has not installed.
+      writeAdapter(app, {
+        'dist/index.js': "import driver from 'ckpt-test-driver';\nexport const loaded = driver;\n",
+      });
+      const err = await refusal(loadPackage('@ckpt-test/adapter', 'ckpt-test-driver', [app]));
+      expect(isCkptError(err, 'UNSUPPORTED')).toBe(true);
+      expect(err.message).toBe(
+        'openStore found @ckpt-test/adapter, but not the ckpt-test-driver package it uses to reach the server; install it: npm install ckpt-test-driver',
+      );
+      expect(err.details).toEqual({ package: 'ckpt-test-driver' });
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  });
+
+  it('tells which package Node reports missing, from ES modules and from CommonJS alike', () => {
+    const notFound = (code: string, message: string) => Object.assign(new Error(message), { code });
+    const esm = notFound(
+      'ERR_MODULE_NOT_FOUND',
+      "Cannot find package 'pg' imported from /app/node_modules/@ckpt/postgres/dist/index.js",
+    );
+    const cjs = notFound(
+      'MODULE_NOT_FOUND',
+      "Cannot find module 'mysql2/promise'\nRequire stack:\n- /app/node_modules/@ckpt/mysql/dist/index.cjs",
+    );
+    expect(missingPackageOf(esm)).toBe('pg');
+    expect(missingPackageOf(cjs)).toBe('mysql2');
+    // The adapter is named in the path of the importer, but the driver is what is missing.
+    expect(isMissingPackage(esm, '@ckpt/postgres')).toBe(false);
+    expect(
+      missingPackageOf(notFound('ERR_MODULE_NOT_FOUND', "Cannot find package '@ckpt/redis/x'")),
+    ).toBe('@ckpt/redis');
+    // A missing file of a package that is there is no package to install.
+    expect(
+      missingPackageOf(notFound('ERR_MODULE_NOT_FOUND', "Cannot find module '/app/x.js'")),
+    ).toBeUndefined();
+    expect(missingPackageOf(new Error("Cannot find package 'pg'"))).toBeUndefined();
   });
 
   it('applies store options', async () => {

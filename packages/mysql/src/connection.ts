@@ -1,5 +1,5 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { type OpenedConnection, openConnection } from '@ckpt/core/adapter';
+import { invalidArgument, type OpenedConnection, openConnection } from '@ckpt/core/adapter';
 import mysql, { type Pool } from 'mysql2/promise';
 
 /** Options of `mysql()` and `mysqlKv()`: a connection string or an existing mysql2 pool. */
@@ -30,6 +30,8 @@ export type MysqlOptions = ({ url: string } | { pool: Pool | { promise(): Pool }
 export interface Connection {
   pool: Pool;
   owned: boolean;
+  /** The server's `host:port`, for messages. */
+  address: string;
   namespace: string;
   /** Set with `create: false`: where the tables must be found (see `openConnection`). */
   existing: OpenedConnection<Pool>['existing'];
@@ -55,14 +57,36 @@ export function connect(options: MysqlOptions): Connection {
     },
     open: (url) => mysql.createPool({ uri: url, charset: 'utf8mb4', connectionLimit: 10 }),
   });
-  const config = (handle as { pool?: { config?: { connectionLimit?: number } } }).pool?.config;
+  const config = (handle as { pool?: { config?: PoolConfig } }).pool?.config;
+  const { host, port, database } = config?.connectionConfig ?? {};
+  if (owned && !database) refuseUrlWithoutDatabase(handle);
   return {
     pool: handle,
     owned,
+    address: `${host ?? 'localhost'}:${port ?? 3306}`,
     namespace,
     existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
     poolSize: config?.connectionLimit ?? 10,
   };
+}
+
+/** What the store reads of a mysql2 pool's configuration. */
+interface PoolConfig {
+  connectionLimit?: number;
+  connectionConfig?: { host?: string; port?: number; database?: string };
+}
+
+/**
+ * A URL without a database (`mysql://root@127.0.0.1:3306`) connects, but every statement then
+ * fails with "No database selected": it is refused at once, saying what to add, and the pool
+ * opened for it (which has made no connection yet) is ended.
+ */
+function refuseUrlWithoutDatabase(pool: Pool): never {
+  void pool.end().catch(() => {});
+  throw invalidArgument(
+    'url',
+    "mysql(): the url names no database; add one after the port, as in 'mysql://user@host:3306/dbname': the store keeps its tables there.",
+  );
 }

@@ -8,6 +8,7 @@ import {
   type AppendInput,
   type AppendResult,
   type Diagnosis,
+  type ErrorHint,
   errorCode,
   type ImportInput,
 } from '@ckpt/core/adapter';
@@ -28,7 +29,7 @@ import {
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { connect, type MysqlOptions } from './connection.js';
 import { destroyNamespace } from './destroy.js';
-import { mysqlErrorHint } from './error-hints.js';
+import { mysqlHints } from './error-hints.js';
 import { keyValueStatements, statements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { SCHEMA_VERSION, tables } from './schema.js';
@@ -168,6 +169,12 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   /** The promise pool queries run on. */
   readonly pool: Pool;
   readonly #owned: boolean;
+  /**
+   * What to do about a failure of the server's or the driver's: a refusal's remedy, or that the
+   * URL names another kind of server. A function of its own rather than a method on private
+   * state, so that a backend made with `Object.create(backend)` (a wrapper) still has it.
+   */
+  readonly errorHint: ErrorHint;
   readonly #ready: Promise<number>;
   readonly #run: MysqlRunStatement;
   readonly #append: MysqlStatement;
@@ -185,6 +192,7 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
+    this.errorHint = mysqlHints(connection.address);
     this.#ready = migrate(this.pool, this.namespace, connection.existing);
     // Reported by the first call that awaits it, not as an unhandled rejection.
     this.#ready.catch(() => {});
@@ -399,10 +407,6 @@ export class MysqlBackend extends SqlProcedureBackend<MysqlStatement> {
   async destroy(): Promise<void> {
     await this.#ready;
     await destroyNamespace(this.pool, this.namespace);
-  }
-
-  errorHint(err: unknown): string | undefined {
-    return mysqlErrorHint(err);
   }
 
   async close(): Promise<void> {

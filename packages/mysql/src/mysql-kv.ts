@@ -2,7 +2,7 @@
 import type { KvStore } from '@ckpt/core';
 import { KeyValueTable, keyValueStore } from '@ckpt/core/sql';
 import { connect, type MysqlOptions } from './connection.js';
-import { mysqlErrorHint } from './error-hints.js';
+import { mysqlHints } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { tables } from './schema.js';
@@ -10,7 +10,7 @@ import { statementRunner } from './statement-runner.js';
 
 /** A MySQL KvStore for `kvBackend(mysqlKv({ url }))`; one statement per call. */
 export function mysqlKv(options: MysqlOptions): KvStore {
-  const { pool, owned, namespace, existing, preparedStatements } = connect(options);
+  const { pool, owned, address, namespace, existing, preparedStatements } = connect(options);
   const ready = migrate(pool, namespace, existing);
   ready.catch(() => {});
   const run = statementRunner(pool, preparedStatements, ready);
@@ -23,6 +23,6 @@ export function mysqlKv(options: MysqlOptions): KvStore {
       await ready.catch(() => {});
       if (owned) await pool.end();
     },
-    errorHint: mysqlErrorHint,
+    errorHint: mysqlHints(address),
   });
 }

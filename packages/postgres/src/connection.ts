@@ -1,5 +1,5 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { type OpenedConnection, openConnection } from '@ckpt/core/adapter';
+import { type OpenedConnection, openConnection, urlAddress } from '@ckpt/core/adapter';
 import pg from 'pg';
 import { checkOwnSchema } from './schema.js';
 
@@ -31,6 +31,8 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
 export interface Connection {
   pool: pg.Pool;
   owned: boolean;
+  /** The server's `host:port`, for messages. */
+  address: string;
   namespace: string;
   /** Set with `create: false`: where the schema must be found (see `openConnection`). */
   existing: OpenedConnection<pg.Pool>['existing'];
@@ -52,7 +54,9 @@ export function connect(options: PostgresOptions): Connection {
       // A pool reads its URL only when it first connects; a client reads it at once, so a
       // URL the driver cannot read is refused here rather than at the first call.
       new pg.Client({ connectionString: url });
-      const pool = new pg.Pool({ connectionString: url, max: 10 });
+      // allowExitOnIdle: idle connections do not keep the process alive, so a script that
+      // never calls close() still exits once its calls are done.
+      const pool = new pg.Pool({ connectionString: url, max: 10, allowExitOnIdle: true });
       // A connection that breaks while idle is dropped from the pool; the next call gets a
       // fresh one. Without a listener, the pool would crash the process.
       pool.on('error', () => {});
@@ -62,9 +66,17 @@ export function connect(options: PostgresOptions): Connection {
   return {
     pool: handle,
     owned,
+    address: poolAddress(handle),
     namespace,
     existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
   };
+}
+
+/** `host:port` of the server `pool` connects to, as its options or connection string name it. */
+function poolAddress(pool: pg.Pool): string {
+  const { host, port, connectionString } = (pool as { options?: pg.PoolConfig }).options ?? {};
+  const fromUrl = connectionString ? urlAddress(connectionString, 5432) : undefined;
+  return fromUrl ?? `${host ?? 'localhost'}:${port ?? 5432}`;
 }

@@ -1,5 +1,5 @@
-/** What to do about PostgreSQL's refusals, by SQLSTATE: the backend's `errorHint`. */
-import { hintsByCode, SERVER_HINTS } from '@ckpt/core/adapter';
+/** What to do about PostgreSQL's refusals, by SQLSTATE, and about another server at the URL: the backend's `errorHint`. */
+import { type ErrorHint, hintsByCode, otherServerHint, SERVER_HINTS } from '@ckpt/core/adapter';
 
 /** The hint for a failure pg reports with one of these SQLSTATEs. */
 export const postgresErrorHint = hintsByCode({
@@ -8,3 +8,20 @@ export const postgresErrorHint = hintsByCode({
   '3D000': SERVER_HINTS.missingDatabase,
   '42501': SERVER_HINTS.missingPrivilege,
 });
+
+// pg's words for a server that answered in another protocol (MySQL's greeting reads as a
+// CopyData message), and for a connection the pool gave up on before the handshake ended.
+const NOT_POSTGRES = /^Received unexpected \w+ message from backend/;
+const HANDSHAKE_TIMEOUT = 'Connection terminated due to connection timeout';
+
+/** The backend's hint: a SQLSTATE's remedy, or what to do about another server at `address`. */
+export function postgresHints(address: string): ErrorHint {
+  return (err) => {
+    const byCode = postgresErrorHint(err);
+    if (byCode !== undefined) return byCode;
+    const message = String((err as Error | null)?.message);
+    if (NOT_POSTGRES.test(message)) return otherServerHint('PostgreSQL', address, 'garbled');
+    if (message === HANDSHAKE_TIMEOUT) return otherServerHint('PostgreSQL', address, 'silent');
+    return undefined;
+  };
+}

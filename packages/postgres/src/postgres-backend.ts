@@ -4,7 +4,13 @@
  * conflicts takes two. Each read is one statement. Nothing depends on session state between
  * statements, so any pool or PgBouncer in transaction mode works.
  */
-import type { AppendInput, AppendResult, Diagnosis, ImportInput } from '@ckpt/core/adapter';
+import type {
+  AppendInput,
+  AppendResult,
+  Diagnosis,
+  ErrorHint,
+  ImportInput,
+} from '@ckpt/core/adapter';
 import {
   AGAIN,
   appendProcedureArgs,
@@ -18,7 +24,7 @@ import {
 import pg from 'pg';
 import { connect, type PostgresOptions } from './connection.js';
 import { destroySchema } from './destroy.js';
-import { postgresErrorHint } from './error-hints.js';
+import { postgresHints } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { SCHEMA_VERSION, schemaIdentifier } from './schema.js';
@@ -282,6 +288,12 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
   /** The pool queries run on. */
   readonly pool: pg.Pool;
   readonly #owned: boolean;
+  /**
+   * What to do about a failure of the server's or the driver's: a refusal's remedy, or that the
+   * URL names another kind of server. A function of its own rather than a method on private
+   * state, so that a backend made with `Object.create(backend)` (a wrapper) still has it.
+   */
+  readonly errorHint: ErrorHint;
   readonly #ready: Promise<void>;
   readonly #run: PostgresRunStatement;
   readonly #appendDirect: Statement;
@@ -301,6 +313,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
+    this.errorHint = postgresHints(connection.address);
     this.#appendDirect = appendDirect(this.namespace);
     this.#importNew = importNew(this.namespace);
     this.#removeSession = `SELECT ${ns}.delete_session($1)`;
@@ -489,10 +502,6 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
       fix: `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ns} TO <user>; GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${ns} TO <user> (or open the store as the schema's owner)`,
     });
     return found;
-  }
-
-  errorHint(err: unknown): string | undefined {
-    return postgresErrorHint(err);
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@
 import type { KvStore } from '@ckpt/core';
 import { KeyValueTable, keyValueStore } from '@ckpt/core/sql';
 import { connect, type PostgresOptions } from './connection.js';
-import { postgresErrorHint } from './error-hints.js';
+import { postgresHints } from './error-hints.js';
 import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
 import { schemaIdentifier } from './schema.js';
@@ -10,7 +10,7 @@ import { statementRunner } from './statement-runner.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
 export function postgresKv(options: PostgresOptions): KvStore {
-  const { pool, owned, namespace, existing, preparedStatements } = connect(options);
+  const { pool, owned, address, namespace, existing, preparedStatements } = connect(options);
   const ready = migrate(pool, namespace, existing);
   ready.catch(() => {});
   const run = statementRunner(pool, preparedStatements, ready);
@@ -20,6 +20,6 @@ export function postgresKv(options: PostgresOptions): KvStore {
       await ready.catch(() => {});
       if (owned && !pool.ended) await pool.end();
     },
-    errorHint: postgresErrorHint,
+    errorHint: postgresHints(address),
   });
 }

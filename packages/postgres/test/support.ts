@@ -62,7 +62,8 @@ export function namespaceToDrop(): string {
   return namespace;
 }
 
-const dropSchema = async (namespace: string) => {
+/** Drop `namespace` (a schema) with everything in it. */
+export const dropSchema = async (namespace: string) => {
   await adminPool().query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`);
 };
 

@@ -2,7 +2,7 @@
 import { once } from 'node:events';
 import { invalidArgument, type OpenedConnection, openConnection } from '@ckpt/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
-import { type RedisClient, setupRefusals } from './script.js';
+import { connectAttempts, type RedisClient, setupRefusals } from './script.js';
 
 /** Options of `redis()` and `redisKv()`: a connection string or an existing ioredis client. */
 export type RedisOptions = ({ url: string } | { client: RedisClient }) & {
@@ -48,11 +48,39 @@ export function connect(options: RedisOptions): Connection {
       const client = new Redis(url, CLIENT_OPTIONS);
       // Errors reach the calls that hit them; without a listener ioredis would log each one.
       client.on('error', (err) => refuseFailedSelect(client, err));
+      watchConnecting(client);
       return client;
     },
   });
   refuseReplicaReads(handle);
   return { client: handle, owned, namespace, existing };
+}
+
+/**
+ * Keep what `client` meets while it connects, so that a call that fails because no connection
+ * could be made says why (script.ts): a refused connection or login, or a server that
+ * accepted the connection and hung up before answering, as a server of another kind does.
+ */
+function watchConnecting(client: Redis): void {
+  const attempts = { ready: 0, lastError: undefined as Error | undefined, hungUp: false };
+  let connected = false;
+  connectAttempts.set(client, attempts);
+  client.on('connect', () => {
+    connected = true;
+  });
+  client.on('ready', () => {
+    attempts.ready++;
+    attempts.lastError = undefined;
+    attempts.hungUp = false;
+    connected = false;
+  });
+  client.on('error', (err: Error) => {
+    attempts.lastError = err;
+  });
+  client.on('close', () => {
+    if (connected) attempts.hungUp = true;
+    connected = false;
+  });
 }
 
 /**

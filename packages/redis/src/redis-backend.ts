@@ -25,6 +25,7 @@ import {
 } from '@ckpt/core/adapter';
 import { catalogPage } from './catalog.js';
 import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
+import { redisErrorHint } from './error-hints.js';
 import { IndexedHash } from './indexed-hash.js';
 import {
   catalogKey,
@@ -540,6 +541,11 @@ export class RedisBackend implements CheckpointBackend {
   /** Remove every key of the namespace, the marker and `redisKv`'s included (see namespace.ts). */
   destroy(): Promise<void> {
     return dropNamespace(this.client, this.namespace);
+  }
+
+  /** What to do about a refusal of Redis's own (a login it refused). */
+  errorHint(err: unknown): string | undefined {
+    return redisErrorHint(err);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 /** A `KvStore` on Redis, with compareAndSet and list. */
 import type { KvStore } from '@ckpt/core';
 import { connect, disconnect, type RedisOptions } from './connection.js';
+import { redisErrorHint } from './error-hints.js';
 import { IndexedHash } from './indexed-hash.js';
 import { kvKeys } from './keys.js';
 import { findNamespace, markNamespace } from './namespace.js';
@@ -31,5 +32,6 @@ export function redisKv(options: RedisOptions): KvStore {
       await ready.catch(() => {});
       await disconnect(connection);
     },
+    errorHint: redisErrorHint,
   };
 }

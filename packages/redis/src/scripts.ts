@@ -14,10 +14,15 @@
  */
 import { Script } from './script.js';
 
+// Each script says whether it writes: a write cut off by a broken connection may or may not
+// have run, a read has nothing to leave half-done.
+
 // KEYS: session info data transcript seqs idempotency catalog needs ids
 // ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId needs
 // (needs: `<seq>,<seq>,…`, '' for none)
-export const append = new Script(`
+export const append = new Script(
+  'write',
+  `
 local session, info, data, transcript, seqs, idem, catalog, needs, ids =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 if ARGV[6] == '1' then
@@ -55,10 +60,13 @@ end
 redis.call('ZADD', seqs, seq, seq)
 if ARGV[6] == '1' then redis.call('HSET', idem, ARGV[7], seq) end
 return {'written', seq, head}
-`);
+`,
+);
 
 // KEYS: session info data. ARGV: seq ('' for the head: when the session hash holds no copy of it)
-export const load = new Script(`
+export const load = new Script(
+  'read',
+  `
 local seq = ARGV[1]
 if seq == '' then
   seq = redis.call('HGET', KEYS[1], 'head')
@@ -67,21 +75,27 @@ end
 local info = redis.call('HGET', KEYS[2], seq)
 if not info then return false end
 return {seq, info, redis.call('HGET', KEYS[3], seq)}
-`);
+`,
+);
 
 // KEYS: idempotency info data. ARGV: idempotencyKey. Returns seq info data, or false when the
 // key names no stored checkpoint.
-export const loadByKey = new Script(`
+export const loadByKey = new Script(
+  'read',
+  `
 local seq = redis.call('HGET', KEYS[1], ARGV[1])
 if not seq then return false end
 local info = redis.call('HGET', KEYS[2], seq)
 if not info then return false end
 return {seq, info, redis.call('HGET', KEYS[3], seq)}
-`);
+`,
+);
 
 // KEYS: session, info of each session described (all of one shard, so of one slot). Returns
 // head count fid fseq created updated headInfo for each; head is nil for a missing session.
-export const describe = new Script(`
+export const describe = new Script(
+  'read',
+  `
 local out = {}
 for n = 1, #KEYS, 2 do
   local fields = redis.call('HMGET', KEYS[n], 'head', 'count', 'fid', 'fseq', 'created', 'updated')
@@ -89,10 +103,13 @@ for n = 1, #KEYS, 2 do
   for i = 1, 7 do out[#out + 1] = fields[i] end
 end
 return out
-`);
+`,
+);
 
 // KEYS: seqs info. ARGV: beforeSeq ('' for none) limit. Returns seq, info pairs, newest first.
-export const listCheckpoints = new Script(`
+export const listCheckpoints = new Script(
+  'read',
+  `
 local below = ARGV[1] == '' and '+inf' or ('(' .. ARGV[1])
 local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], below, '-inf', 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
@@ -101,11 +118,14 @@ for n, seq in ipairs(found) do
   out[2 * n] = redis.call('HGET', KEYS[2], seq)
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info transcript. ARGV: fromSeq ('' for the head) limit withTranscript.
 // Returns seq, parent, createdAt (and transcript) for each step, newest first.
-export const lineage = new Script(`
+export const lineage = new Script(
+  'read',
+  `
 local seq = ARGV[1]
 if seq == '' then seq = redis.call('HGET', KEYS[1], 'head') end
 local limit, withTranscript, out, steps = tonumber(ARGV[2]), ARGV[3] == '1', {}, 0
@@ -123,10 +143,13 @@ while seq and steps < limit do
   seq = parent ~= '' and parent or nil
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info data catalog. ARGV: seq expectFlag expectedHead now hexId
-export const rollback = new Script(`
+export const rollback = new Script(
+  'write',
+  `
 local current = redis.call('HMGET', KEYS[1], 'head', 'updated')
 if not current[1] then return {'no_session'} end
 if ARGV[2] == '1' and current[1] ~= ARGV[3] then return {'conflict', current[1]} end
@@ -137,12 +160,15 @@ redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4], 'hseq', ARGV[1]
   'hinfo', record, 'hdata', redis.call('HGET', KEYS[3], ARGV[1]))
 redis.call('ZADD', KEYS[4], 0, ARGV[4] .. ':' .. ARGV[5])
 return {'done'}
-`);
+`,
+);
 
 // KEYS: session info data transcript needs. ARGV: atSeq ('' for the head).
 // Returns 'found', atSeq, then seq, info, data, transcript (or nil), needs (or '') for atSeq,
 // each ancestor, and what those need, directly or through one another.
-export const forkRead = new Script(`
+export const forkRead = new Script(
+  'read',
+  `
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return {'no_session'} end
 local seq = ARGV[1] == '' and head or ARGV[1]
@@ -176,13 +202,16 @@ if redis.call('EXISTS', KEYS[5]) == 1 then
   end
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs catalog needs ids.
 // ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) needs ('' for
 // none) per checkpoint. The whole copy appears at once, or not at all: the publishing step on
 // the new id's slot.
-export const forkWrite = new Script(`
+export const forkWrite = new Script(
+  'write',
+  `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 local copied = 0
 for k = 5, #ARGV, 5 do
@@ -201,12 +230,15 @@ redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
 redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[8], 0, ARGV[2])
 return 'done'
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs needs. ARGV: keepLast
 // Removes what is below the keepLast highest seqs, but the head and what the kept checkpoints
 // need, directly or through one another.
-export const prune = new Script(`
+export const prune = new Script(
+  'write',
+  `
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return 0 end
 local keepLast = tonumber(ARGV[1])
@@ -239,22 +271,28 @@ for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], keepLast, -1)) do
 end
 if removed > 0 then redis.call('HINCRBY', KEYS[1], 'count', -removed) end
 return removed
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs idempotency catalog needs ids. ARGV: hexId
-export const deleteSession = new Script(`
+export const deleteSession = new Script(
+  'write',
+  `
 local updated = redis.call('HGET', KEYS[1], 'updated')
 if not updated then return 0 end
 redis.call('ZREM', KEYS[7], updated .. ':' .. ARGV[1])
 redis.call('ZREM', KEYS[9], ARGV[1])
 redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8])
 return 1
-`);
+`,
+);
 
 // KEYS: ids built catalog, of one shard. ARGV: min max, the ZRANGEBYLEX bounds of a prefix.
 // Returns the hex ids in the range. Sessions written before the index existed are in the
 // catalog only: the first listing of a shard indexes them, once.
-export const prefixIds = new Script(`
+export const prefixIds = new Script(
+  'write',
+  `
 if redis.call('EXISTS', KEYS[2]) == 0 then
   for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
     redis.call('ZADD', KEYS[1], 0, string.sub(member, string.find(member, ':', 1, true) + 1))
@@ -262,14 +300,18 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('SET', KEYS[2], '1')
 end
 return redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2])
-`);
+`,
+);
 
 // KEYS: session hashes, all of one shard. Returns each one's updatedAt, nil for one that is gone.
-export const updatedOf = new Script(`
+export const updatedOf = new Script(
+  'read',
+  `
 local out = {}
 for n, key in ipairs(KEYS) do out[n] = redis.call('HGET', key, 'updated') end
 return out
-`);
+`,
+);
 
 // An indexed hash (state scopes, the KV store): values in a hash, their keys in a sorted set
 // (all scores 0, so it orders them by bytes) for prefix listings. KEYS: values index, and for a
@@ -277,22 +319,30 @@ return out
 // it holds a key.
 
 // ARGV: key value [member]
-export const indexedSet = new Script(`
+export const indexedSet = new Script(
+  'write',
+  `
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
 if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[3]) end
 return 1
-`);
+`,
+);
 
 // ARGV: key [member]. Returns 1 when it was there.
-export const indexedDelete = new Script(`
+export const indexedDelete = new Script(
+  'write',
+  `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 if KEYS[3] and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
 return 1
-`);
+`,
+);
 
 // ARGV: key expectFlag ('0': must be absent) expected value [member]. Returns 1 when written.
-export const indexedCompareAndSet = new Script(`
+export const indexedCompareAndSet = new Script(
+  'write',
+  `
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[2] == '0' then
   if current then return 0 end
@@ -303,11 +353,14 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 if not current then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
 if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[5]) end
 return 1
-`);
+`,
+);
 
 // KEYS: seqs info data transcript needs. ARGV: afterSeq ('' for none) limit.
 // Returns seq, info, data, transcript ('[]' for none), needs ('' for none) of each, seq ascending.
-export const exportCheckpoints = new Script(`
+export const exportCheckpoints = new Script(
+  'read',
+  `
 local above = ARGV[1] == '' and '-inf' or ('(' .. ARGV[1])
 local found = redis.call('ZRANGEBYSCORE', KEYS[1], above, '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
@@ -319,13 +372,16 @@ for _, seq in ipairs(found) do
   out[#out + 1] = redis.call('HGET', KEYS[5], seq) or ''
 end
 return out
-`);
+`,
+);
 
 // KEYS: session info data transcript seqs idempotency catalog needs ids.
 // ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
 // transcript needs ('' for none) per checkpoint, seq ascending. The whole session appears at
 // once, or not at all.
-export const importSession = new Script(`
+export const importSession = new Script(
+  'write',
+  `
 local old = redis.call('HGET', KEYS[1], 'updated')
 if old then
   if ARGV[1] ~= '1' then return 'exists' end
@@ -349,4 +405,5 @@ if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5
 redis.call('ZADD', KEYS[7], 0, ARGV[7] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[9], 0, ARGV[2])
 return 'imported'
-`);
+`,
+);

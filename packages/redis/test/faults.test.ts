@@ -1,24 +1,10 @@
 /** Connections cut at random bytes: checkpoints resolved by idempotent retries, forks all or nothing. */
 
-import {
-  type Direction,
-  expectEveryRunStoredOnce,
-  runFaultInjection,
-  startFaultProxy,
-} from '@ckpt/contract-tests';
+import { type Direction, expectEveryRunStoredOnce, runFaultInjection } from '@ckpt/contract-tests';
 import { CheckpointStore } from '@ckpt/core';
 import { redis } from '@ckpt/redis';
 import { describe, expect, it } from 'vitest';
-import { admin, available, dropNamespace, freshNamespace, keysOf, url } from './support.js';
-
-async function throughProxy() {
-  const server = new URL(url);
-  const proxy = await startFaultProxy({ host: server.hostname, port: Number(server.port || 6379) });
-  const viaProxy = new URL(url);
-  viaProxy.port = String(proxy.port);
-  const backend = redis({ url: viaProxy.toString(), namespace: freshNamespace() });
-  return { proxy, backend, store: new CheckpointStore(backend) };
-}
+import { admin, available, dropNamespace, keysOf, throughProxy, url } from './support.js';
 
 describe.skipIf(!available)('redis under connection faults', () => {
   it('stores each of 200 cut checkpoint calls exactly once after retrying with its key', async () => {

@@ -1,7 +1,13 @@
 /** Shared by the Redis tests: the single server and the cluster, fresh namespaces, cleanup. */
 import { once } from 'node:events';
-import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
-import { type RedisClient, type RedisOptions, redis } from '@ckpt/redis';
+import {
+  type FaultProxy,
+  serviceAvailable,
+  serviceUrl,
+  startFaultProxy,
+} from '@ckpt/contract-tests';
+import { CheckpointStore } from '@ckpt/core';
+import { type RedisBackend, type RedisClient, type RedisOptions, redis } from '@ckpt/redis';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { CLIENT_OPTIONS } from '../src/connection.js';
@@ -118,4 +124,18 @@ export function admin(cluster = false): RedisClient {
 /** A backend on the single server in a fresh namespace. */
 export function freshBackend(options: Partial<RedisOptions> = {}) {
   return redis({ url, namespace: freshNamespace(), ...options } as RedisOptions);
+}
+
+/** A store in a fresh namespace that reaches the server through a fault proxy. */
+export async function throughProxy(): Promise<{
+  proxy: FaultProxy;
+  backend: RedisBackend;
+  store: CheckpointStore;
+}> {
+  const server = new URL(url);
+  const proxy = await startFaultProxy({ host: server.hostname, port: Number(server.port || 6379) });
+  const viaProxy = new URL(url);
+  viaProxy.port = String(proxy.port);
+  const backend = redis({ url: viaProxy.toString(), namespace: freshNamespace() });
+  return { proxy, backend, store: new CheckpointStore(backend) };
 }

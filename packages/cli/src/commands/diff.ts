@@ -1,13 +1,12 @@
 /** `ckpt diff`: what changed in a session's data and metadata between two of its checkpoints. */
-import { CkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import { type Context, type WideOptions, wideOptions } from '../context.js';
 import { brief, count } from '../io.js';
-import { diffJson, type JsonChange } from '../json-diff.js';
+import type { JsonChange } from '../json-diff.js';
 import { parseArgument, positiveInteger } from '../parse.js';
+import { checkpointDiff } from '../reads.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
 import { example } from './help.js';
-import { existing } from './inspect.js';
 
 const MARK = { add: '+', remove: '-', change: '~' } as const;
 
@@ -34,20 +33,9 @@ export function registerDiff(program: Command, ctx: Context): void {
         const [from, to] = rest.map((seq, i) =>
           parseArgument(positiveInteger(i === 0 ? 'a' : 'b'), seq),
         ) as [number, number];
-        const store = await ctx.store();
-        await existing(store, ref);
-        const load = async (seq: number) => {
-          const cp = await store.load(ref.sessionId, seq);
-          if (cp === null) {
-            throw new CkptError(
-              'NOT_FOUND',
-              `${ref.label} has no stored checkpoint ${seq}; see its checkpoints with: ${ctx.commandLine(['tree', ...ref.words])}`,
-              { details: { argument: 'seq' } },
-            );
-          }
-          return { data: cp.data, metadata: cp.metadata };
-        };
-        const changes = diffJson(await load(from), await load(to));
+        const changes = await checkpointDiff(await ctx.store(), ref, to, from, (words) =>
+          ctx.commandLine(words),
+        );
         ctx.output(changes, () =>
           printChanges(ctx, changes, `${ref.sessionId} ${from} → ${to}`, ctx.width(opts)),
         );

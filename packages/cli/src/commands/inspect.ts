@@ -1,80 +1,21 @@
 /** Reading a store: sessions, show, tree, transcript, history. */
-import {
-  allItems,
-  allSessionIds,
-  type CheckpointStore,
-  CkptError,
-  type JsonValue,
-  type SessionInfo,
-} from '@ckpt/core';
+import type { SessionInfo } from '@ckpt/core';
 import type { Command } from 'commander';
 import { type Context, type WideOptions, wideOptions } from '../context.js';
-import { brief, count, cut, shellWord, shortTime } from '../io.js';
+import { brief, count, cut, shortTime } from '../io.js';
 import { itemLine } from '../item-line.js';
 import { positiveInteger } from '../parse.js';
 import {
-  type SessionRef,
-  sessionAndRest,
-  sessionArguments,
-  type ThreadOptions,
-  threadSessionId,
-} from '../session-ref.js';
-import { renderTree, treeNodes } from '../tree.js';
+  all,
+  sessionsPage,
+  sessionTree,
+  showCheckpoint,
+  timeline,
+  transcriptPage,
+} from '../reads.js';
+import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
+import { renderTree } from '../tree.js';
 import { example } from './help.js';
-
-/** Every item of a paged listing, in an array. */
-async function all<T>(
-  fetch: (cursor: string | null) => Promise<{ items: T[]; cursor: string | null }>,
-): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of allItems(fetch)) items.push(item);
-  return items;
-}
-
-/** The session's summary, or NOT_FOUND saying how to see which sessions there are. */
-export async function existing(store: CheckpointStore, ref: SessionRef): Promise<SessionInfo> {
-  const info = await store.info(ref.sessionId);
-  if (info === null) {
-    const isThread = ref.words[0] === '--thread';
-    const kept = isThread
-      ? ` (a LangGraph saver keeps it in session ${JSON.stringify(ref.sessionId)})`
-      : '';
-    // Someone who gives a LangGraph thread's id as a session id is told how to name it.
-    const thread =
-      !isThread && (await store.info(threadSessionId(ref.sessionId))) !== null
-        ? `; a LangGraph thread has that id: give --thread ${shellWord(ref.sessionId)}`
-        : '; list the sessions with: ckpt sessions';
-    throw new CkptError('NOT_FOUND', `${ref.label} does not exist${kept}${thread}`, {
-      details: { argument: 'sessionId' },
-    });
-  }
-  return info;
-}
-
-/** The transcript items checkpoint `seq` appended, in order. */
-async function itemsOf(
-  store: CheckpointStore,
-  sessionId: string,
-  seq: number,
-  timeline: number[],
-): Promise<JsonValue[]> {
-  if (timeline.includes(seq)) {
-    // The transcript walks the active timeline newest first: its items come before older ones.
-    const items: JsonValue[] = [];
-    for await (const entry of allItems((cursor) =>
-      store.transcript(sessionId, { limit: 1000, cursor }),
-    )) {
-      if (entry.seq < seq) break;
-      if (entry.seq === seq) items.push(entry.item);
-    }
-    return items.reverse();
-  }
-  const session = await store.exportSession(sessionId);
-  for await (const cp of session?.checkpoints ?? []) {
-    if (cp.seq === seq) return cp.transcript;
-  }
-  return [];
-}
 
 const forkedFrom = (f: { sessionId: string; seq: number } | null) =>
   f === null ? '' : `${f.sessionId} at ${f.seq}`;
@@ -107,10 +48,10 @@ export function registerInspect(program: Command, ctx: Context): void {
           const { prefix } = opts;
           const page = opts.all
             ? {
-                items: await all((cursor) => store.sessions({ prefix, limit: 1000, cursor })),
+                items: await all((cursor) => sessionsPage(store, { prefix, limit: 1000, cursor })),
                 cursor: null,
               }
-            : await store.sessions({ prefix, limit: opts.limit, cursor: opts.cursor ?? null });
+            : await sessionsPage(store, { prefix, limit: opts.limit, cursor: opts.cursor });
           ctx.output(page, () => {
             ctx.table(SESSION_HEAD, page.items.map(sessionRow));
             if (page.cursor !== null) {
@@ -142,23 +83,11 @@ export function registerInspect(program: Command, ctx: Context): void {
     ).action(
       async (id: string | undefined, opts: ThreadOptions & WideOptions & { seq?: number }) => {
         const { session: ref } = sessionAndRest([id], opts);
-        const store = await ctx.store();
-        const info = await existing(store, ref);
-        const checkpoint = await store.load(ref.sessionId, opts.seq);
-        if (checkpoint === null) {
-          throw new CkptError(
-            'NOT_FOUND',
-            `${ref.label} has no stored checkpoint ${opts.seq}; see its checkpoints with: ${ctx.commandLine(['tree', ...ref.words])}`,
-            { details: { argument: 'seq' } },
-          );
-        }
-        const transcript = await itemsOf(
-          store,
-          ref.sessionId,
-          checkpoint.seq,
-          await store.history(ref.sessionId),
+        const shown = await showCheckpoint(await ctx.store(), ref, opts.seq, (words) =>
+          ctx.commandLine(words),
         );
-        ctx.output({ sessionId: ref.sessionId, info, checkpoint, transcript }, () => {
+        const { info, checkpoint, transcript } = shown;
+        ctx.output(shown, () => {
           ctx.table(SESSION_HEAD, [sessionRow(info)]);
           const c = ctx.colors;
           ctx.print(
@@ -189,19 +118,9 @@ export function registerInspect(program: Command, ctx: Context): void {
       ),
     ).action(async (id: string | undefined, opts: ThreadOptions & WideOptions) => {
       const { session: ref } = sessionAndRest([id], opts);
-      const store = await ctx.store();
-      const info = await existing(store, ref);
-      const sessionId = ref.sessionId;
-      const checkpoints = await all((cursor) => store.list(sessionId, { limit: 1000, cursor }));
-      const timeline = await store.history(sessionId);
-      const forks = new Map<number, string[]>();
-      for await (const other of allSessionIds(store)) {
-        const from = (await store.info(other))?.forkedFrom;
-        if (from?.sessionId === sessionId)
-          forks.set(from.seq, [...(forks.get(from.seq) ?? []), other]);
-      }
-      const nodes = treeNodes(checkpoints, info.head, timeline, forks);
-      ctx.output({ sessionId, info, checkpoints: nodes }, () => {
+      const tree = await sessionTree(await ctx.store(), ref);
+      const { sessionId, info, checkpoints: nodes } = tree;
+      ctx.output(tree, () => {
         const c = ctx.colors;
         const origin = info.forkedFrom
           ? ` · forked from ${JSON.stringify(info.forkedFrom.sessionId)} at ${info.forkedFrom.seq}`
@@ -228,10 +147,10 @@ export function registerInspect(program: Command, ctx: Context): void {
     ).action(
       async (id: string | undefined, opts: ThreadOptions & WideOptions & { limit: number }) => {
         const { session: ref } = sessionAndRest([id], opts);
-        const store = await ctx.store();
-        await existing(store, ref);
-        const page = await store.transcript(ref.sessionId, { limit: Math.min(opts.limit, 1000) });
-        ctx.output({ sessionId: ref.sessionId, ...page }, () => {
+        const page = await transcriptPage(await ctx.store(), ref, {
+          limit: Math.min(opts.limit, 1000),
+        });
+        ctx.output(page, () => {
           const c = ctx.colors;
           ctx.table(
             ['SEQ', 'AT', 'ITEM'],
@@ -262,20 +181,11 @@ export function registerInspect(program: Command, ctx: Context): void {
       ),
     ).action(async (id: string | undefined, opts: ThreadOptions & WideOptions) => {
       const { session: ref } = sessionAndRest([id], opts);
-      const store = await ctx.store();
-      await existing(store, ref);
-      const seqs = await store.history(ref.sessionId);
-      const infos = new Map(
-        (await all((cursor) => store.list(ref.sessionId, { limit: 1000, cursor }))).map((cp) => [
-          cp.seq,
-          cp,
-        ]),
-      );
-      const timeline = seqs.map((seq) => infos.get(seq)).filter((cp) => cp !== undefined);
-      ctx.output(timeline, () => {
+      const checkpoints = await timeline(await ctx.store(), ref);
+      ctx.output(checkpoints, () => {
         ctx.table(
           ['SEQ', 'PARENT', 'CREATED', 'METADATA'],
-          timeline.map((cp) => [
+          checkpoints.map((cp) => [
             cp.seq,
             cp.parent ?? '',
             shortTime(cp.createdAt),

@@ -6,6 +6,7 @@ import type { Context } from '../context.js';
 import { count } from '../io.js';
 import { parseArgument, positiveInteger } from '../parse.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
+import { deleteSession, forkSession, pruneSession, rollbackSession } from '../writes.js';
 import { example } from './help.js';
 
 /** Refused: a destructive command nobody confirmed. */
@@ -34,11 +35,14 @@ export function registerRepair(program: Command, ctx: Context): void {
         ) => {
           const { session: ref, rest } = sessionAndRest([id, given], opts, ['seq']);
           const seq = parseArgument(positiveInteger('seq'), rest[0]!);
-          const store = await ctx.store();
-          const before = (await store.info(ref.sessionId))?.head ?? null;
-          await store.rollback(ref.sessionId, seq, { expectedHead: opts.expectHead });
-          ctx.output({ sessionId: ref.sessionId, head: seq, previousHead: before }, () =>
-            ctx.print(`${ref.sessionId}: head moved from ${before} to ${seq}`),
+          const done = await rollbackSession(
+            await ctx.store(),
+            ref.sessionId,
+            seq,
+            opts.expectHead,
+          );
+          ctx.output(done, () =>
+            ctx.print(`${ref.sessionId}: head moved from ${done.previousHead} to ${seq}`),
           );
         },
       ),
@@ -57,12 +61,11 @@ export function registerRepair(program: Command, ctx: Context): void {
       .action(
         async (id: string | undefined, opts: ThreadOptions & { at?: number; newId?: string }) => {
           const { session: ref } = sessionAndRest([id], opts);
-          const store = await ctx.store();
-          const newId = await store.fork(ref.sessionId, { atSeq: opts.at, newId: opts.newId });
-          ctx.output(
-            { sessionId: newId, forkedFrom: { sessionId: ref.sessionId, seq: opts.at ?? null } },
-            () => ctx.print(newId),
-          );
+          const done = await forkSession(await ctx.store(), ref.sessionId, {
+            atSeq: opts.at,
+            newId: opts.newId,
+          });
+          ctx.output(done, () => ctx.print(done.sessionId));
         },
       ),
     'ckpt fork chat-1 --at 3 --new-id chat-1-retry',
@@ -83,10 +86,9 @@ export function registerRepair(program: Command, ctx: Context): void {
       )
       .action(async (id: string | undefined, opts: ThreadOptions & { keepLast: number }) => {
         const { session: ref } = sessionAndRest([id], opts);
-        const store = await ctx.store();
-        const removed = await store.prune(ref.sessionId, { keepLast: opts.keepLast });
-        ctx.output({ sessionId: ref.sessionId, removed }, () =>
-          ctx.print(`${ref.sessionId}: removed ${count(removed, 'checkpoint')}`),
+        const done = await pruneSession(await ctx.store(), ref.sessionId, opts.keepLast);
+        ctx.output(done, () =>
+          ctx.print(`${ref.sessionId}: removed ${count(done.removed, 'checkpoint')}`),
         );
       }),
     'ckpt prune chat-1 --keep-last 20',
@@ -122,10 +124,8 @@ export function registerRepair(program: Command, ctx: Context): void {
           );
           if (!sure) throw new NotConfirmed('not confirmed; nothing was deleted.');
         }
-        const deleted = await store.delete(ref.sessionId);
-        ctx.output({ sessionId: ref.sessionId, deleted }, () =>
-          ctx.print(`${ref.sessionId}: deleted`),
-        );
+        const done = await deleteSession(store, ref.sessionId);
+        ctx.output(done, () => ctx.print(`${ref.sessionId}: deleted`));
       }),
     'ckpt delete chat-1 --yes',
   );

@@ -3,6 +3,7 @@ import { CkptError, type JsonValue } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { oneOf, positiveInteger } from '../parse.js';
+import { deleteState, setState } from '../writes.js';
 import { example } from './help.js';
 
 const ACTIONS = ['get', 'set', 'delete', 'keys'] as const;
@@ -55,7 +56,8 @@ export function registerState(program: Command, ctx: Context): void {
           opts: { prefix?: string; limit: number; cursor?: string },
           command: Command,
         ) => {
-          const state = (await ctx.store()).state(scope);
+          const store = await ctx.store();
+          const state = store.state(scope);
           if (action === 'keys') {
             const page = await state.keys({
               prefix: opts.prefix,
@@ -93,12 +95,12 @@ export function registerState(program: Command, ctx: Context): void {
             ctx.print(JSON.stringify(value, null, ctx.json ? 2 : undefined));
           } else if (action === 'set') {
             if (text === undefined) throw missing(action, 'a value');
-            await state.set(key, jsonValue(text));
-            ctx.output({ scope, key, set: true }, () => ctx.print(`${scope}: ${key} set`));
+            const done = await setState(store, scope, key, jsonValue(text));
+            ctx.output(done, () => ctx.print(`${scope}: ${key} set`));
           } else {
-            const deleted = await state.delete(key);
-            ctx.output({ scope, key, deleted }, () =>
-              ctx.print(deleted ? `${scope}: ${key} deleted` : `${scope}: ${key} was not set`),
+            const done = await deleteState(store, scope, key);
+            ctx.output(done, () =>
+              ctx.print(done.deleted ? `${scope}: ${key} deleted` : `${scope}: ${key} was not set`),
             );
           }
         },

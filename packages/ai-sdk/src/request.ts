@@ -1,0 +1,167 @@
+/**
+ * A chat request as `useChat` sends it with the "send only the last message" transport (its
+ * last message, the trigger and the message id), turned into the history the model gets: the
+ * stored active branch, cut where the request branches, with the request's message. The
+ * history is also what `toUIMessageStream` takes as `originalMessages`, so that the save in
+ * `onEnd` sees where the new messages go. Decisions on tool approvals that the message carries
+ * are recorded here, once, before any tool can run.
+ */
+import { type CheckpointStore, CkptError, type StateScope } from '@ckpt/core';
+import { safeValidateUIMessages, type UIMessage } from 'ai';
+import {
+  alreadyDecided,
+  answeredApprovals,
+  approvalState,
+  readDecisions,
+  recordDecisions,
+} from './approvals.js';
+import { type BranchEntry, readBranch } from './branch.js';
+import { type MessageRules, presentEach } from './presenting.js';
+import { isMessageShaped, sameMessage } from './records.js';
+
+/** What the browser sends: the chat's last message, and what `useChat` was asked to do. */
+export interface ChatRequest<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The last message of the chat in the browser. */
+  message: UI_MESSAGE;
+  /** `'submit-message'` (the default) or `'regenerate-message'`, as `useChat` names it. */
+  trigger?: 'submit-message' | 'regenerate-message';
+  /** The message `useChat` was asked to edit (`sendMessage({ messageId })`) or regenerate. */
+  messageId?: string;
+}
+
+/** What a request needs to know about the chat and the application. */
+export interface RequestContext<UI_MESSAGE extends UIMessage> {
+  store: CheckpointStore;
+  sessionId: string;
+  chatId: string;
+  rules: MessageRules<UI_MESSAGE>;
+  approvals: StateScope;
+}
+
+/** The history for the model and for `originalMessages`, for `request`. */
+export async function historyFor<UI_MESSAGE extends UIMessage>(
+  ctx: RequestContext<UI_MESSAGE>,
+  request: ChatRequest<UI_MESSAGE>,
+): Promise<UI_MESSAGE[]> {
+  const { message, trigger, messageId } = checkRequest(request);
+  const { store, sessionId, chatId, rules, approvals } = ctx;
+  const [entries, decisions] = await Promise.all([
+    readBranch(store, sessionId),
+    readDecisions(approvals, sessionId),
+  ]);
+  const shown = await presentEach(
+    chatId,
+    entries.map((entry, i) => ({ record: entry.record, last: i === entries.length - 1 })),
+    rules,
+    decisions,
+  );
+  const upTo = (end: number) => shown.slice(0, end).filter((m): m is UI_MESSAGE => m !== null);
+  const at = place(entries, message);
+
+  if (trigger === 'regenerate-message') {
+    if (at === -1) throw notOnBranch(chatId, message.id);
+    return upTo(at + 1);
+  }
+  const incoming = await validated(message, rules);
+  if (at === -1) {
+    if (message.role !== 'user' || messageId === message.id) throw notOnBranch(chatId, message.id);
+    return [...upTo(entries.length), incoming];
+  }
+  const stored = entries[at]!.record.message;
+  if (message.role === 'assistant') {
+    await recordAnswers(ctx, stored, incoming);
+    return [...upTo(at), incoming];
+  }
+  const same = message.id === stored.id ? message : { ...message, id: stored.id };
+  const unchanged = sameMessage(same, stored) || sameMessage(same, shown[at]);
+  // A message sent again answers from where it stands; one with other content is an edit.
+  return unchanged ? upTo(at + 1) : [...upTo(at), incoming];
+}
+
+/**
+ * Record the decisions an assistant message from the browser carries on the approvals its
+ * stored version asked for. A decision on an approval whose tool has already run, or that was
+ * decided before (in another tab, by another process), is refused with CONFLICT.
+ */
+async function recordAnswers<UI_MESSAGE extends UIMessage>(
+  ctx: RequestContext<UI_MESSAGE>,
+  stored: UIMessage,
+  incoming: UIMessage,
+): Promise<void> {
+  const decisions = answeredApprovals(incoming);
+  for (const { approvalId } of decisions) {
+    const state = approvalState(stored, approvalId);
+    if (state === undefined) {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        `message ${JSON.stringify(incoming.id)} answers tool approval ${JSON.stringify(approvalId)}, which the chat never asked for.`,
+        { details: { argument: 'message', approvalId } },
+      );
+    }
+    if (state !== 'approval-requested' && state !== 'approval-responded') {
+      throw alreadyDecided(approvalId);
+    }
+  }
+  await recordDecisions(ctx.approvals, ctx.sessionId, decisions);
+}
+
+/**
+ * Where `message` is on the active branch: by its id, else as the message stored for an edit
+ * of that id (the browser keeps the id it gave an edited message until it reloads).
+ */
+function place(entries: BranchEntry[], message: UIMessage): number {
+  const byId = entries.findIndex((e) => e.record.message.id === message.id);
+  if (byId !== -1) return byId;
+  return entries.findLastIndex((e) => e.record.editOf === message.id);
+}
+
+async function validated<UI_MESSAGE extends UIMessage>(
+  message: UI_MESSAGE,
+  rules: MessageRules<UI_MESSAGE>,
+): Promise<UI_MESSAGE> {
+  const result = await safeValidateUIMessages<UI_MESSAGE>({
+    messages: [message],
+    ...rules.schemas,
+  });
+  if (result.success) return result.data[0]!;
+  throw new CkptError(
+    'INVALID_ARGUMENT',
+    `message ${JSON.stringify(message.id)} does not match the chat's tools and schemas: ${result.error.message}`,
+    { cause: result.error, details: { argument: 'message' } },
+  );
+}
+
+function notOnBranch(chatId: string, messageId: string): CkptError {
+  return new CkptError(
+    'NOT_FOUND',
+    `message ${JSON.stringify(messageId)} is not on the active branch of chat ${JSON.stringify(chatId)} (another tab may have switched branches); reload the chat.`,
+    { details: { argument: 'messageId' } },
+  );
+}
+
+function checkRequest<UI_MESSAGE extends UIMessage>(
+  request: ChatRequest<UI_MESSAGE>,
+): Required<Pick<ChatRequest<UI_MESSAGE>, 'message' | 'trigger'>> & { messageId?: string } {
+  const refuse = (argument: string, message: string) =>
+    new CkptError('INVALID_ARGUMENT', message, { details: { argument } });
+  if (typeof request !== 'object' || request === null) {
+    throw refuse('request', 'receive() takes the request body: { message, trigger?, messageId? }.');
+  }
+  const { message, trigger = 'submit-message', messageId } = request;
+  if (!isMessageShaped(message)) {
+    throw refuse(
+      'message',
+      'the request has no message: send the last message of the chat as `message`.',
+    );
+  }
+  if (trigger !== 'submit-message' && trigger !== 'regenerate-message') {
+    throw refuse(
+      'trigger',
+      `trigger must be 'submit-message' or 'regenerate-message', got ${JSON.stringify(trigger)}.`,
+    );
+  }
+  if (messageId !== undefined && typeof messageId !== 'string') {
+    throw refuse('messageId', 'messageId must be a string when given.');
+  }
+  return messageId === undefined ? { message, trigger } : { message, trigger, messageId };
+}

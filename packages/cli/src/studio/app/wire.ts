@@ -1,0 +1,93 @@
+/**
+ * The API's answers as the page receives them: the shapes of `ckpt … --json` (see the
+ * package README), times as ISO 8601 text.
+ */
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A page of a listing; pass `cursor` back for the next one (null: no more). */
+export interface Page<T> {
+  items: T[];
+  cursor: string | null;
+}
+
+/** A session's summary, as `ckpt sessions --json` lists it. */
+export interface SessionInfo {
+  sessionId: string;
+  head: number;
+  checkpoints: number;
+  forkedFrom: { sessionId: string; seq: number } | null;
+  metadata: { [key: string]: Json };
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One checkpoint of `ckpt tree --json`. */
+export interface TreeNode {
+  seq: number;
+  parent: number | null;
+  createdAt: string;
+  metadata: { [key: string]: Json };
+  active: boolean;
+  head: boolean;
+  forks: string[];
+  parentMissing: boolean;
+  /** Only on a store that keeps pins. */
+  pinned?: boolean;
+}
+
+/** `ckpt tree --json`. */
+export interface SessionTree {
+  sessionId: string;
+  info: SessionInfo;
+  checkpoints: TreeNode[];
+}
+
+/** A checkpoint, data included. */
+export interface Checkpoint {
+  sessionId: string;
+  seq: number;
+  parent: number | null;
+  data: Json;
+  metadata: { [key: string]: Json };
+  createdAt: string;
+  pinned?: boolean;
+}
+
+/** `ckpt show --json`. */
+export interface Shown {
+  sessionId: string;
+  info: SessionInfo;
+  checkpoint: Checkpoint;
+  transcript: Json[];
+}
+
+/** One item of `ckpt transcript --json`. */
+export interface TranscriptEntry {
+  seq: number;
+  index: number;
+  item: Json;
+  createdAt: string;
+}
+
+/** One line of `ckpt diff --json`. */
+export interface Change {
+  path: string;
+  op: 'add' | 'remove' | 'change';
+  before?: Json;
+  after?: Json;
+}
+
+/** A state value with its key. */
+export interface StateEntry {
+  key: string;
+  value: Json;
+}
+
+/** What the studio says about itself. */
+export interface StudioInfo {
+  backend: string;
+  write: boolean;
+  version: string;
+}

@@ -1,0 +1,96 @@
+/**
+ * Who may talk to the studio. It answers only a request that carries its one-time token (in
+ * the address it printed, then in a cookie the first visit sets), under a host name it is
+ * served at (so that a site whose name was pointed at this machine cannot reach it), and it
+ * changes the store only for a request that its own page made: one with the `x-ckpt-studio`
+ * header, which no form and no other site's script can send without the browser asking this
+ * server first (and it never agrees), and an `Origin` that is its own.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { StudioError } from './errors.js';
+
+/** The header the studio's page sets on every change it asks for. */
+export const WRITE_HEADER = 'x-ckpt-studio';
+
+/** A new token: 32 random bytes, URL-safe. */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The cookie's name: one per port, since a browser keeps cookies per host name, not per port. */
+export function cookieName(port: number): string {
+  return `ckpt_studio_${port}`;
+}
+
+/** The cookie that keeps the token after the first visit: never readable by scripts, never sent by another site. */
+export function tokenCookie(port: number, token: string): string {
+  return `${cookieName(port)}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+}
+
+/** Whether `given` is `token`, compared in a time that does not depend on where they differ. */
+export function sameToken(given: string, token: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(token));
+}
+
+/** The tokens a request carries: in its cookie, an `Authorization: Bearer` header or `?token=`. */
+function tokensOf(req: IncomingMessage, url: URL, port: number): string[] {
+  const found: string[] = [];
+  const name = `${cookieName(port)}=`;
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const cookie = part.trim();
+    if (cookie.startsWith(name)) found.push(cookie.slice(name.length));
+  }
+  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  if (bearer) found.push(bearer[1]!);
+  const query = url.searchParams.get('token');
+  if (query !== null) found.push(query);
+  return found;
+}
+
+/** What the studio checks every request against. */
+export interface Guard {
+  token: string;
+  port: number;
+  /** The host names (with port) the studio answers at, or null for any (`--host` given). */
+  hosts: Set<string> | null;
+}
+
+/** Refuse a request for another host name, or without the token. */
+export function checkRequest(req: IncomingMessage, url: URL, guard: Guard): void {
+  const host = req.headers.host ?? '';
+  if (guard.hosts !== null && !guard.hosts.has(host.toLowerCase())) {
+    throw new StudioError(
+      403,
+      'INVALID_ARGUMENT',
+      `this studio answers at ${[...guard.hosts][0]} only, not at ${JSON.stringify(host)}; open the address ckpt studio printed.`,
+    );
+  }
+  if (!tokensOf(req, url, guard.port).some((given) => sameToken(given, guard.token))) {
+    throw new StudioError(
+      401,
+      'INVALID_ARGUMENT',
+      'this request has no valid token; open the address ckpt studio printed (it carries the token), or send the token as "Authorization: Bearer <token>".',
+    );
+  }
+}
+
+/** Refuse a change that the studio's own page did not ask for. */
+export function checkWrite(req: IncomingMessage): void {
+  if (req.headers[WRITE_HEADER] !== '1') {
+    throw new StudioError(
+      403,
+      'INVALID_ARGUMENT',
+      `a change needs the header "${WRITE_HEADER}: 1", which the studio's page sets; nothing was changed.`,
+    );
+  }
+  const own = `http://${req.headers.host ?? ''}`;
+  if (req.headers.origin !== own) {
+    throw new StudioError(
+      403,
+      'INVALID_ARGUMENT',
+      `a change must come from the studio's own page (Origin ${own}), not from ${JSON.stringify(req.headers.origin ?? 'no origin')}; nothing was changed.`,
+    );
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * How the studio says no: every failure is JSON `{ error: { code, message } }` with the
+ * `CkptError` code, an HTTP status that fits it, and a message from which the store's URL
+ * (and any password in it) has been taken out.
+ */
+import { type CkptErrorCode, isCkptError } from '@ckpt/core';
+import { redactPasswords } from '@ckpt/core/adapter';
+
+/** A refusal of the studio's own (no token, a foreign origin, a route it does not have), with its HTTP status. */
+export class StudioError extends Error {
+  readonly status: number;
+  readonly code: CkptErrorCode;
+
+  constructor(status: number, code: CkptErrorCode, message: string) {
+    super(message);
+    this.name = 'StudioError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const STATUS: Record<CkptErrorCode, number> = {
+  INVALID_ARGUMENT: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED: 501,
+  SCHEMA: 500,
+  CLOSED: 503,
+  BACKEND: 502,
+};
+
+/** The body of an error response. */
+export interface ErrorBody {
+  error: { code: CkptErrorCode; message: string };
+}
+
+/** The status and body for `err`, with `redact` applied to its message. */
+export function errorResponse(
+  err: unknown,
+  redact: (text: string) => string,
+): { status: number; body: ErrorBody } {
+  if (err instanceof StudioError) {
+    return {
+      status: err.status,
+      body: { error: { code: err.code, message: redact(err.message) } },
+    };
+  }
+  if (isCkptError(err)) {
+    return {
+      status: STATUS[err.code],
+      body: { error: { code: err.code, message: redact(err.message) } },
+    };
+  }
+  // Not a CkptError: a fault of the studio itself, said as the store failing, with its message.
+  const message = err instanceof Error ? err.message : String(err);
+  return { status: 500, body: { error: { code: 'BACKEND', message: redact(message) } } };
+}
+
+/**
+ * A function that takes the store's URL out of a text: the URL as given, without its query,
+ * with its password hidden, the password itself, and a SQLite file's path, each replaced by
+ * `<store>` (the password by `***`), and any other URL's password hidden.
+ */
+export function redactor(url: string): (text: string) => string {
+  const secrets = new Set<string>();
+  const add = (s: string | undefined) => {
+    if (s !== undefined && s.length >= 3) secrets.add(s);
+  };
+  const base = url.split('?')[0]!;
+  for (const form of [url, base]) {
+    add(form);
+    add(redactPasswords(form));
+  }
+  if (/^sqlite:/i.test(base)) add(base.slice('sqlite:'.length));
+  const passwords: string[] = [];
+  try {
+    const parsed = new URL(url);
+    for (const p of [parsed.password, decodeURIComponent(parsed.password)]) {
+      if (p.length > 0) passwords.push(p);
+    }
+  } catch {
+    // Not a URL with a password.
+  }
+  const ordered = [...secrets].sort((a, b) => b.length - a.length);
+  return (text) => {
+    let out = text;
+    for (const secret of ordered) out = out.split(secret).join('<store>');
+    for (const password of passwords) out = out.split(password).join('***');
+    return redactPasswords(out);
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * What each change to a store does and answers: the values `ckpt rollback|fork|prune|delete|
+ * state … --json` print and the studio's API returns, made in one place so that both stay the
+ * same.
+ */
+import type { CheckpointStore, JsonValue } from '@ckpt/core';
+
+/** What `rollback` answers. */
+export interface RolledBack {
+  sessionId: string;
+  head: number;
+  /** The head before, or null when the session was not there. */
+  previousHead: number | null;
+}
+
+/** Move the session's head to `seq` (only if it is still `expectedHead`, when given). */
+export async function rollbackSession(
+  store: CheckpointStore,
+  id: string,
+  seq: number,
+  expectedHead?: number,
+): Promise<RolledBack> {
+  const previousHead = (await store.info(id))?.head ?? null;
+  await store.rollback(id, seq, { expectedHead });
+  return { sessionId: id, head: seq, previousHead };
+}
+
+/** What `fork` answers: the new session, and where it came from. */
+export interface Forked {
+  sessionId: string;
+  /** The seq is null when none was given: the head of the time. */
+  forkedFrom: { sessionId: string; seq: number | null };
+}
+
+/** Copy checkpoint `atSeq` (default: the head) and its ancestors into a new session. */
+export async function forkSession(
+  store: CheckpointStore,
+  id: string,
+  options: { atSeq?: number; newId?: string },
+): Promise<Forked> {
+  const sessionId = await store.fork(id, options);
+  return { sessionId, forkedFrom: { sessionId: id, seq: options.atSeq ?? null } };
+}
+
+/** What `prune` answers. */
+export interface Pruned {
+  sessionId: string;
+  removed: number;
+}
+
+/** Keep the `keepLast` newest checkpoints and the head; remove the rest. */
+export async function pruneSession(
+  store: CheckpointStore,
+  id: string,
+  keepLast: number,
+): Promise<Pruned> {
+  return { sessionId: id, removed: await store.prune(id, { keepLast }) };
+}
+
+/** What `delete` answers. */
+export interface Deleted {
+  sessionId: string;
+  /** False when there was no such session. */
+  deleted: boolean;
+}
+
+/** Remove the session with every branch and its transcript. */
+export async function deleteSession(store: CheckpointStore, id: string): Promise<Deleted> {
+  return { sessionId: id, deleted: await store.delete(id) };
+}
+
+/** What `state … set` answers. */
+export interface StateSet {
+  scope: string;
+  key: string;
+  set: true;
+}
+
+/** Set a state value. */
+export async function setState(
+  store: CheckpointStore,
+  scope: string,
+  key: string,
+  value: JsonValue,
+): Promise<StateSet> {
+  await store.state(scope).set(key, value);
+  return { scope, key, set: true };
+}
+
+/** What `state … delete` answers. */
+export interface StateDeleted {
+  scope: string;
+  key: string;
+  /** False when the key was not set. */
+  deleted: boolean;
+}
+
+/** Delete a state value. */
+export async function deleteState(
+  store: CheckpointStore,
+  scope: string,
+  key: string,
+): Promise<StateDeleted> {
+  return { scope, key, deleted: await store.state(scope).delete(key) };
+}
