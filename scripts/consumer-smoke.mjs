@@ -7,8 +7,8 @@
 //   2. runs examples/custom-adapter's contract tests against the installed @ckpt/core and
 //      @ckpt/contract-tests, as an outside author would.
 // Prints each tarball's files and size. Exits non-zero on the first failure.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -43,6 +43,7 @@ const DRIVERS = PUBLISHED.flatMap((dir) =>
     .map(([name, range]) => `${name}@${range.split('||')[0].trim().replace(/^\^/, '')}`),
 );
 const TEST_TOOLS = ['vitest@4.1.12', 'vite@8.3.8'];
+const MAKE_STORE = `require('@ckpt/core').openStore('sqlite:./cli.db').then((store) => store.close())`;
 
 async function main() {
   try {
@@ -81,7 +82,16 @@ async function main() {
     writeFileSync(join(app, 'cjs.cjs'), CJS);
     run('node', ['esm.mjs'], app);
     run('node', ['cjs.cjs'], app);
-    // The command, as npm installed it, opening the adapter installed beside it.
+    // The command, as npm installed it, opening the adapter installed beside it. A command
+    // opens only a store that is there, so the store is made first, as an application would.
+    const missing = spawnSync('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'sessions'], {
+      cwd: app,
+      encoding: 'utf8',
+    });
+    if (missing.status !== 3 || existsSync(join(app, 'cli.db'))) {
+      throw new Error(`ckpt on a missing store: exit ${missing.status}, ${missing.stderr}`);
+    }
+    run('node', ['-e', MAKE_STORE], app);
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'state', 'smoke', 'set', 'k', '1'], app);
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'export', '--out', 'cli.jsonl'], app);
     run('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'doctor'], app);
