@@ -44,7 +44,8 @@ export function chatRoutes(chats: CkptChatStore, { model, streams }: RouteOption
       });
       const streamId = streams && generateId();
       if (streamId) await chats.startStream(id, streamId);
-      return createUIMessageStreamResponse({
+      let kept: Promise<unknown> = Promise.resolve();
+      const response = createUIMessageStreamResponse({
         stream: toUIMessageStream({
           stream: result.stream,
           originalMessages: messages,
@@ -53,16 +54,13 @@ export function chatRoutes(chats: CkptChatStore, { model, streams }: RouteOption
           onEnd: chats.onEnd(id, { streamId }),
         }),
         // A copy of the response, read to its end even when the page goes away.
-        consumeSseStream:
-          streams &&
-          (async ({ stream }) => {
-            await streams
-              .createNewResumableStream(streamId!, () => stream)
-              .catch((err) => {
-                console.error(`The answer in chat ${id} cannot be resumed:`, err);
-              });
-          }),
+        consumeSseStream: ({ stream }) => {
+          if (streams && streamId) kept = streams.createNewResumableStream(streamId, () => stream);
+        },
       });
+      // In Redis before the page sees a word of it, so that a reload at once finds it.
+      await kept;
+      return response;
     },
 
     /**

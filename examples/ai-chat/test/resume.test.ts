@@ -10,12 +10,18 @@ import { join } from 'node:path';
 import { serviceListening, serviceUrl } from '@ckpt/contract-tests';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { offlineModel } from '../src/offline-model.js';
+import { chatRoutes } from '../src/routes.js';
 import { type ChatServer, startServer } from '../src/server.js';
+import { openStreams } from '../src/streams.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 import { removeStreamKeys } from './support/stream-keys.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-chat-resume-'));
-const streams = { redisUrl: serviceUrl('redis'), keyPrefix: `ckpt-test-resume-${process.pid}` };
+const streamOptions = {
+  redisUrl: serviceUrl('redis'),
+  keyPrefix: `ckpt-test-resume-${process.pid}`,
+};
 const redisUp = await serviceListening('redis');
 
 let first: ChatServer;
@@ -25,14 +31,14 @@ beforeAll(async () => {
   if (!redisUp) return;
   const dbPath = join(dir, 'chats.db');
   // The model writes a part every 40 ms: a 40-word answer takes about two seconds.
-  first = await startServer({ dbPath, streams, wordDelayMs: 40 });
-  second = await startServerProcess({ dbPath, streams });
+  first = await startServer({ dbPath, streams: streamOptions, wordDelayMs: 40 });
+  second = await startServerProcess({ dbPath, streams: streamOptions });
 }, 120_000);
 
 afterAll(async () => {
   await second?.close();
   await first?.close();
-  if (redisUp) await removeStreamKeys(streams.redisUrl, streams.keyPrefix);
+  if (redisUp) await removeStreamKeys(streamOptions.redisUrl, streamOptions.keyPrefix);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -71,19 +77,15 @@ describe.skipIf(!redisUp)('resumable answers across server processes', () => {
     };
     const response = await send(first.url, id, message);
     expect(response.status).toBe(200);
-    // The page reads the answer's first words, then goes away (a reload).
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let seen = '';
-    while (!seen.includes('text-delta')) seen += (await reader.read()).value ?? '';
-    await reader.cancel();
-
-    // Mid-answer: the question is saved, the answer is not, and the stream is the chat's.
-    expect((await first.chats.load(id)).map((m) => m.role)).toEqual(['user']);
-    expect(await first.chats.activeStream(id)).toEqual(expect.any(String));
-
+    // The page goes away (a reload) as soon as the answer begins, and asks for it again, from
+    // the other server process.
+    await response.body!.cancel();
     const resumed = await resume(second.url, id);
     expect(resumed.status).toBe(200);
     expect(resumed.headers.get('content-type')).toBe('text/event-stream');
+    // Mid-answer: the question is saved, the answer is not, and the stream is the chat's.
+    expect((await first.chats.load(id)).map((m) => m.role)).toEqual(['user']);
+    expect(await first.chats.activeStream(id)).toEqual(expect.any(String));
     const chunks = chunksOf(await resumed.text());
     expect(chunks[0]?.type).toBe('start');
     expect(chunks.at(-1)?.type).toBe('finish');
@@ -98,5 +100,25 @@ describe.skipIf(!redisUp)('resumable answers across server processes', () => {
     expect(saved[1]!.parts).toContainEqual(
       expect.objectContaining({ type: 'text', text: `You said: ${question}` }),
     );
+  });
+
+  it('has the answer in Redis before the response goes out, so a reload at once finds it', async () => {
+    // The route on connections to Redis that are still being made, as in a process just started.
+    const streams = openStreams(streamOptions);
+    const model = offlineModel({ wordDelayMs: 40 });
+    const routes = chatRoutes(first.chats, { model, streams: streams.context });
+    const id = 'resume-at-once';
+    const message: UIMessage = { id: 'q1', role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+    const response = await routes.chat(
+      new Request('http://localhost/api/chat', {
+        method: 'POST',
+        body: JSON.stringify({ id, message }),
+      }),
+    );
+    const resumed = await routes.resume(id);
+    expect(resumed.status).toBe(200);
+    expect(textOf(chunksOf(await resumed.text()))).toBe('You said: hi');
+    await response.text();
+    await streams.close();
   });
 });
