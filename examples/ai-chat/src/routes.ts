@@ -54,9 +54,12 @@ export function chatRoutes(chats: CkptChatStore, { model, streams }: RouteOption
           onEnd: chats.onEnd(id, { streamId }),
         }),
         // A copy of the response, read to its end even when the page goes away.
-        consumeSseStream: ({ stream }) => {
-          if (streams && streamId) kept = streams.createNewResumableStream(streamId, () => stream);
-        },
+        consumeSseStream:
+          streams && streamId
+            ? ({ stream }) => {
+                kept = streams.createNewResumableStream(streamId, () => stream);
+              }
+            : undefined,
       });
       // In Redis before the page sees a word of it, so that a reload at once finds it.
       await kept;

@@ -3,10 +3,13 @@
  * process streams a slow answer; its page goes away mid-answer; a second server process, on the
  * same SQLite file and Redis, answers `GET /api/chat/:id/stream` with the whole answer, from its
  * start to its end. Once the answer is saved, the chat has no active stream and GET answers 204.
+ * The answer is in Redis before the response goes out, so a GET right after it finds it; and
+ * without Redis, the routes answer as before, with nothing to resume.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CkptChatStore } from '@ckpt/ai-sdk';
 import { serviceListening, serviceUrl } from '@ckpt/contract-tests';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +67,15 @@ function send(url: string, id: string, message: UIMessage): Promise<Response> {
 
 const resume = (url: string, id: string) => fetch(`${url}/api/chat/${id}/stream`);
 
+/** The request of a first question `text` in chat `id`, for a route called in this process. */
+function question(id: string, text: string): Request {
+  const message: UIMessage = { id: 'q1', role: 'user', parts: [{ type: 'text', text }] };
+  return new Request('http://localhost/api/chat', {
+    method: 'POST',
+    body: JSON.stringify({ id, message }),
+  });
+}
+
 describe.skipIf(!redisUp)('resumable answers across server processes', () => {
   it('replays an answer being written in another process, whole, then answers 204', async () => {
     const id = 'resume-across';
@@ -108,17 +120,24 @@ describe.skipIf(!redisUp)('resumable answers across server processes', () => {
     const model = offlineModel({ wordDelayMs: 40 });
     const routes = chatRoutes(first.chats, { model, streams: streams.context });
     const id = 'resume-at-once';
-    const message: UIMessage = { id: 'q1', role: 'user', parts: [{ type: 'text', text: 'hi' }] };
-    const response = await routes.chat(
-      new Request('http://localhost/api/chat', {
-        method: 'POST',
-        body: JSON.stringify({ id, message }),
-      }),
-    );
+    const response = await routes.chat(question(id, 'hi'));
     const resumed = await routes.resume(id);
     expect(resumed.status).toBe(200);
     expect(textOf(chunksOf(await resumed.text()))).toBe('You said: hi');
     await response.text();
     await streams.close();
+  });
+});
+
+describe('without Redis', () => {
+  it('answers, keeps no stream id, and has nothing to resume', async () => {
+    const chats = await CkptChatStore.open(`sqlite:${join(dir, 'no-redis.db')}`);
+    const routes = chatRoutes(chats, { model: offlineModel() });
+    const response = await routes.chat(question('plain', 'hi'));
+    expect(textOf(chunksOf(await response.text()))).toBe('You said: hi');
+    expect(await chats.activeStream('plain')).toBeNull();
+    expect((await routes.resume('plain')).status).toBe(204);
+    expect((await chats.load('plain')).map((m) => m.role)).toEqual(['user', 'assistant']);
+    await chats.close();
   });
 });
