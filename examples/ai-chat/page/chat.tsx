@@ -1,7 +1,8 @@
 /**
  * One chat with `useChat`: messages, an edit button on each question (a new branch), a branch
  * picker where a message has siblings, and approve / deny buttons on a tool call waiting for
- * approval. Only the last message is sent; the server loads the rest.
+ * approval. Only the last message is sent; the server loads the rest. An answer still being
+ * written when the page loads is picked up where it is (`resume`).
  */
 import { useChat } from '@ai-sdk/react';
 import {
@@ -37,6 +38,8 @@ export function Chat({ id, initialMessages }: { id: string; initialMessages: UIM
     id,
     messages: initialMessages,
     transport,
+    // On load, ask `GET /api/chat/:id/stream` for an answer still being written.
+    resume: true,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onError: (err) => setError(readError(err)),
   });

@@ -2,9 +2,11 @@
  * The chat's model when no provider is configured: a deterministic one on the AI SDK's own
  * `MockLanguageModelV4`, so that the example runs with no key and no network. It answers
  * "You said: <text>" to a message, calls the `weather` tool when asked about the weather in a
- * city, and words the tool's result when one comes back.
+ * city, and words the tool's result when one comes back. It writes a word at a time, with a
+ * pause between words when asked, as a real model streams.
  */
 import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 
 const USAGE = {
@@ -57,15 +59,14 @@ export function reply(prompt: LanguageModelV4Prompt): LanguageModelV4StreamPart[
   return parts;
 }
 
-/** The offline model. */
-export function offlineModel(): MockLanguageModelV4 {
+/** The offline model, pausing `wordDelayMs` (default none) between the parts it writes. */
+export function offlineModel(options: { wordDelayMs?: number } = {}): MockLanguageModelV4 {
   return new MockLanguageModelV4({
     doStream: async ({ prompt }) => ({
-      stream: new ReadableStream({
-        start(controller) {
-          for (const part of reply(prompt)) controller.enqueue(part);
-          controller.close();
-        },
+      stream: simulateReadableStream({
+        chunks: reply(prompt),
+        initialDelayInMs: null,
+        chunkDelayInMs: options.wordDelayMs ?? null,
       }),
     }),
   });

@@ -1,6 +1,6 @@
 /**
  * The example's server on `node:http`: the built page from `dist/`, and the chat's API on a
- * SQLite file through `@ckpt/ai-sdk`.
+ * SQLite file through `@ckpt/ai-sdk`, its answers resumable through Redis when one is given.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -9,7 +9,9 @@ import { extname, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { CkptChatStore } from '@ckpt/ai-sdk';
+import { chatModel } from './model.js';
 import { chatRoutes, errorResponse } from './routes.js';
+import { openStreams, type StreamOptions } from './streams.js';
 
 /** Where `vite build` puts the page. */
 export const PAGE_DIR = fileURLToPath(new URL('../dist/', import.meta.url));
@@ -28,18 +30,35 @@ export interface ChatServer {
   close(): Promise<void>;
 }
 
+/** How the server is started. */
+export interface ServerOptions {
+  /** The SQLite file the chats are kept in. */
+  dbPath: string;
+  /** Default: any free port. */
+  port?: number;
+  /** Where answers are kept to be resumed (`useChat({ resume: true })`); none without it. */
+  streams?: StreamOptions;
+  /** The offline model's pause between the parts it writes. */
+  wordDelayMs?: number;
+}
+
 /** Serve the page and the chat's API, with the chats in the SQLite file `dbPath`. */
-export async function startServer(options: { dbPath: string; port?: number }): Promise<ChatServer> {
+export async function startServer(options: ServerOptions): Promise<ChatServer> {
   const chats = await CkptChatStore.open(`sqlite:${options.dbPath}`);
-  const routes = chatRoutes(chats);
+  const streams = options.streams && openStreams(options.streams);
+  const routes = chatRoutes(chats, {
+    model: chatModel({ wordDelayMs: options.wordDelayMs }),
+    streams: streams?.context,
+  });
 
   const handle = async (req: Request): Promise<Response> => {
     const { pathname } = new URL(req.url);
-    const chat = /^\/api\/chat\/([^/]+)(\/tree|\/switch)?$/.exec(pathname);
+    const chat = /^\/api\/chat\/([^/]+)(\/tree|\/switch|\/stream)?$/.exec(pathname);
     try {
       if (pathname === '/api/chat' && req.method === 'POST') return await routes.chat(req);
       if (chat) {
         const id = decodeURIComponent(chat[1]!);
+        if (chat[2] === '/stream') return await routes.resume(id);
         if (chat[2] === '/tree') return await routes.tree(id);
         if (chat[2] === '/switch' && req.method === 'POST')
           return await routes.switchBranch(id, req);
@@ -65,6 +84,7 @@ export async function startServer(options: { dbPath: string; port?: number }): P
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await streams?.close();
       await chats.close();
     },
   };

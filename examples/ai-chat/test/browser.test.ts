@@ -9,14 +9,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serviceListening, serviceUrl } from '@ckpt/contract-tests';
 import { CHROMIUM, chromiumFound, launchBrowser } from '@ckpt/test-stores/browser';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChatServer, startServer } from '../src/server.js';
 import { toolRuns } from '../src/tools.js';
+import { removeStreamKeys } from './support/stream-keys.js';
 
 const example = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-chat-'));
+const redisUrl = serviceUrl('redis');
+const streamPrefix = `ckpt-test-ai-chat-${process.pid}`;
+const redisUp = await serviceListening('redis');
 
 let server: ChatServer;
 let chromium: Browser;
@@ -33,7 +38,12 @@ beforeAll(async () => {
   const bin = (name: string) => join(example, 'node_modules/.bin', name);
   execFileSync(bin('tsc'), ['-p', 'page/tsconfig.json'], { cwd: example, stdio: 'inherit' });
   execFileSync(bin('vite'), ['build'], { cwd: example, stdio: 'inherit' });
-  server = await startServer({ dbPath: join(dir, 'chats.db') });
+  server = await startServer({
+    dbPath: join(dir, 'chats.db'),
+    streams: redisUp ? { redisUrl, keyPrefix: streamPrefix } : undefined,
+    // A part every 25 ms, as a model streams: long answers take a few seconds.
+    wordDelayMs: 25,
+  });
   chromium = await launchBrowser();
   browser = await chromium.newContext();
 }, 180_000);
@@ -41,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await chromium?.close();
   await server?.close();
+  if (redisUp) await removeStreamKeys(redisUrl, streamPrefix);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -148,5 +159,29 @@ describe('the chat example in Chromium', () => {
       await expect.poll(() => tab.getByTestId('tool').textContent()).toBe(outcome);
     }
     expect(toolRuns.weather).toBe(runs + (approved ? 1 : 0));
+  });
+
+  it.skipIf(!redisUp)('picks an answer up where it is after a reload mid-answer', async () => {
+    const tab = await open('resume');
+    const question = Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ');
+    const answer = `You said: ${question}`;
+    await tab.getByTestId('input').fill(question);
+    await tab.getByTestId('send').click();
+    // The answer has begun, and is far from done.
+    await expect.poll(async () => (await shown(tab)).at(-1)).toMatch(/^You said: word0/);
+    expect((await shown(tab)).at(-1)).not.toBe(answer);
+    const resumed = tab.waitForResponse((r) => r.url().endsWith('/api/chat/resume/stream'));
+    await tab.reload();
+    // useChat({ resume: true }) asked for the answer, and it was still being written.
+    expect((await resumed).status()).toBe(200);
+    // The rest of the answer streams in (a few seconds).
+    await expect.poll(() => shown(tab), { timeout: 15_000 }).toEqual([question, answer]);
+    await expect.poll(() => tab.getByTestId('status').textContent()).toBe('ready');
+    // Saved and done: a reload finds the answer in the chat, and nothing to resume.
+    const nothing = tab.waitForResponse((r) => r.url().endsWith('/api/chat/resume/stream'));
+    await tab.reload();
+    expect((await nothing).status()).toBe(204);
+    await expect.poll(() => shown(tab)).toEqual([question, answer]);
+    await tab.close();
   });
 });
