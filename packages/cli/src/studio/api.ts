@@ -178,7 +178,10 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
   if (is('GET', 'events')) {
     const session = query.get('session');
     return {
-      live: session === null ? { kind: 'catalog' } : { kind: 'session', sessionId: session },
+      live:
+        session === null
+          ? { kind: 'catalog', prefix: query.get('prefix') ?? '' }
+          : { kind: 'session', sessionId: session },
     };
   }
   if (is('GET', 'sessions')) {
