@@ -90,7 +90,7 @@ class Watch {
 }
 
 /** A fingerprint of a session's summary: what changes when it is written, rolled back or pruned. */
-const sessionPrint = (info: SessionInfo | null) =>
+export const sessionPrint = (info: SessionInfo | null) =>
   info === null ? 'none' : `${info.head} ${info.checkpoints} ${info.updatedAt.getTime()}`;
 
 /** The event streams of one studio. */
