@@ -3,7 +3,7 @@
  * transcript. It follows the session live: a checkpoint written by an agent, a rollback or a
  * prune elsewhere shows without a reload. With `--write`, the changes, each asked first.
  */
-import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { CheckpointPanel } from './checkpoint-panel.js';
 import { ask } from './confirm.js';
@@ -11,7 +11,7 @@ import { useSessionLive } from './live.js';
 import { DoneNote, ErrorNote } from './notes.js';
 import { Link, navigate, pathOf, type Route, sessionPath } from './router.js';
 import { ago, shortTime } from './time.js';
-import { hasCheckpoint, nodesOf } from './topology.js';
+import { hasCheckpoint } from './topology.js';
 import { TranscriptPanel } from './transcript-panel.js';
 import { TreeView } from './tree-view.js';
 import type { SessionInfo, SessionTopology } from './wire.js';
@@ -97,7 +97,6 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
   const info = tree?.info ?? null;
   const selected = route.seq ?? info?.head ?? null;
   const stored = tree !== null && selected !== null && hasCheckpoint(tree, selected);
-  const nodes = useMemo(() => (tree === null ? [] : nodesOf(tree)), [tree]);
 
   const run = async (what: () => Promise<string>) => {
     setError(null);
@@ -236,8 +235,7 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
             {picking && <p class="picking">Click the checkpoint to compare {selected} with.</p>}
             <TreeView
               key={tree.info.createdAt}
-              sessionId={id}
-              nodes={nodes}
+              topology={tree}
               selected={selected}
               compare={route.vs}
               origin={tree.info.forkedFrom}

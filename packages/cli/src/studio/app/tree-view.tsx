@@ -10,6 +10,7 @@ import { api } from './api.js';
 import { brief } from './json-tree.js';
 import { navigate, sessionPath } from './router.js';
 import { shortTime } from './time.js';
+import { nodesOf } from './topology.js';
 import {
   type Edge,
   type GapRow,
@@ -18,7 +19,7 @@ import {
   type NodeRow,
   OPEN_STEP,
 } from './tree-layout.js';
-import type { CheckpointDetail } from './wire.js';
+import type { CheckpointDetail, SessionTopology } from './wire.js';
 
 const ROW = 26;
 const LANE = 16;
@@ -40,10 +41,9 @@ function edgePath(e: Edge): string {
   return `M${x1},${y1}Q${x2},${y1} ${x2},${turn}L${x2},${y2}`;
 }
 
-/** The picture's props: the session's checkpoints, which one is picked and which compared. */
+/** The picture's props: the session's shape, which checkpoint is picked and which compared. */
 export interface TreeViewProps {
-  sessionId: string;
-  nodes: LayoutNode[];
+  topology: SessionTopology;
   selected: number | null;
   compare: number | null;
   /** The session and checkpoint this session was forked from, marked on that checkpoint. */
@@ -161,8 +161,8 @@ function useDetails(sessionId: string, seqs: number[]): Map<number, CheckpointDe
   return details;
 }
 
-/** The tree of `nodes`. */
-export function TreeView({ sessionId, nodes, selected, compare, origin, onSelect }: TreeViewProps) {
+/** The tree of `topology`. */
+export function TreeView({ topology, selected, compare, origin, onSelect }: TreeViewProps) {
   const [opened, setOpened] = useState<Map<number, number>>(new Map());
   const scroller = useRef<HTMLDivElement>(null);
   const [view, setView] = useState({ top: 0, height: 800 });
@@ -171,6 +171,7 @@ export function TreeView({ sessionId, nodes, selected, compare, origin, onSelect
     () => new Set([selected, compare, originSeq].filter((s): s is number => s !== null)),
     [selected, compare, originSeq],
   );
+  const nodes = useMemo(() => nodesOf(topology, keep), [topology, keep]);
   const layout = useMemo(() => layoutTree(nodes, opened, keep), [nodes, opened, keep]);
 
   useLayoutEffect(() => {
@@ -182,15 +183,15 @@ export function TreeView({ sessionId, nodes, selected, compare, origin, onSelect
   const last = Math.ceil((view.top + view.height) / ROW) + MARGIN_ROWS;
   const rows = layout.rows.filter((r) => r.row >= first && r.row <= last);
   const shownSeqs = rows.flatMap((r) => (r.kind === 'node' ? [r.node.seq] : []));
-  const details = useDetails(sessionId, shownSeqs);
+  const details = useDetails(topology.sessionId, shownSeqs);
   const complete = shownSeqs.every((seq) => details.has(seq));
-  const marked = useRef<LayoutNode[] | null>(null);
+  const marked = useRef<SessionTopology | null>(null);
   useEffect(() => {
-    // A mark the browser tests read: when the tree of these checkpoints was first drawn whole.
-    if (!complete || marked.current === nodes) return;
-    marked.current = nodes;
+    // A mark the browser tests read: when the tree of this shape was first drawn whole.
+    if (!complete || marked.current === topology) return;
+    marked.current = topology;
     requestAnimationFrame(() => performance.mark('ckpt:tree-drawn'));
-  }, [nodes, complete]);
+  }, [topology, complete]);
   const edges = layout.edges.filter(
     (e) => Math.max(e.fromRow, e.toRow) >= first && Math.min(e.fromRow, e.toRow) <= last,
   );
