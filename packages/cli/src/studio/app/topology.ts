@@ -3,7 +3,7 @@
  * checkpoint that may have a row of its own (the first and last of a run, the head, a branch
  * point, a fork's source, a pinned one, one the page keeps in view) as a node, and each line
  * of plain checkpoints between them as one node standing for all of them. A session of 10,000
- * checkpoints in a line is five nodes.
+ * checkpoints in a line is three nodes: the first, the 9,998 between, the head.
  */
 import type { LayoutNode } from './tree-layout.js';
 import type { SessionTopology, TopologyRun } from './wire.js';
