@@ -145,23 +145,32 @@ export interface SessionTree {
   checkpoints: TreeNode[];
 }
 
-/**
- * The session's tree. `forks` says which checkpoints other sessions were forked from; by
- * default the whole catalog is read to find them.
- */
+/** Every stored checkpoint of a session, seq descending. */
+export const allCheckpoints = (store: CheckpointStore, sessionId: string) =>
+  all((cursor) => store.list(sessionId, { limit: 1000, cursor }));
+
+/** Where a session's tree comes from, when not straight from the store. */
+export interface TreeSources {
+  /** Which checkpoints other sessions were forked from (default: the whole catalog is read to find them). */
+  forks?: (id: string) => Promise<Map<number, string[]>>;
+  /** The session's stored checkpoints, given its summary (default: read them all). */
+  checkpoints?: (info: SessionInfo) => Promise<CheckpointInfo[]>;
+}
+
+/** The session's tree. */
 export async function sessionTree(
   store: CheckpointStore,
   ref: SessionRef,
-  forks: (id: string) => Promise<Map<number, string[]>> = (of) => forksOf(store, of),
+  sources: TreeSources = {},
 ): Promise<SessionTree> {
   const { sessionId } = ref;
+  const {
+    forks = (of) => forksOf(store, of),
+    checkpoints: read = () => allCheckpoints(store, sessionId),
+  } = sources;
   const info = await existingSession(store, ref);
-  const [checkpoints, history, forked] = await Promise.all([
-    all((cursor) => store.list(sessionId, { limit: 1000, cursor })),
-    store.history(sessionId),
-    forks(sessionId),
-  ]);
-  return { sessionId, info, checkpoints: treeNodes(checkpoints, info.head, history, forked) };
+  const [checkpoints, forked] = await Promise.all([read(info), forks(sessionId)]);
+  return { sessionId, info, checkpoints: treeNodes(checkpoints, info.head, forked) };
 }
 
 /** Which page of a transcript to read. */
@@ -194,7 +203,7 @@ export async function timeline(store: CheckpointStore, ref: SessionRef): Promise
   await existingSession(store, ref);
   const [seqs, infos] = await Promise.all([
     store.history(ref.sessionId),
-    all((cursor) => store.list(ref.sessionId, { limit: 1000, cursor })),
+    allCheckpoints(store, ref.sessionId),
   ]);
   const bySeq = new Map(infos.map((cp) => [cp.seq, cp]));
   return seqs.map((seq) => bySeq.get(seq)).filter((cp) => cp !== undefined);

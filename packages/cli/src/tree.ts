@@ -27,15 +27,21 @@ export interface TreeNode {
 /** A checkpoint's pin, as a store that keeps pins reports it. */
 const pinOf = (cp: CheckpointInfo): boolean | undefined => (cp as { pinned?: boolean }).pinned;
 
-/** The nodes of a session, seq ascending. */
+/**
+ * The nodes of a session, seq ascending. The active timeline is the head and its stored
+ * ancestors, found by following `parent` through `checkpoints`, as `history()` does.
+ */
 export function treeNodes(
   checkpoints: CheckpointInfo[],
   head: number,
-  timeline: number[],
   forks: Map<number, string[]>,
 ): TreeNode[] {
-  const stored = new Set(checkpoints.map((cp) => cp.seq));
-  const active = new Set(timeline);
+  const bySeq = new Map(checkpoints.map((cp) => [cp.seq, cp]));
+  const active = new Set<number>();
+  for (let seq: number | null = head; seq !== null && bySeq.has(seq); ) {
+    active.add(seq);
+    seq = bySeq.get(seq)!.parent;
+  }
   return [...checkpoints]
     .sort((a, b) => a.seq - b.seq)
     .map((cp) => ({
@@ -46,7 +52,7 @@ export function treeNodes(
       active: active.has(cp.seq),
       head: cp.seq === head,
       forks: forks.get(cp.seq) ?? [],
-      parentMissing: cp.parent !== null && !stored.has(cp.parent),
+      parentMissing: cp.parent !== null && !bySeq.has(cp.parent),
       ...(pinOf(cp) === undefined ? {} : { pinned: pinOf(cp) }),
     }));
 }

@@ -165,6 +165,38 @@ describe.runIf(haveChromium).each(BACKENDS)('ckpt studio in a browser on $name',
     await close();
   });
 
+  it('finds sessions by the start of their id, pages within them, and follows only those live', async () => {
+    const { page, close } = await open(readOnly);
+    const rows = page.locator('table.sessions tbody tr');
+    const shown = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-session')));
+    const matching = async () =>
+      (await store.sessions({ prefix: 'other-', limit: 100 })).items.map((s) => s.sessionId);
+    await rows.nth(49).waitFor();
+    await page.getByLabel('search by id prefix').fill('other-');
+    await page.waitForURL(/\/\?prefix=other-$/);
+    await expect.poll(shown).toEqual((await matching()).slice(0, 50));
+    // Only a session with the prefix makes the list read again: another one changes nothing.
+    const reads: string[] = [];
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/api/sessions') reads.push(req.url());
+    });
+    await store.checkpoint('zz-elsewhere', { elsewhere: true });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(reads).toEqual([]);
+    expect(await page.locator('.note-stale').count()).toBe(0);
+    await store.checkpoint('other-live', { fresh: true });
+    await rows.first().and(page.locator('tr[data-session="other-live"]')).waitFor();
+    expect(reads).toHaveLength(1);
+    // The next pages are of the sessions with the prefix alone.
+    await rows.nth(49).scrollIntoViewIfNeeded();
+    await rows.nth(55).waitFor();
+    await expect.poll(() => page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+    expect(await shown()).toEqual(await matching());
+    expect(await rows.count()).toBe(56);
+    await Promise.all([store.delete('zz-elsewhere'), store.delete('other-live')]);
+    await close();
+  });
+
   it('draws the tree: the active timeline, the abandoned branch, the head, and the fork as a link', async () => {
     const { page, close } = await open(readOnly);
     await page.locator('tr[data-session="agent"] a').click();

@@ -346,6 +346,61 @@ describe('ckpt studio over HTTP', () => {
     });
   });
 
+  it("gives a session's shape in runs and its checkpoints' times and metadata as asked, as the tree has them, following changes made elsewhere", async () => {
+    const c = client(readOnly);
+    /** What the tree says of each checkpoint, and the same read from the shape and the details. */
+    const both = async (id: string) => {
+      const tree = (await c.get(at(id, '/tree'))).json as {
+        checkpoints: (Record<string, unknown> & { seq: number })[];
+      };
+      const shape = (await c.get(at(id, '/topology'))).json as {
+        info: { head: number };
+        runs: {
+          seq: number;
+          length: number;
+          parent: number | null;
+          parentMissing: boolean;
+          active: boolean;
+        }[];
+        forks: Record<string, string[]>;
+      };
+      const seqs = tree.checkpoints.map((n) => n.seq);
+      const details = (await c.get(at(id, `/checkpoints?seqs=${[...seqs, 999].join(',')}`)))
+        .json as { seq: number; createdAt: string; metadata: unknown }[];
+      const fromShape = shape.runs.flatMap((run) =>
+        Array.from({ length: run.length }, (_, i) => ({
+          seq: run.seq + i,
+          parent: i === 0 ? run.parent : run.seq + i - 1,
+          active: run.active,
+          head: run.seq + i === shape.info.head,
+          forks: shape.forks[run.seq + i] ?? [],
+          parentMissing: i === 0 && run.parentMissing,
+        })),
+      );
+      return {
+        tree: tree.checkpoints,
+        shape: fromShape.map((n, i) => ({ ...n, ...details[i] })),
+        runs: shape.runs.length,
+      };
+    };
+    for (const id of ['main', 'main-fork']) {
+      const { tree, shape } = await both(id);
+      expect(shape, id).toEqual(tree);
+    }
+    // A line of checkpoints is one run; a change made by another process shows at once.
+    for (let i = 1; i <= 20; i++) await store.checkpoint('shape', { i }, { metadata: { i } });
+    expect((await both('shape')).runs).toBe(1);
+    await store.rollback('shape', 10);
+    await store.checkpoint('shape', { i: 21 }, { metadata: { i: 21 } });
+    const changed = await both('shape');
+    expect(changed.shape).toEqual(changed.tree);
+    expect(changed.tree).toHaveLength(21);
+    expect(changed.runs).toBe(3);
+    expect((await c.get(at('shape', '/checkpoints?seqs=x'))).status).toBe(400);
+    expect((await c.get(at('shape', '/checkpoints'))).status).toBe(400);
+    await store.delete('shape');
+  });
+
   it('gives the changes between two checkpoints as paths added, removed and changed', async () => {
     const c = client(readOnly);
     // main-fork: 1-2-3-4-5-6 (head) and 4-7, as fill() writes it.

@@ -1,11 +1,13 @@
 /** How the studio lays a session's tree out: chains in lanes, branches beside, long runs folded. */
 import { describe, expect, it } from 'vitest';
+import { nodesOf } from '../src/studio/app/topology.js';
 import {
   FOLD_KEEP,
   type LayoutNode,
   layoutTree,
   OPEN_STEP,
 } from '../src/studio/app/tree-layout.js';
+import type { SessionTopology } from '../src/studio/app/wire.js';
 
 /** Checkpoints 1..n in a line, the last the head, all on the active timeline. */
 function line(n: number, from = 1): LayoutNode[] {
@@ -143,5 +145,52 @@ describe('the studio tree layout', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(seqs).toContain(10_000);
     expect(seqs).toContain(seq - 1);
+  });
+
+  it('lays a shape out from the few nodes that stand for its lines as from every checkpoint', () => {
+    // 1..3,000 with 1,001..3,000 abandoned by a rollback to 1,000 and 3,001..6,000 on the
+    // timeline; 4,001..4,500 off 4,000 (abandoned); a fork from 2,500; 5,000 pinned.
+    const topology: SessionTopology = {
+      sessionId: 's',
+      info: {
+        sessionId: 's',
+        head: 6000,
+        checkpoints: 6500,
+        forkedFrom: null,
+        metadata: {},
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:00:00.000Z',
+      },
+      runs: [
+        { seq: 1, length: 1000, parent: null, parentMissing: false, active: true },
+        { seq: 1001, length: 2000, parent: 1000, parentMissing: false, active: false },
+        { seq: 3001, length: 3000, parent: 1000, parentMissing: false, active: true },
+        { seq: 6001, length: 500, parent: 4000, parentMissing: false, active: false },
+      ],
+      forks: { 2500: ['other'] },
+      pinned: [5000],
+    };
+    const every: LayoutNode[] = topology.runs.flatMap((run) =>
+      Array.from({ length: run.length }, (_, i) => ({
+        seq: run.seq + i,
+        parent: i === 0 ? run.parent : run.seq + i - 1,
+        active: run.active,
+        head: run.seq + i === 6000,
+        forks: run.seq + i === 2500 ? ['other'] : [],
+        parentMissing: false,
+        pinned: run.seq + i === 5000,
+      })),
+    );
+    const cases: [Map<number, number>, Set<number>][] = [
+      [new Map(), new Set()],
+      [new Map(), new Set([1500, 4000, 4001, 6200])],
+      [new Map([[2, OPEN_STEP]]), new Set([2])],
+      [new Map([[3002, OPEN_STEP * 20]]), new Set([1001])],
+    ];
+    for (const [opened, keep] of cases) {
+      const few = nodesOf(topology, keep);
+      expect(few.length).toBeLessThan(40);
+      expect(layoutTree(few, opened, keep)).toEqual(layoutTree(every, opened, keep));
+    }
   });
 });

@@ -9,7 +9,6 @@ import {
   checkpointDiff,
   existingSession,
   sessionsPage,
-  sessionTree,
   showCheckpoint,
   timeline,
   transcriptPage,
@@ -25,8 +24,9 @@ import {
   setState,
 } from '../writes.js';
 import { StudioError } from './errors.js';
-import type { ForkIndex } from './fork-index.js';
 import type { LiveTarget } from './live.js';
+import type { SessionTrees } from './session-trees.js';
+import { topologyOf } from './topology.js';
 
 /** What the studio's page learns about the studio itself: never the store's URL. */
 export interface StudioInfo {
@@ -54,7 +54,7 @@ export type ApiAnswer = { json: unknown; status?: number } | { live: LiveTarget 
 export interface ApiContext {
   store: CheckpointStore;
   write: boolean;
-  forks: ForkIndex;
+  trees: SessionTrees;
 }
 
 /** The largest request body taken, in bytes. */
@@ -126,6 +126,22 @@ function optionalString(name: string, value: unknown): string | undefined {
   return value;
 }
 
+/** The most checkpoints whose details one request asks for. */
+const MAX_DETAILS = 1000;
+
+/** The seqs of `?seqs=1,2,3`. */
+function seqList(value: string | null): number[] {
+  const seqs = (value ?? '').split(',');
+  if (seqs.length > MAX_DETAILS) {
+    throw new CkptError(
+      'INVALID_ARGUMENT',
+      `seqs names ${seqs.length} checkpoints; ask for ${MAX_DETAILS} at most at a time.`,
+      { details: { argument: 'seqs' } },
+    );
+  }
+  return seqs.map((seq) => wholeNumber('seqs', seq));
+}
+
 /** The paging of a listing, from `?limit=&cursor=`. */
 function paging(query: URLSearchParams): { limit?: number; cursor: string | null } {
   return {
@@ -178,7 +194,10 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
   if (is('GET', 'events')) {
     const session = query.get('session');
     return {
-      live: session === null ? { kind: 'catalog' } : { kind: 'session', sessionId: session },
+      live:
+        session === null
+          ? { kind: 'catalog', prefix: query.get('prefix') ?? '' }
+          : { kind: 'session', sessionId: session },
     };
   }
   if (is('GET', 'sessions')) {
@@ -205,8 +224,12 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
       await existingSession(store, ref);
       return { json: await deleteSession(store, id) };
     }
-    if (is('GET', 'sessions', null, 'tree')) {
-      return { json: await sessionTree(store, ref, (of) => ctx.forks.forksOf(of)) };
+    if (is('GET', 'sessions', null, 'tree')) return { json: await ctx.trees.tree(ref) };
+    if (is('GET', 'sessions', null, 'topology')) {
+      return { json: topologyOf(await ctx.trees.tree(ref)) };
+    }
+    if (is('GET', 'sessions', null, 'checkpoints')) {
+      return { json: await ctx.trees.details(ref, seqList(query.get('seqs'))) };
     }
     if (is('GET', 'sessions', null, 'history')) return { json: await timeline(store, ref) };
     if (is('GET', 'sessions', null, 'transcript')) {

@@ -1,7 +1,8 @@
 /**
  * Live updates, as server-sent events. The studio learns of a change by reading, about once a
  * second, the one thing that moves when anything does: the catalog's first session (for the
- * list of sessions) or the watched session's summary (head, checkpoint count, last update).
+ * list of sessions; of those whose id starts with the searched prefix, when there is one) or
+ * the watched session's summary (head, checkpoint count, last update).
  * One read serves every page that watches the same thing, and nothing is read while no page
  * watches, so that a studio left open costs the store one small read a second at most.
  */
@@ -9,8 +10,10 @@ import type { ServerResponse } from 'node:http';
 import type { CheckpointStore, SessionInfo } from '@ckpt/core';
 import { errorResponse } from './errors.js';
 
-/** What a page watches: the catalog, or one session. */
-export type LiveTarget = { kind: 'catalog' } | { kind: 'session'; sessionId: string };
+/** What a page watches: the catalog (its sessions whose id starts with `prefix`), or one session. */
+export type LiveTarget =
+  | { kind: 'catalog'; prefix: string }
+  | { kind: 'session'; sessionId: string };
 
 /** How often a watched thing is read. */
 export const POLL_MS = 1000;
@@ -87,7 +90,7 @@ class Watch {
 }
 
 /** A fingerprint of a session's summary: what changes when it is written, rolled back or pruned. */
-const sessionPrint = (info: SessionInfo | null) =>
+export const sessionPrint = (info: SessionInfo | null) =>
   info === null ? 'none' : `${info.head} ${info.checkpoints} ${info.updatedAt.getTime()}`;
 
 /** The event streams of one studio. */
@@ -105,11 +108,11 @@ export class Live {
 
   /**
    * Answer with an event stream for `target`: `catalog` events carry the catalog's first
-   * session (or null), `session` events the session's summary (null once it is deleted),
+   * session with the prefix (or null), `session` events the session's summary (null once it is deleted),
    * `failure` events an error body; each is sent when it changes, and once at the start.
    */
   serve(res: ServerResponse, target: LiveTarget): void {
-    const key = target.kind === 'catalog' ? 'catalog' : `session ${target.sessionId}`;
+    const key = JSON.stringify(target);
     let watch = this.#watches.get(key);
     if (watch === undefined) {
       watch = new Watch(this.#reader(target), this.#redact, this.#pollMs);
@@ -143,7 +146,7 @@ export class Live {
     const store = this.#store;
     if (target.kind === 'catalog') {
       return async () => {
-        const top = (await store.sessions({ limit: 1 })).items[0] ?? null;
+        const top = (await store.sessions({ limit: 1, prefix: target.prefix })).items[0] ?? null;
         return {
           event: 'catalog',
           data: { top },

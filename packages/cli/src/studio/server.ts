@@ -11,6 +11,7 @@ import { checkRequest, checkWrite, type Guard, newToken, tokenCookie } from './a
 import { errorResponse, redactor, StudioError } from './errors.js';
 import { ForkIndex } from './fork-index.js';
 import { Live, POLL_MS } from './live.js';
+import { SessionTrees } from './session-trees.js';
 
 /** How to start a studio. */
 export interface StudioOptions {
@@ -134,7 +135,11 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
   const redact = redactor(options.storeUrl);
   const forks = new ForkIndex(options.store);
   const live = new Live(options.store, redact, options.pollMs ?? POLL_MS);
-  const ctx: ApiContext = { store: options.store, write: options.write === true, forks };
+  const ctx: ApiContext = {
+    store: options.store,
+    write: options.write === true,
+    trees: new SessionTrees(options.store, forks),
+  };
   const guard: Guard = { token: newToken(), port: 0, hosts: null };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

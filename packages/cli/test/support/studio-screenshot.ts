@@ -14,6 +14,10 @@ export async function screenshotDemo(page: Page, origin: string, path: string): 
   await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
   await page.goto(`${origin}/sessions/trip-planner?seq=4`);
   await page.locator('svg.tree [data-seq="3"]').waitFor();
+  // Each checkpoint drawn with its time, read once the tree is drawn.
+  await page.waitForFunction(
+    "document.querySelectorAll('svg.tree .node').length === document.querySelectorAll('svg.tree .node .time').length",
+  );
   await page.locator('ul.diff li').first().waitFor();
   await page.screenshot({ path });
 }

@@ -1,10 +1,11 @@
 /** The page's calls to the studio's API. Every change carries the header the server asks for. */
 import type {
   Change,
+  CheckpointDetail,
   Json,
   Page,
   SessionInfo,
-  SessionTree,
+  SessionTopology,
   Shown,
   StateEntry,
   StudioInfo,
@@ -61,7 +62,11 @@ export const api = {
   studio: () => get<StudioInfo>('/api/studio'),
   sessions: (prefix: string, cursor: string | null, limit = 50) =>
     get<Page<SessionInfo>>(`/api/sessions${query({ prefix, cursor, limit })}`),
-  tree: (id: string) => get<SessionTree>(`/api/sessions/${enc(id)}/tree`),
+  topology: (id: string) => get<SessionTopology>(`/api/sessions/${enc(id)}/topology`),
+  details: (id: string, seqs: number[]) =>
+    get<CheckpointDetail[]>(
+      `/api/sessions/${enc(id)}/checkpoints${query({ seqs: seqs.join(',') })}`,
+    ),
   show: (id: string, seq: number) => get<Shown>(`/api/sessions/${enc(id)}${query({ seq })}`),
   diff: (id: string, to: number, from: number | null) =>
     get<Change[]>(`/api/sessions/${enc(id)}/diff${query({ to, from })}`),

@@ -74,8 +74,9 @@ export function Catalog({ prefix }: { prefix: string }) {
     return () => observer.disconnect();
   });
 
-  // A change in the store: with only the first page shown, read it again; further down, offer to.
-  useCatalogLive((top) => {
+  // A change among the sessions searched for: with only the first page shown, read it again;
+  // further down, offer to.
+  useCatalogLive(prefix, (top) => {
     if (!loaded) return;
     const shownTop = items[0];
     const same =

@@ -1,13 +1,17 @@
 /**
- * Live updates from the studio (server-sent events): the catalog's newest session, or one
- * session's summary, each time it changes.
+ * Live updates from the studio (server-sent events): the newest session of the catalog (of
+ * the sessions whose id starts with a prefix), or one session's summary, each time it changes.
  */
 import { useEffect, useRef } from 'preact/hooks';
 import type { SessionInfo } from './wire.js';
 
-/** Call `onChange` with the catalog's first session each time it changes (and once at the start). */
-export function useCatalogLive(onChange: (top: SessionInfo | null) => void): void {
-  useEvents('/api/events', 'catalog', (data) =>
+/**
+ * Call `onChange` with the first session whose id starts with `prefix` each time it changes
+ * (and once at the start).
+ */
+export function useCatalogLive(prefix: string, onChange: (top: SessionInfo | null) => void): void {
+  const query = prefix === '' ? '' : `?prefix=${encodeURIComponent(prefix)}`;
+  useEvents(`/api/events${query}`, 'catalog', (data) =>
     onChange((data as { top: SessionInfo | null }).top),
   );
 }

@@ -11,9 +11,10 @@ import { useSessionLive } from './live.js';
 import { DoneNote, ErrorNote } from './notes.js';
 import { Link, navigate, pathOf, type Route, sessionPath } from './router.js';
 import { ago, shortTime } from './time.js';
+import { hasCheckpoint } from './topology.js';
 import { TranscriptPanel } from './transcript-panel.js';
 import { TreeView } from './tree-view.js';
-import type { SessionInfo, SessionTree } from './wire.js';
+import type { SessionInfo, SessionTopology } from './wire.js';
 
 type SessionRoute = Extract<Route, { view: 'session' }>;
 
@@ -32,7 +33,7 @@ const samePrint = (a: SessionInfo, b: SessionInfo) =>
 /** The view of one session. */
 export function SessionView({ route, write }: { route: SessionRoute; write: boolean }) {
   const { id } = route;
-  const [tree, setTree] = useState<SessionTree | null>(null);
+  const [tree, setTree] = useState<SessionTopology | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [gone, setGone] = useState(false);
   const [done, setDone] = useState<string | null>(null);
@@ -40,6 +41,8 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
   /** Goes up each time the session changed, so that the panels read again. */
   const [version, setVersion] = useState(0);
   const loading = useRef<{ id: string; again: boolean } | null>(null);
+  /** The session's summary as the live updates last told it. */
+  const told = useRef<SessionInfo | null>(null);
 
   const load = useCallback(() => {
     // One read at a time: a change while one is on its way reads once more after it.
@@ -50,9 +53,11 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
     const current = { id, again: false };
     loading.current = current;
     api
-      .tree(id)
+      .topology(id)
       .then((t) => {
         if (loading.current !== current) return;
+        // A change told of while this read was on its way, and not in it, is read next.
+        if (told.current !== null && !samePrint(told.current, t.info)) current.again = true;
         setTree(t);
         setGone(false);
         setError(null);
@@ -82,13 +87,16 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
       if (tree !== null) setGone(true);
       return;
     }
+    told.current = info;
+    // A read on its way is checked against what was told when it lands.
+    if (loading.current !== null) return;
     if (tree === null || !samePrint(info, tree.info)) load();
   });
 
   const go = (changes: Partial<SessionRoute>) => navigate(pathOf({ ...route, ...changes }), true);
   const info = tree?.info ?? null;
   const selected = route.seq ?? info?.head ?? null;
-  const selectedNode = tree?.checkpoints.find((n) => n.seq === selected) ?? null;
+  const stored = tree !== null && selected !== null && hasCheckpoint(tree, selected);
 
   const run = async (what: () => Promise<string>) => {
     setError(null);
@@ -226,7 +234,8 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
           <div class="tree-pane">
             {picking && <p class="picking">Click the checkpoint to compare {selected} with.</p>}
             <TreeView
-              nodes={tree.checkpoints}
+              key={tree.info.createdAt}
+              topology={tree}
               selected={selected}
               compare={route.vs}
               origin={tree.info.forkedFrom}
@@ -249,7 +258,7 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
             </div>
             {route.tab === 'transcript' ? (
               <TranscriptPanel id={id} version={version} />
-            ) : selected !== null && selectedNode !== null ? (
+            ) : selected !== null && stored ? (
               <CheckpointPanel
                 id={id}
                 seq={selected}

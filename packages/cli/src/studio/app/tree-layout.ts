@@ -6,7 +6,9 @@
  * row. A long run of plain checkpoints in a chain (none the head, a branch point, a fork's
  * source, pinned or picked) shows its first and last few and one gap row for the rest, which
  * can be opened a step at a time, so that a session of ten thousand checkpoints draws a
- * handful of rows. Linear in the number of checkpoints, with no recursion.
+ * handful of rows. A line of plain checkpoints may come as one node standing for all of them
+ * (`count`), so that the work is linear in the number of nodes given and rows drawn, not in
+ * the number of checkpoints; there is no recursion.
  */
 
 /** What the layout needs of a checkpoint. */
@@ -18,6 +20,29 @@ export interface LayoutNode {
   forks: string[];
   parentMissing: boolean;
   pinned?: boolean;
+  /**
+   * How many checkpoints this node stands for (default 1): `seq` … `seq + count - 1`, each
+   * after the first the child of the one before, none of them anything but plain.
+   */
+  count?: number;
+}
+
+/** The seq of the last checkpoint `n` stands for. */
+const lastSeq = (n: LayoutNode) => n.seq + (n.count ?? 1) - 1;
+
+/** The checkpoints at `from` … `to - 1` in a line of plain nodes, each standing for one or more. */
+function* checkpointsOf<N extends LayoutNode>(line: readonly N[], from: number, to: number) {
+  let start = 0;
+  for (const n of line) {
+    const { count = 1, ...one } = n;
+    for (let k = Math.max(from - start, 0); k < count && start + k < to; k++) {
+      yield count === 1
+        ? n
+        : ({ ...one, seq: n.seq + k, parent: k === 0 ? n.parent : n.seq + k - 1 } as N);
+    }
+    start += count;
+    if (start >= to) return;
+  }
 }
 
 /** A checkpoint's row. */
@@ -75,8 +100,9 @@ export function layoutTree<N extends LayoutNode>(
   opened: ReadonlyMap<number, number> = new Map(),
   keep: ReadonlySet<number> = new Set(),
 ): Layout<N> {
+  // Each node by its last checkpoint, the one a child names as its parent.
   const bySeq = new Map<number, N>();
-  for (const n of nodes) bySeq.set(n.seq, n);
+  for (const n of nodes) bySeq.set(lastSeq(n), n);
   const children = new Map<number, N[]>();
   const roots: N[] = [];
   for (const n of [...nodes].sort((a, b) => a.seq - b.seq)) {
@@ -89,7 +115,7 @@ export function layoutTree<N extends LayoutNode>(
   }
   // The chain goes on through the child on the active timeline, else the oldest.
   const next = (n: N): N | undefined => {
-    const kids = children.get(n.seq);
+    const kids = children.get(lastSeq(n));
     if (kids === undefined) return undefined;
     return kids.find((k) => k.active) ?? kids[0];
   };
@@ -100,7 +126,7 @@ export function layoutTree<N extends LayoutNode>(
     n.forks.length === 0 &&
     n.pinned !== true &&
     !keep.has(n.seq) &&
-    (children.get(n.seq)?.length ?? 0) <= 1;
+    (children.get(lastSeq(n))?.length ?? 0) <= 1;
 
   const rows: (NodeRow<N> | GapRow)[] = [];
   const edges: Edge[] = [];
@@ -137,25 +163,28 @@ export function layoutTree<N extends LayoutNode>(
       while (end + 1 < chain.length && plain(chain[end + 1]!, false, end + 1 === chain.length - 1))
         end++;
       const run = chain.slice(i, end + 1);
+      const length = run.reduce((sum, r) => sum + (r.count ?? 1), 0);
       const shownTop = FOLD_KEEP + (opened.get(run[0]!.seq) ?? 0);
-      if (run.length <= FOLD_OVER || shownTop + FOLD_KEEP >= run.length) {
-        for (const r of run) emit(r);
-      } else {
-        for (const r of run.slice(0, shownTop)) emit(r);
-        const hidden = run.slice(shownTop, run.length - FOLD_KEEP);
+      const folded = length > FOLD_OVER && shownTop + FOLD_KEEP < length;
+      const hideFrom = folded ? shownTop : length;
+      const hideTo = folded ? length - FOLD_KEEP : length;
+      for (const r of checkpointsOf(run, 0, hideFrom)) emit(r);
+      if (folded) {
+        const [first] = checkpointsOf(run, hideFrom, hideFrom + 1);
+        const [last] = checkpointsOf(run, hideTo - 1, hideTo);
         chainOfRow.push(index);
         rows.push({
           kind: 'gap',
           row: rows.length,
           lane: 0,
           run: run[0]!.seq,
-          hidden: hidden.length,
-          first: hidden[0]!.seq,
-          last: hidden.at(-1)!.seq,
-          active: hidden[0]!.active && hidden.at(-1)!.active,
+          hidden: hideTo - hideFrom,
+          first: first!.seq,
+          last: last!.seq,
+          active: first!.active && last!.active,
         });
-        for (const r of run.slice(run.length - FOLD_KEEP)) emit(r);
       }
+      for (const r of checkpointsOf(run, hideTo, length)) emit(r);
       i = end + 1;
     }
     chains.push({
@@ -167,7 +196,7 @@ export function layoutTree<N extends LayoutNode>(
     const branches: { start: N; from: N }[] = [];
     for (const n of chain) {
       const main = next(n);
-      for (const kid of children.get(n.seq) ?? [])
+      for (const kid of children.get(lastSeq(n)) ?? [])
         if (kid !== main) branches.push({ start: kid, from: n });
     }
     for (const b of branches.reverse()) pending.push(b);

@@ -2,14 +2,24 @@
  * A session's tree as an SVG picture: the active timeline in the first lane, the branches
  * that left it beside, the head ringed, pinned checkpoints marked, forks to other sessions
  * as links, long plain runs folded into a gap that opens on a click. Only the rows in view
- * (and a margin) are drawn, so that a tree of thousands of rows scrolls as fast as a short one.
+ * (and a margin) are drawn, so that a tree of thousands of rows scrolls as fast as a short one,
+ * and only their checkpoints' times and metadata are read, as they come into view.
  */
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api } from './api.js';
 import { brief } from './json-tree.js';
 import { navigate, sessionPath } from './router.js';
 import { shortTime } from './time.js';
-import { type Edge, type GapRow, layoutTree, type NodeRow, OPEN_STEP } from './tree-layout.js';
-import type { TreeNode } from './wire.js';
+import { nodesOf } from './topology.js';
+import {
+  type Edge,
+  type GapRow,
+  type LayoutNode,
+  layoutTree,
+  type NodeRow,
+  OPEN_STEP,
+} from './tree-layout.js';
+import type { CheckpointDetail, SessionTopology } from './wire.js';
 
 const ROW = 26;
 const LANE = 16;
@@ -31,9 +41,9 @@ function edgePath(e: Edge): string {
   return `M${x1},${y1}Q${x2},${y1} ${x2},${turn}L${x2},${y2}`;
 }
 
-/** The picture's props: the checkpoints, which one is picked and which compared. */
+/** The picture's props: the session's shape, which checkpoint is picked and which compared. */
 export interface TreeViewProps {
-  nodes: TreeNode[];
+  topology: SessionTopology;
   selected: number | null;
   compare: number | null;
   /** The session and checkpoint this session was forked from, marked on that checkpoint. */
@@ -61,21 +71,29 @@ function SessionLink({ id, seq = null }: { id: string; seq?: number | null }) {
 
 function NodeLabel({
   r,
+  detail,
   labelX,
   origin,
 }: {
-  r: NodeRow<TreeNode>;
+  r: NodeRow<LayoutNode>;
+  /** Its time and metadata, once read. */
+  detail: CheckpointDetail | undefined;
   labelX: number;
   origin: TreeViewProps['origin'];
 }) {
   const n = r.node;
-  const meta = Object.keys(n.metadata).length > 0 ? brief(n.metadata, 60) : '';
+  const meta =
+    detail !== undefined && Object.keys(detail.metadata).length > 0
+      ? brief(detail.metadata, 60)
+      : '';
   return (
     <text x={labelX} y={4} class="label">
       <tspan class="seq">{n.seq}</tspan>
-      <tspan class="time" dx={8}>
-        {shortTime(n.createdAt)}
-      </tspan>
+      {detail !== undefined && (
+        <tspan class="time" dx={8}>
+          {shortTime(detail.createdAt)}
+        </tspan>
+      )}
       {meta !== '' && (
         <tspan class="meta" dx={8}>
           {meta}
@@ -116,8 +134,35 @@ function NodeLabel({
   );
 }
 
-/** The tree of `nodes`. */
-export function TreeView({ nodes, selected, compare, origin, onSelect }: TreeViewProps) {
+/**
+ * The times and metadata of `seqs`' checkpoints: read (once each) when they are asked for,
+ * undefined until then.
+ */
+function useDetails(sessionId: string, seqs: number[]): Map<number, CheckpointDetail> {
+  const [details, setDetails] = useState<Map<number, CheckpointDetail>>(new Map());
+  const asked = useRef(new Set<number>());
+  const missing = seqs.filter((seq) => !details.has(seq) && !asked.current.has(seq));
+  useEffect(() => {
+    if (missing.length === 0) return;
+    for (const seq of missing) asked.current.add(seq);
+    api.details(sessionId, missing).then(
+      (read) =>
+        setDetails((known) => {
+          const next = new Map(known);
+          for (const d of read) next.set(d.seq, d);
+          return next;
+        }),
+      // Left unread: asked again when they next come into view.
+      () => {
+        for (const seq of missing) asked.current.delete(seq);
+      },
+    );
+  }, [sessionId, missing.join(',')]);
+  return details;
+}
+
+/** The tree of `topology`. */
+export function TreeView({ topology, selected, compare, origin, onSelect }: TreeViewProps) {
   const [opened, setOpened] = useState<Map<number, number>>(new Map());
   const scroller = useRef<HTMLDivElement>(null);
   const [view, setView] = useState({ top: 0, height: 800 });
@@ -126,20 +171,27 @@ export function TreeView({ nodes, selected, compare, origin, onSelect }: TreeVie
     () => new Set([selected, compare, originSeq].filter((s): s is number => s !== null)),
     [selected, compare, originSeq],
   );
+  const nodes = useMemo(() => nodesOf(topology, keep), [topology, keep]);
   const layout = useMemo(() => layoutTree(nodes, opened, keep), [nodes, opened, keep]);
 
   useLayoutEffect(() => {
     const el = scroller.current;
     if (el) setView({ top: el.scrollTop, height: el.clientHeight || 800 });
   }, []);
-  useEffect(() => {
-    // A mark the browser tests read: when the tree of these checkpoints was first drawn.
-    requestAnimationFrame(() => performance.mark('ckpt:tree-drawn'));
-  }, [nodes]);
 
   const first = Math.max(0, Math.floor((view.top - PAD) / ROW) - MARGIN_ROWS);
   const last = Math.ceil((view.top + view.height) / ROW) + MARGIN_ROWS;
   const rows = layout.rows.filter((r) => r.row >= first && r.row <= last);
+  const shownSeqs = rows.flatMap((r) => (r.kind === 'node' ? [r.node.seq] : []));
+  const details = useDetails(topology.sessionId, shownSeqs);
+  const complete = shownSeqs.every((seq) => details.has(seq));
+  const marked = useRef<SessionTopology | null>(null);
+  useEffect(() => {
+    // A mark the browser tests read: when the tree of this shape was first drawn whole.
+    if (!complete || marked.current === topology) return;
+    marked.current = topology;
+    requestAnimationFrame(() => performance.mark('ckpt:tree-drawn'));
+  }, [topology, complete]);
   const edges = layout.edges.filter(
     (e) => Math.max(e.fromRow, e.toRow) >= first && Math.min(e.fromRow, e.toRow) <= last,
   );
@@ -237,7 +289,7 @@ export function TreeView({ nodes, selected, compare, origin, onSelect }: TreeVie
                 />
               )}
               <circle cx={laneX(r.lane)} cy={0} r={5} class="dot" />
-              <NodeLabel r={r} labelX={labelX} origin={origin} />
+              <NodeLabel r={r} detail={details.get(r.node.seq)} labelX={labelX} origin={origin} />
             </g>
           ),
         )}

@@ -23,25 +23,34 @@ export interface SessionInfo {
   updatedAt: string;
 }
 
-/** One checkpoint of `ckpt tree --json`. */
-export interface TreeNode {
+/**
+ * Checkpoints `seq` … `seq + length - 1`, each after the first the child of the one before,
+ * all on the active timeline or all off it.
+ */
+export interface TopologyRun {
   seq: number;
+  length: number;
   parent: number | null;
-  createdAt: string;
-  metadata: { [key: string]: Json };
-  active: boolean;
-  head: boolean;
-  forks: string[];
   parentMissing: boolean;
-  /** Only on a store that keeps pins. */
-  pinned?: boolean;
+  active: boolean;
 }
 
-/** `ckpt tree --json`. */
-export interface SessionTree {
+/** A session's tree, its shape alone (`/api/sessions/<id>/topology`). */
+export interface SessionTopology {
   sessionId: string;
   info: SessionInfo;
-  checkpoints: TreeNode[];
+  runs: TopologyRun[];
+  /** The sessions forked from a checkpoint, by its seq. */
+  forks: { [seq: string]: string[] };
+  /** Only on a store that keeps pins. */
+  pinned?: number[];
+}
+
+/** What the tree shows beside a checkpoint (`/api/sessions/<id>/checkpoints?seqs=`). */
+export interface CheckpointDetail {
+  seq: number;
+  createdAt: string;
+  metadata: { [key: string]: Json };
 }
 
 /** A checkpoint, data included. */
