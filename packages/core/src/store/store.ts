@@ -8,16 +8,15 @@ import type {
   SessionPosition,
   StoredCheckpoint,
   StoredSession,
-} from './backend.js';
-import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
+} from '../adapter/backend.js';
+import { checkNeeds } from '../adapter/needs.js';
 import {
   checkCheckpointSize,
-  decodeCheckpoint,
   decodeMetadata,
   encodeJson,
   encodeMetadata,
   encodeTranscript,
-} from './encode.js';
+} from '../values/encode.js';
 import {
   CkptError,
   type ErrorHint,
@@ -25,8 +24,16 @@ import {
   isCkptError,
   toCkptError,
   unsupported,
-} from './errors.js';
-import { checkNeeds } from './needs.js';
+} from '../values/errors.js';
+import type { JsonCompatible, JsonInput, JsonValue } from '../values/json.js';
+import {
+  checkExpectedHead,
+  checkName,
+  checkOptions,
+  checkPositiveInteger,
+} from '../values/validate.js';
+import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
+import { decodeCheckpoint } from './decode.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
 import { exportSession, importSession } from './session-transfer.js';
 import { createStateScope } from './state.js';
@@ -36,9 +43,6 @@ import type {
   CheckpointInfo,
   CheckpointOptions,
   ImportOptions,
-  JsonCompatible,
-  JsonInput,
-  JsonValue,
   ListOptions,
   Page,
   PageOptions,
@@ -51,7 +55,6 @@ import type {
   TranscriptEntry,
   UpdateOptions,
 } from './types.js';
-import { checkExpectedHead, checkName, checkOptions, checkPositiveInteger } from './validate.js';
 
 /** The default largest encoded checkpoint: 8 MiB. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
