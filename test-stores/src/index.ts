@@ -201,7 +201,7 @@ export function storesOn(
 
 /** Remove every session and state key of `store`, so that the next test starts empty. */
 export async function emptyStore(store: CheckpointStore, scopes: string[]): Promise<void> {
-  const caps = store.backend.capabilities;
+  const caps = store.capabilities;
   if (caps.listSessions) {
     const ids: string[] = [];
     let cursor: string | null = null;

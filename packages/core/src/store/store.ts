@@ -4,7 +4,9 @@
  * Backends only store and fetch.
  */
 import type {
+  BackendCapabilities,
   CheckpointBackend,
+  Diagnosis,
   SessionPosition,
   StoredCheckpoint,
   StoredSession,
@@ -102,6 +104,27 @@ export class CheckpointStore<T = JsonValue> {
   /** The backend this store runs on. */
   get backend(): CheckpointBackend {
     return this.#backend;
+  }
+
+  /** The backend's name, for messages: `sqlite`, `postgres`, … */
+  get backendName(): string {
+    return this.#backend.name;
+  }
+
+  /**
+   * What the backend can do beyond the required methods: whether `sessions()` and
+   * `state().keys()` work, and whether every guarantee holds with several writers.
+   */
+  get capabilities(): BackendCapabilities {
+    return this.#backend.capabilities;
+  }
+
+  /**
+   * The backend's checks of its deployment (schema version, durability settings, file modes,
+   * privileges), each with what to do about a problem; [] for a backend that has none.
+   */
+  async diagnose(): Promise<Diagnosis[]> {
+    return this.#run(async () => (await this.#backend.diagnose?.()) ?? []);
   }
 
   /** Save `data` as the session's next checkpoint and move the head to it. */
