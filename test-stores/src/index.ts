@@ -4,13 +4,14 @@
  * (a single server and a cluster), and kvBackend over a five-method KV and over a
  * get/set/delete-only KV.
  */
-import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+
 import { type CheckpointBackend, CheckpointStore, type KvStore, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 import { mysql } from '@ckpt/mysql';
 import { postgres } from '@ckpt/postgres';
 import { redis } from '@ckpt/redis';
 import { sqlite } from '@ckpt/sqlite';
+import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
 import { Cluster, Redis } from 'ioredis';
 import mysql2 from 'mysql2/promise';
 import pg from 'pg';
