@@ -1,5 +1,5 @@
 /**
- * The value rules of SPEC 3.1: what may be saved, and its encoding as JSON text. Values are
+ * The value rules ("Rules and errors" in core's README): what may be saved, and its encoding as JSON text. Values are
  * checked before encoding so that a refusal names the exact path and nothing is written.
  */
 import { CkptError, invalidArgument } from './errors.js';
