@@ -17,6 +17,7 @@ const SOURCES: Record<string, string> = {
   '@ckpt/openai-agents': './packages/openai-agents/src/index.ts',
   '@ckpt/ai-sdk': './packages/ai-sdk/src/index.ts',
   '@ckpt/cli': './packages/cli/src/index.ts',
+  '@ckpt/test-servers': './test-servers/src/index.ts',
   '@ckpt/test-stores': './test-stores/src/index.ts',
   '@ckpt/test-stores/worker': './test-stores/src/worker.ts',
   '@ckpt/test-stores/browser': './test-stores/src/browser.ts',

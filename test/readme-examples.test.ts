@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
-import { SERVICES, serviceAvailable } from '@ckpt/contract-tests';
 import { openStore } from '@ckpt/core';
+import { SERVICES, serviceAvailable } from '@ckpt/test-servers';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 

@@ -50,13 +50,6 @@ export {
   poolBatchCases,
 } from './pool-batches.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
-export {
-  SERVICES,
-  serviceAddress,
-  serviceAvailable,
-  serviceListening,
-  serviceUrl,
-} from './services.js';
 export { sessionReads, stateReads, storeReads } from './session-reads.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';

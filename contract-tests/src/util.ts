@@ -117,7 +117,10 @@ export function settleAll<T>(count: number, task: (i: number) => Promise<T>) {
   return Promise.allSettled(Array.from({ length: count }, (_, i) => task(i)));
 }
 
-/** The odd-but-valid ids of SPEC 3.2: each one a different session on every backend. */
+/**
+ * Odd but valid ids ("Rules and errors" in core's README): each one a different session on
+ * every backend.
+ */
 export const ODD_IDS: string[] = [
   'a',
   'A',

@@ -4,13 +4,14 @@
  * (a single server and a cluster), and kvBackend over a five-method KV and over a
  * get/set/delete-only KV.
  */
-import { serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+
 import { type CheckpointBackend, CheckpointStore, type KvStore, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 import { mysql } from '@ckpt/mysql';
 import { postgres } from '@ckpt/postgres';
 import { redis } from '@ckpt/redis';
 import { sqlite } from '@ckpt/sqlite';
+import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
 import { Cluster, Redis } from 'ioredis';
 import mysql2 from 'mysql2/promise';
 import pg from 'pg';
@@ -201,7 +202,7 @@ export function storesOn(
 
 /** Remove every session and state key of `store`, so that the next test starts empty. */
 export async function emptyStore(store: CheckpointStore, scopes: string[]): Promise<void> {
-  const caps = store.backend.capabilities;
+  const caps = store.capabilities;
   if (caps.listSessions) {
     const ids: string[] = [];
     let cursor: string | null = null;

@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { bundleWorker } from '../../vitest.aliases.js';
 
 const DRIVERS = ['better-sqlite3', 'pg', 'mysql2', 'mysql2/*', 'ioredis'];
@@ -28,12 +27,6 @@ export function phaseRunner(options: {
         entry: options.entry,
         outfile: options.outfile,
         external: [...DRIVERS, ...options.external],
-        // The stores use only the contract suite's service helpers, which need no vitest.
-        overrides: {
-          '@ckpt/contract-tests': fileURLToPath(
-            new URL('../../contract-tests/src/services.ts', import.meta.url),
-          ),
-        },
       });
     })();
     return built;

@@ -50,7 +50,7 @@ const BAD_NUMBERS: unknown[] = [
 /** Ids, names and numeric arguments. */
 export function inputCases(t: ContractContext, caps: BackendCapabilities): void {
   describe('ids and names', () => {
-    it('keeps the odd-but-valid ids of the spec apart as different sessions', async () => {
+    it('keeps odd but valid ids apart as different sessions', async () => {
       for (const [i, id] of ODD_IDS.entries()) {
         await t.store.checkpoint(id, { i, id }, { transcript: [id] });
       }

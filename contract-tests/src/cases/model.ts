@@ -1,6 +1,7 @@
 /**
  * The model-based case: random sequences of operations run against the backend and against
- * a plain reference model written here from the spec, and every answer is compared.
+ * a plain reference model written here from the rules in core's README, and every answer is
+ * compared.
  */
 import {
   type BackendCapabilities,
@@ -31,7 +32,7 @@ interface ModelSession {
   keys: Map<string, number>;
 }
 
-/** The reference model: the spec's semantics in the plainest code. */
+/** The reference model: the store's semantics in the plainest code. */
 class Model {
   readonly sessions = new Map<string, ModelSession>();
 

@@ -74,6 +74,16 @@ export function surfaceCases(
       expect(typeof t.backend.name).toBe('string');
     });
 
+    it('tells them, its name and its deployment checks through the store', async () => {
+      expect(t.store.capabilities).toEqual(caps);
+      expect(t.store.backendName).toBe(t.backend.name);
+      for (const finding of await t.store.diagnose()) {
+        expect(typeof finding.check).toBe('string');
+        expect(['ok', 'warn', 'fail']).toContain(finding.status);
+        expect(typeof finding.detail).toBe('string');
+      }
+    });
+
     it('turns a failure inside the backend into BACKEND with the cause attached', async () => {
       const cause = new Error('disk on fire');
       // Everything but load() is the real backend; load() fails as a broken driver would.

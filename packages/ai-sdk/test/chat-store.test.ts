@@ -260,7 +260,7 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
   describe('the chat list', () => {
     it("lists one user's chats newest first, with title, message count and times, a page at a time", async (ctx) => {
       // A KV without `list` cannot list sessions at all (ckpt's UNSUPPORTED).
-      if (!store.backend.capabilities.listSessions) return ctx.skip();
+      if (!store.capabilities.listSessions) return ctx.skip();
       const user1 = chats.forUser(`alice-${made}`);
       const user2 = chats.forUser(`bob-${made}`);
       await send(user1, 'trip', { message: user('t1', 'Plan a trip to Porto') });

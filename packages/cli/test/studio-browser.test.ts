@@ -7,13 +7,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serviceAvailable } from '@ckpt/contract-tests';
 import {
   type CheckpointStore,
   type ExportedCheckpoint,
   type JsonValue,
   openStore,
 } from '@ckpt/core';
+import { serviceAvailable } from '@ckpt/test-servers';
 import { emptyStore, URL_STORES } from '@ckpt/test-stores';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -8,12 +8,14 @@
  * @module @ckpt/core/adapter
  */
 
-export { afterReady } from './after-ready.js';
+export { afterReady } from './adapter/after-ready.js';
 export type {
   AppendInput,
   AppendResult,
   BackendCapabilities,
+  BackendLifecycle,
   CheckpointBackend,
+  CheckpointLog,
   Diagnosis,
   ExportedStoredCheckpoint,
   ForkInput,
@@ -22,36 +24,38 @@ export type {
   RollbackInput,
   RollbackResult,
   SessionPosition,
+  SessionTransfer,
+  StateStore,
   StoredCheckpoint,
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
-} from './backend.js';
+} from './adapter/backend.js';
 export {
   type ConnectionSpec,
   type OpenedConnection,
   openConnection,
-} from './connection-options.js';
-export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './errors.js';
-export { checkNamespace, DEFAULT_NAMESPACE } from './namespace.js';
-export { closeOverNeeds } from './needs.js';
+} from './adapter/connection-options.js';
+export { checkNamespace, DEFAULT_NAMESPACE } from './adapter/namespace.js';
+export { closeOverNeeds } from './adapter/needs.js';
 export {
   checkCreate,
   type StoreLocation,
   storeNotFound,
   storeTooOld,
-} from './open-existing.js';
+} from './adapter/open-existing.js';
 export {
   compareSessionsNewestFirst,
   prefixUpperBound,
   sessionIdPrefixBound,
-} from './order.js';
-export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './retry.js';
+} from './adapter/order.js';
+export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './adapter/retry.js';
 export {
   hintsByCode,
   type OtherServerSymptom,
   otherServerHint,
   SERVER_HINTS,
   urlAddress,
-} from './server-hints.js';
-export { checkOptions } from './validate.js';
+} from './adapter/server-hints.js';
+export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './values/errors.js';
+export { checkOptions } from './values/validate.js';

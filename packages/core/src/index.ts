@@ -6,38 +6,20 @@
  * @packageDocumentation
  * @module @ckpt/core
  */
-export type { BackendCapabilities, CheckpointBackend, Diagnosis } from './backend.js';
-export { CkptError, type CkptErrorCode, type CkptErrorDetails, isCkptError } from './errors.js';
-export {
-  EXPORT_FORMAT,
-  EXPORT_VERSION,
-  type ExportOptions,
-  exportStore,
-  type ImportStoreOptions,
-  importStore,
-  type TransferCounts,
-} from './export-format.js';
-export type { KvStore } from './kv.js';
-export { type KvBackendOptions, kvBackend } from './kv-backend.js';
-export { MAX_NEEDS } from './needs.js';
-export { openStore } from './open-store.js';
-export { compareCodePoints } from './order.js';
-export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './paging.js';
-export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store.js';
-export { type CopyOptions, copyStore } from './store-copy.js';
-export { type StoreInUse, useStore } from './store-or-url.js';
-export { allItems, allSessionIds, allStateEntries } from './store-walk.js';
+export type { BackendCapabilities, CheckpointBackend, Diagnosis } from './adapter/backend.js';
+export { MAX_NEEDS } from './adapter/needs.js';
+export { compareCodePoints } from './adapter/order.js';
+export { type KvBackendOptions, kvBackend } from './kv/kv-backend.js';
+export type { KvStore } from './kv/kv-store.js';
+export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './store/paging.js';
+export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store/store.js';
 export type {
   Checkpoint,
   CheckpointInfo,
   CheckpointOptions,
   ExportedCheckpoint,
   ImportOptions,
-  JsonCompatible,
-  JsonInput,
-  JsonValue,
   ListOptions,
-  Metadata,
   OpenStoreOptions,
   Page,
   PageOptions,
@@ -49,4 +31,24 @@ export type {
   StoreOptions,
   TranscriptEntry,
   UpdateOptions,
-} from './types.js';
+} from './store/types.js';
+export {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportOptions,
+  exportStore,
+  type ImportStoreOptions,
+  importStore,
+  type TransferCounts,
+} from './tools/export-format.js';
+export { openStore } from './tools/open-store.js';
+export { type CopyOptions, copyStore } from './tools/store-copy.js';
+export { type StoreInUse, useStore } from './tools/store-or-url.js';
+export { allItems, allSessionIds, allStateEntries } from './tools/store-walk.js';
+export {
+  CkptError,
+  type CkptErrorCode,
+  type CkptErrorDetails,
+  isCkptError,
+} from './values/errors.js';
+export type { JsonCompatible, JsonInput, JsonValue, Metadata } from './values/json.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeJson, encodeMetadata, encodeTranscript } from '../src/encode.js';
-import { isCkptError } from '../src/errors.js';
+import { encodeJson, encodeMetadata, encodeTranscript } from '../src/values/encode.js';
+import { isCkptError } from '../src/values/errors.js';
 
 function refusal(fn: () => unknown): string {
   try {

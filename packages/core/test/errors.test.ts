@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { CkptError, isCkptError, redactPasswords, toCkptError } from '../src/errors.js';
-import { hintsByCode, SERVER_HINTS } from '../src/server-hints.js';
+import { hintsByCode, SERVER_HINTS } from '../src/adapter/server-hints.js';
+import { CkptError, isCkptError, redactPasswords, toCkptError } from '../src/values/errors.js';
 
 describe('CkptError', () => {
   it('is recognised by isCkptError across two copies of the package', async () => {
     // A second evaluation of the module stands in for the CJS copy beside the ESM one.
-    const specifier = '../src/errors.js?copy';
-    const copy: typeof import('../src/errors.js') = await import(/* @vite-ignore */ specifier);
+    const specifier = '../src/values/errors.js?copy';
+    const copy: typeof import('../src/values/errors.js') = await import(
+      /* @vite-ignore */ specifier
+    );
     const foreign = new copy.CkptError('CONFLICT', 'from the other copy');
     expect(foreign instanceof CkptError).toBe(false);
     expect(isCkptError(foreign)).toBe(true);

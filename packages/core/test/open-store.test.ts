@@ -2,13 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CheckpointStore, isCkptError, openStore } from '../src/index.js';
 import {
   isMissingPackage,
   loadPackage,
   missingAdapter,
   missingPackageOf,
-} from '../src/adapter-loading.js';
-import { CheckpointStore, isCkptError, openStore } from '../src/index.js';
+} from '../src/tools/adapter-loading.js';
 
 async function refusal(promise: Promise<unknown>) {
   const err = await promise.then(

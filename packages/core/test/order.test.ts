@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareCodePoints, prefixUpperBound } from '../src/order.js';
+import { compareCodePoints, prefixUpperBound } from '../src/adapter/order.js';
 
 describe('compareCodePoints', () => {
   it('orders strings exactly as their UTF-8 bytes do', () => {

@@ -7,7 +7,7 @@ import {
   rangesFrom,
   rangesHas,
   rangesPrune,
-} from '../src/seq-ranges.js';
+} from '../src/kv/seq-ranges.js';
 
 const seqSets = fc.uniqueArray(fc.integer({ min: 1, max: 60 }), { maxLength: 40 });
 

@@ -769,7 +769,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 /** Whether the store can list state keys, which walking every thread uses where it can. */
 function listsKeys(store: CheckpointStore): boolean {
-  return store.backend.capabilities.listStateKeys;
+  return store.capabilities.listStateKeys;
 }
 
 /** The strings of a stored array (namespaces, thread ids); [] for anything else. */

@@ -1,6 +1,7 @@
 /**
  * The native MySQL / MariaDB backend. Each mutation is one CALL of a stored procedure (one
- * transaction); each read is one statement; each statement is one round trip once its
+ * transaction), but an import, which inserts a whole session in one transaction of its own
+ * statements; each read is one statement; each statement is one round trip once its
  * connection has prepared it (see statement-runner.ts). Deadlocks and lock-wait timeouts,
  * after which the server has rolled the transaction back, are run again.
  */

@@ -1,7 +1,8 @@
 /**
  * The stored procedures the MySQL backend calls, as this version defines them: each mutation
- * is one procedure, so it costs one round trip, and each reads committed data without gap
- * locks and undoes itself on any error. They are created anew after the steps of any upgrade
+ * but an import (its own statements in one transaction, in the backend) is one procedure, so
+ * it costs one round trip, and each reads committed data without gap locks and undoes itself
+ * on any error. They are created anew after the steps of any upgrade
  * (MySQL has no CREATE OR REPLACE PROCEDURE: each is dropped, then created), so each is
  * written once, here; a change to one comes with a new schema version, whose upgrade installs
  * it.

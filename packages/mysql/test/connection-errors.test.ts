@@ -1,7 +1,8 @@
 /** What the store says when the URL lacks a database, or names another kind of server's port. */
-import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
+import { expectCkptError } from '@ckpt/contract-tests';
 import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { mysql, mysqlKv } from '@ckpt/mysql';
+import { serviceAddress, serviceListening } from '@ckpt/test-servers';
 import { describe, expect, it } from 'vitest';
 
 const postgresAt = serviceAddress('postgres');

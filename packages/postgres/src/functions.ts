@@ -1,7 +1,8 @@
 /**
- * The functions the PostgreSQL backend calls, as this version defines them. Each mutation is
- * one function, so that it costs one round trip and holds no session state between statements
- * (it works through a pool and through PgBouncer in transaction mode). They are created anew
+ * The functions the PostgreSQL backend calls, as this version defines them. Each mutation but
+ * an import (a statement of its own, in the backend) is one function, so that it costs one
+ * round trip and holds no session state between statements (it works through a pool and
+ * through PgBouncer in transaction mode). They are created anew
  * (CREATE OR REPLACE) after the steps of any upgrade, so each is written once, here; a change
  * to one comes with a new schema version, whose upgrade installs it.
  */

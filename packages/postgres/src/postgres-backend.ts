@@ -1,7 +1,8 @@
 /**
  * The native PostgreSQL backend. Each mutation is one statement, most of them a call of a
  * function the migration created (one round trip, one transaction); a checkpoint that
- * conflicts takes two. Each read is one statement. Nothing depends on session state between
+ * conflicts takes two, and an import that replaces a session is one transaction of three.
+ * Each read is one statement. Nothing depends on session state between
  * statements, so any pool or PgBouncer in transaction mode works.
  */
 import type {

@@ -1,7 +1,8 @@
 /** What a call says when the URL's port belongs to another kind of server than PostgreSQL. */
-import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
+import { expectCkptError } from '@ckpt/contract-tests';
 import { CheckpointStore, kvBackend } from '@ckpt/core';
 import { postgres, postgresKv } from '@ckpt/postgres';
+import { serviceAddress, serviceListening } from '@ckpt/test-servers';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 

@@ -1,6 +1,7 @@
 /** Shared by the PostgreSQL tests: the server's URL, fresh namespaces, and cleanup. */
-import { namespacePool, serviceAvailable, serviceUrl } from '@ckpt/contract-tests';
+import { namespacePool } from '@ckpt/contract-tests';
 import { type PostgresBackend, postgres } from '@ckpt/postgres';
+import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
 import pg from 'pg';
 import { afterAll } from 'vitest';
 

@@ -3,10 +3,11 @@
  * kind of server at the URL's port, a connection lost under a read or under a write.
  */
 import { once } from 'node:events';
-import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
+import { expectCkptError } from '@ckpt/contract-tests';
 import { CheckpointStore } from '@ckpt/core';
 import { SERVER_HINTS } from '@ckpt/core/adapter';
 import { redis } from '@ckpt/redis';
+import { serviceAddress, serviceListening } from '@ckpt/test-servers';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { admin, available, dropNamespace, freshNamespace, throughProxy, url } from './support.js';

@@ -1,13 +1,9 @@
 /** Shared by the Redis tests: the single server and the cluster, fresh namespaces, cleanup. */
 import { once } from 'node:events';
-import {
-  type FaultProxy,
-  serviceAvailable,
-  serviceUrl,
-  startFaultProxy,
-} from '@ckpt/contract-tests';
+import { type FaultProxy, startFaultProxy } from '@ckpt/contract-tests';
 import { CheckpointStore } from '@ckpt/core';
 import { type RedisBackend, type RedisClient, type RedisOptions, redis } from '@ckpt/redis';
+import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { CLIENT_OPTIONS } from '../src/connection.js';

@@ -20,7 +20,7 @@ async function count(
 
 /** What the store holds: its sessions and state scopes, each null where it cannot be counted. */
 async function contents(store: CheckpointStore) {
-  const { capabilities } = store.backend;
+  const { capabilities } = store;
   return {
     sessions: await count(capabilities.listSessions, (cursor) =>
       store.sessions({ limit: 1000, cursor }),

@@ -13,7 +13,7 @@ import { example } from './help.js';
 
 /** The counts of sessions, checkpoints and state scopes. */
 async function counts(store: CheckpointStore): Promise<Diagnosis> {
-  if (!store.backend.capabilities.listSessions) {
+  if (!store.capabilities.listSessions) {
     return {
       check: 'contents',
       status: 'ok',
@@ -27,7 +27,7 @@ async function counts(store: CheckpointStore): Promise<Diagnosis> {
     checkpoints += s.checkpoints;
   }
   let scopes = 0;
-  if (store.backend.capabilities.listStateKeys) {
+  if (store.capabilities.listStateKeys) {
     for await (const _ of allItems((cursor) => store.stateScopes({ limit: 1000, cursor })))
       scopes++;
   }
@@ -65,11 +65,11 @@ async function diagnose(ctx: Context): Promise<Diagnosis[]> {
     {
       check: 'reachable',
       status: 'ok',
-      detail: `${store.backend.name}, opened and read in ${ms.toFixed(0)} ms`,
+      detail: `${store.backendName}, opened and read in ${ms.toFixed(0)} ms`,
     },
   ];
   found.push(await counts(store));
-  found.push(...((await store.backend.diagnose?.()) ?? []));
+  found.push(...(await store.diagnose()));
   return found;
 }
 

@@ -103,7 +103,7 @@ export function registerStudio(program: Command, ctx: Context): void {
           }
           ctx.print(studio!.url);
           ctx.note(
-            `ckpt studio on a ${store.backend.name} store, ${opts.write ? c.bold('changes allowed (--write)') : 'read-only (start with --write to allow changes)'}; open the address above. Ctrl-C stops it.`,
+            `ckpt studio on a ${store.backendName} store, ${opts.write ? c.bold('changes allowed (--write)') : 'read-only (start with --write to allow changes)'}; open the address above. Ctrl-C stops it.`,
           );
           if (opts.open) openBrowser(ctx, studio!.url);
           await stop;

@@ -188,7 +188,7 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
   if (method !== 'GET' && method !== 'HEAD') writable(ctx);
 
   if (is('GET', 'studio')) {
-    const info: StudioInfo = { backend: store.backend.name, write: ctx.write, version: VERSION };
+    const info: StudioInfo = { backend: store.backendName, write: ctx.write, version: VERSION };
     return { json: info };
   }
   if (is('GET', 'events')) {

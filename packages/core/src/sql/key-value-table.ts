@@ -4,8 +4,9 @@
  * `KvStore` run on this one implementation, so an adapter writes the six statements once, for
  * a table of either shape.
  */
-import type { KvStore } from '../kv.js';
-import { prefixUpperBound } from '../order.js';
+
+import { prefixUpperBound } from '../adapter/order.js';
+import type { KvStore } from '../kv/kv-store.js';
 import type { RunStatement } from './run.js';
 
 /**

@@ -8,8 +8,9 @@
  * refuses a bad file at once), the servers over a connection; so each part of a migration may
  * return a value or a promise, and the runner stays synchronous where all of them are.
  */
-import { CkptError } from '../errors.js';
-import { type StoreLocation, storeNotFound, storeTooOld } from '../open-existing.js';
+
+import { type StoreLocation, storeNotFound, storeTooOld } from '../adapter/open-existing.js';
+import { CkptError } from '../values/errors.js';
 
 /** A value, or a promise of one. */
 export type MaybePromise<T> = T | Promise<T>;

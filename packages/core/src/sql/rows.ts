@@ -12,7 +12,7 @@ import type {
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
-} from '../backend.js';
+} from '../adapter/backend.js';
 import type { BatchOutcome } from './busy-pool-batches.js';
 
 type Num = number | string;

@@ -20,8 +20,8 @@ import type {
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
-} from '../backend.js';
-import { sessionIdPrefixBound } from '../order.js';
+} from '../adapter/backend.js';
+import { sessionIdPrefixBound } from '../adapter/order.js';
 import { type BatchPool, BusyPoolBatches } from './busy-pool-batches.js';
 import { type KeyValueStatements, KeyValueTable } from './key-value-table.js';
 import {

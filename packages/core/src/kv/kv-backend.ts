@@ -1,6 +1,6 @@
 /**
  * `kvBackend(kv)`: the whole CheckpointBackend on a KvStore of get/set/delete (and, when
- * present, compareAndSet and list), laid out as kv-layout.ts says.
+ * present, compareAndSet and list), laid out as layout.ts says.
  *
  * The session record is the single commit point: an append stages its body under a key of its
  * own, then swaps the record (compare-and-set) to name the new seq as head with the staged key
@@ -20,13 +20,18 @@ import type {
   StoredCheckpoint,
   StoredLineageEntry,
   StoredSession,
-} from './backend.js';
-import { CkptError, invalidArgument } from './errors.js';
-import type { KvStore } from './kv.js';
-import { conformingKv } from './kv-conformance.js';
-import { type Body, kvKeys, makeBody, parseBody, type SessionRecord, token } from './kv-layout.js';
-import { closeOverNeedsAsync } from './needs.js';
-import { compareCodePoints, compareSessionsNewestFirst, prefixUpperBound } from './order.js';
+} from '../adapter/backend.js';
+import { closeOverNeedsAsync } from '../adapter/needs.js';
+import {
+  compareCodePoints,
+  compareSessionsNewestFirst,
+  prefixUpperBound,
+} from '../adapter/order.js';
+import { CkptError, invalidArgument } from '../values/errors.js';
+import { checkOptions, describe } from '../values/validate.js';
+import { conformingKv } from './conformance.js';
+import type { KvStore } from './kv-store.js';
+import { type Body, kvKeys, makeBody, parseBody, type SessionRecord, token } from './layout.js';
 import {
   rangesAppend,
   rangesAscending,
@@ -37,7 +42,6 @@ import {
   rangesPrune,
   type SeqRanges,
 } from './seq-ranges.js';
-import { checkOptions, describe } from './validate.js';
 
 /** Options of `kvBackend`. */
 export interface KvBackendOptions {

@@ -2,9 +2,10 @@
  * A page of a transcript: the items of the checkpoints on the active timeline, newest first,
  * read by walking from a checkpoint up its parents a chunk of lineage at a time.
  */
-import type { CheckpointBackend } from './backend.js';
-import { decodeJson } from './encode.js';
-import type { JsonValue, TranscriptEntry } from './types.js';
+import type { CheckpointBackend } from '../adapter/backend.js';
+import { decodeJson } from '../values/encode.js';
+import type { JsonValue } from '../values/json.js';
+import type { TranscriptEntry } from './types.js';
 
 // How many checkpoints one page may walk past without finding items before it returns what
 // it has (with a place to go on from), so that a page's cost stays bounded.

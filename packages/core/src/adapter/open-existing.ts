@@ -4,8 +4,8 @@
  * migration runs. A tool that only looks at a store, or a typo in its path or namespace, so
  * never makes a new, empty store that then answers "0 sessions".
  */
-import { CkptError, invalidArgument } from './errors.js';
-import { describe } from './validate.js';
+import { CkptError, invalidArgument } from '../values/errors.js';
+import { describe } from '../values/validate.js';
 
 /** `create` as `factory()` was given it: true (the default) or false; anything else is refused. */
 export function checkCreate(value: unknown, factory: string): boolean {

@@ -1,5 +1,5 @@
 /** Running a server call again after the server rolled it back. */
-import { errorCode } from './errors.js';
+import { errorCode } from '../values/errors.js';
 
 /** How many times a call is run, at most, while the server keeps rolling it back. */
 export const ROLLED_BACK_ATTEMPTS = 10;

@@ -2,9 +2,10 @@
  * What an integration (a framework's saver or session) takes: a store the caller made, which
  * stays theirs, or a URL that the integration opens with `openStore` and so closes itself.
  */
-import { CkptError } from './errors.js';
+
+import { CheckpointStore } from '../store/store.js';
+import { CkptError } from '../values/errors.js';
 import { openStore } from './open-store.js';
-import { CheckpointStore } from './store.js';
 
 /** A store to use: the store, and whether its user opened it (and so closes it). */
 export interface StoreInUse {

@@ -3,9 +3,9 @@
  * method and listing are checked by `paging.ts`, but what it points at must still be a place
  * the listing can have.
  */
-import type { SessionPosition } from './backend.js';
-import { invalidArgument } from './errors.js';
-import { describe } from './validate.js';
+import type { SessionPosition } from '../adapter/backend.js';
+import { invalidArgument } from '../values/errors.js';
+import { describe } from '../values/validate.js';
 
 const damaged = () => invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
 

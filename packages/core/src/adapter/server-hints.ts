@@ -3,7 +3,7 @@
  * another kind of server: the words every server adapter uses, and the hook (`errorHint`)
  * built from its driver's codes for them.
  */
-import { type ErrorHint, errorCode } from './errors.js';
+import { type ErrorHint, errorCode } from '../values/errors.js';
 
 /** The remedies a server adapter's `errorHint` names, worded alike on every backend. */
 export const SERVER_HINTS = {

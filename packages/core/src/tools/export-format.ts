@@ -15,13 +15,15 @@
  * before needs existed, needs none. The end line lets a reader tell a whole export from a cut
  * one.
  */
-import { CkptError, isCkptError } from './errors.js';
-import { checkIfExists } from './session-transfer.js';
+
+import { checkIfExists } from '../store/session-transfer.js';
+import type { CheckpointStore } from '../store/store.js';
+import type { ExportedCheckpoint, ImportOptions } from '../store/types.js';
+import { CkptError, isCkptError } from '../values/errors.js';
+import type { JsonValue } from '../values/json.js';
+import { checkSignal } from '../values/validate.js';
 import { moveStateValue } from './state-transfer.js';
-import type { CheckpointStore } from './store.js';
 import { allSessionIds, allStateEntries } from './store-walk.js';
-import type { ExportedCheckpoint, ImportOptions, JsonValue } from './types.js';
-import { checkSignal } from './validate.js';
 
 /** The name on an export's header line. */
 export const EXPORT_FORMAT = 'ckpt-export';

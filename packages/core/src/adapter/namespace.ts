@@ -1,5 +1,5 @@
 /** The `namespace` option every adapter takes. */
-import { invalidArgument } from './errors.js';
+import { invalidArgument } from '../values/errors.js';
 
 /** The namespace used when none is given. */
 export const DEFAULT_NAMESPACE = 'ckpt';

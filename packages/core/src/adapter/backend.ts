@@ -150,13 +150,11 @@ export interface Diagnosis {
   fix?: string;
 }
 
-/** The storage behind a `CheckpointStore`: one method per atomic operation. */
-export interface CheckpointBackend {
-  /** A short name for messages and test titles, e.g. `sqlite`. */
-  readonly name: string;
-  /** Optional abilities; the facade and the contract suite gate on them. */
-  readonly capabilities: BackendCapabilities;
-
+/**
+ * The checkpoint log: a session's checkpoints, its head and its catalog entry, written by
+ * append, rollback, fork, prune and delete, and read by the facade's every checkpoint method.
+ */
+export interface CheckpointLog {
   /**
    * Atomically: return the earlier checkpoint for `idempotencyKey` if there is one; else check
    * `expectedHead`; else write seq = highest seq + 1 with parent = head, move the head to it, and
@@ -211,24 +209,10 @@ export interface CheckpointBackend {
     limit: number;
     prefix: string;
   }): Promise<StoredSession[]>;
+}
 
-  /**
-   * Stored checkpoints of the session with seq above `afterSeq` (null: from the first), seq
-   * ascending, whole (with their needs), at most `limit`: the pages of an export.
-   */
-  exportCheckpoints(
-    sessionId: string,
-    query: { afterSeq: number | null; limit: number },
-  ): Promise<ExportedStoredCheckpoint[]>;
-  /**
-   * Atomically store a whole session as given: every checkpoint with its seq, parent, data,
-   * metadata, transcript, needs and time, the head, forkedFrom and both times, so that every read
-   * answers as it did where the session was exported. Its next seq is one above its highest.
-   * `exists` (writing nothing) when the id is taken and `replace` is false; with `replace`,
-   * what the id held before is gone. The session keeps no idempotency keys.
-   */
-  importSession(input: ImportInput): Promise<'imported' | 'exists'>;
-
+/** The state store: small JSON text values in scopes, beside the checkpoints (`store.state()`). */
+export interface StateStore {
   /** A state value's JSON text, or undefined. */
   stateGet(scope: string, key: string): Promise<string | undefined>;
   stateSet(scope: string, key: string, value: string): Promise<void>;
@@ -248,6 +232,34 @@ export interface CheckpointBackend {
 
   /** Scopes that hold at least one state key, after `after`, ascending by UTF-8 bytes, at most `limit`. */
   stateScopes(query: { after: string | null; limit: number }): Promise<string[]>;
+}
+
+/** Session transfer: a whole session out, a page of checkpoints at a time, and in, at once. */
+export interface SessionTransfer {
+  /**
+   * Stored checkpoints of the session with seq above `afterSeq` (null: from the first), seq
+   * ascending, whole (with their needs), at most `limit`: the pages of an export.
+   */
+  exportCheckpoints(
+    sessionId: string,
+    query: { afterSeq: number | null; limit: number },
+  ): Promise<ExportedStoredCheckpoint[]>;
+  /**
+   * Atomically store a whole session as given: every checkpoint with its seq, parent, data,
+   * metadata, transcript, needs and time, the head, forkedFrom and both times, so that every read
+   * answers as it did where the session was exported. Its next seq is one above its highest.
+   * `exists` (writing nothing) when the id is taken and `replace` is false; with `replace`,
+   * what the id held before is gone. The session keeps no idempotency keys.
+   */
+  importSession(input: ImportInput): Promise<'imported' | 'exists'>;
+}
+
+/** Lifecycle: what the backend is and can do, opening, closing, removing and checking it. */
+export interface BackendLifecycle {
+  /** A short name for messages and test titles, e.g. `sqlite`. */
+  readonly name: string;
+  /** Optional abilities; the facade and the contract suite gate on them. */
+  readonly capabilities: BackendCapabilities;
 
   /** Release connections the backend opened itself (never a client it was given). */
   close(): Promise<void>;
@@ -282,3 +294,13 @@ export interface CheckpointBackend {
    */
   errorHint?(err: unknown): string | undefined;
 }
+
+/**
+ * The storage behind a `CheckpointStore`: one method per atomic operation, in four roles (the
+ * checkpoint log, the state store, session transfer and lifecycle).
+ */
+export interface CheckpointBackend
+  extends CheckpointLog,
+    StateStore,
+    SessionTransfer,
+    BackendLifecycle {}

@@ -1,6 +1,6 @@
 /** Walking a whole store: every session id, every state entry, a page at a time. */
-import type { CheckpointStore } from './store.js';
-import type { JsonValue } from './types.js';
+import type { CheckpointStore } from '../store/store.js';
+import type { JsonValue } from '../values/json.js';
 
 /**
  * Every item of a paged listing (`sessions`, `list`, `transcript`, `keys`, `stateScopes`),

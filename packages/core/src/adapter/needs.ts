@@ -5,8 +5,8 @@
  * checkpoints over it, so that whatever removes checkpoints never removes one a kept
  * checkpoint needs.
  */
-import { invalidArgument } from './errors.js';
-import { describe } from './validate.js';
+import { invalidArgument } from '../values/errors.js';
+import { describe } from '../values/validate.js';
 
 /** The most seqs one checkpoint may name in `needs`. */
 export const MAX_NEEDS = 1000;

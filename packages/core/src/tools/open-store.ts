@@ -1,12 +1,13 @@
 /** `openStore(url)`: pick and load a backend package from a connection string. */
+
+import type { CheckpointBackend } from '../adapter/backend.js';
+import { checkNamespace } from '../adapter/namespace.js';
+import { checkCreate } from '../adapter/open-existing.js';
+import { CheckpointStore } from '../store/store.js';
+import type { OpenStoreOptions } from '../store/types.js';
+import { CkptError, invalidArgument, redactPasswords, toCkptError } from '../values/errors.js';
+import { checkOptions } from '../values/validate.js';
 import { loadPackage } from './adapter-loading.js';
-import type { CheckpointBackend } from './backend.js';
-import { CkptError, invalidArgument, redactPasswords, toCkptError } from './errors.js';
-import { checkNamespace } from './namespace.js';
-import { checkCreate } from './open-existing.js';
-import { CheckpointStore } from './store.js';
-import type { OpenStoreOptions } from './types.js';
-import { checkOptions } from './validate.js';
 
 type Factory = (options: Record<string, unknown>) => CheckpointBackend | Promise<CheckpointBackend>;
 

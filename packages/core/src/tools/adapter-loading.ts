@@ -6,7 +6,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CkptError, errorCode } from './errors.js';
+import { CkptError, errorCode } from '../values/errors.js';
 
 /**
  * Import `pkg` as Node finds it from @ckpt/core, or else from the application's directories:

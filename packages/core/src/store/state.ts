@@ -1,10 +1,16 @@
 /** `StateScope`: a small JSON key-value space beside the checkpoints. */
-import type { CheckpointBackend } from './backend.js';
-import { checkPayloadSize, decodeJson, type Encoded, encodedSize, encodeJson } from './encode.js';
-import { CkptError, invalidArgument, unsupported } from './errors.js';
+import type { CheckpointBackend } from '../adapter/backend.js';
+import {
+  checkPayloadSize,
+  decodeJson,
+  type Encoded,
+  encodedSize,
+  encodeJson,
+} from '../values/encode.js';
+import { CkptError, invalidArgument, unsupported } from '../values/errors.js';
+import { checkName, checkOptions, describe } from '../values/validate.js';
 import { type CursorOwner, readPage, toPage } from './paging.js';
 import type { Page, PageOptions, StateScope } from './types.js';
-import { checkName, checkOptions, describe } from './validate.js';
 
 // Under heavy contention a compare-and-set loop can starve; past this many tries the
 // caller learns about it instead of spinning forever.

@@ -4,26 +4,25 @@
  * atomic backend call. Every read of the copy (each seq, history, list, transcript, info, the
  * order of sessions) answers as the original did.
  */
-import type { CheckpointBackend, ExportedStoredCheckpoint, StoredSession } from './backend.js';
+import type {
+  CheckpointBackend,
+  ExportedStoredCheckpoint,
+  StoredSession,
+} from '../adapter/backend.js';
+import { checkNeeds } from '../adapter/needs.js';
 import {
   checkCheckpointSize,
-  decodeCheckpoint,
   decodeJson,
   encodeJson,
   encodeMetadata,
   encodeTranscript,
-} from './encode.js';
-import { CkptError, invalidArgument } from './errors.js';
-import { checkNeeds } from './needs.js';
+} from '../values/encode.js';
+import { CkptError, invalidArgument } from '../values/errors.js';
+import type { JsonValue } from '../values/json.js';
+import { checkName, checkOptions, checkPositiveInteger, describe } from '../values/validate.js';
+import { decodeCheckpoint } from './decode.js';
 import type { Runner } from './state.js';
-import type {
-  ExportedCheckpoint,
-  ImportOptions,
-  JsonValue,
-  SessionExport,
-  SessionImport,
-} from './types.js';
-import { checkName, checkOptions, checkPositiveInteger, describe } from './validate.js';
+import type { ExportedCheckpoint, ImportOptions, SessionExport, SessionImport } from './types.js';
 
 /** Checkpoints read by one page of an export: at most this many whole payloads in memory. */
 export const EXPORT_PAGE = 64;

@@ -4,10 +4,11 @@
  * that a store that breaks the contract fails with a message saying how, not later and
  * somewhere else.
  */
-import { invalidArgument } from './errors.js';
-import type { KvStore } from './kv.js';
-import { compareCodePoints } from './order.js';
-import { describe, methodList, missingMethods } from './validate.js';
+
+import { compareCodePoints } from '../adapter/order.js';
+import { invalidArgument } from '../values/errors.js';
+import { describe, methodList, missingMethods } from '../values/validate.js';
+import type { KvStore } from './kv-store.js';
 
 const REQUIRED = ['get', 'set', 'delete'] as const;
 const OPTIONAL = ['compareAndSet', 'list', 'close', 'errorHint'] as const;

@@ -3,13 +3,14 @@
  * as `exportSession` and `importSession` move them, several sessions at a time and never more
  * than those in memory.
  */
+
+import { checkIfExists } from '../store/session-transfer.js';
+import type { CheckpointStore } from '../store/store.js';
+import type { ImportOptions } from '../store/types.js';
+import { checkOptions, checkPositiveInteger, checkSignal } from '../values/validate.js';
 import type { TransferCounts } from './export-format.js';
-import { checkIfExists } from './session-transfer.js';
 import { moveStateValue } from './state-transfer.js';
-import type { CheckpointStore } from './store.js';
 import { allSessionIds, allStateEntries } from './store-walk.js';
-import type { ImportOptions } from './types.js';
-import { checkOptions, checkPositiveInteger, checkSignal } from './validate.js';
 
 /** Options of `copyStore`. */
 export interface CopyOptions extends ImportOptions {

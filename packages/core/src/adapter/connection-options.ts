@@ -3,10 +3,10 @@
  * client), `namespace` and `create`. Checked here once, so that each adapter refuses a bad one the same
  * way: with INVALID_ARGUMENT, a message that shows a good one, and never the URL's password.
  */
-import { invalidArgument, redactPasswords } from './errors.js';
+import { invalidArgument, redactPasswords } from '../values/errors.js';
+import { checkOptions, describe, methodList, missingMethods } from '../values/validate.js';
 import { checkNamespace } from './namespace.js';
 import { checkCreate, type StoreLocation } from './open-existing.js';
-import { checkOptions, describe, methodList, missingMethods } from './validate.js';
 
 /** How one adapter opens and recognises its driver handle. */
 export interface ConnectionSpec<H> {

@@ -1,10 +1,9 @@
 /**
- * The value rules of SPEC 3.1: what may be saved, and its encoding as JSON text. Values are
+ * The value rules ("Rules and errors" in core's README): what may be saved, and its encoding as JSON text. Values are
  * checked before encoding so that a refusal names the exact path and nothing is written.
  */
-import type { StoredCheckpoint } from './backend.js';
 import { CkptError, invalidArgument } from './errors.js';
-import type { JsonValue, Metadata } from './types.js';
+import type { JsonValue, Metadata } from './json.js';
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
@@ -292,17 +291,6 @@ export function encodeTranscript(value: unknown, path: string): Encoded<JsonValu
 /** Decode JSON text written by `encodeJson`. */
 export function decodeJson(text: string): JsonValue {
   return JSON.parse(text) as JsonValue;
-}
-
-/** A stored checkpoint's values decoded, with its time as a Date. */
-export function decodeCheckpoint(stored: StoredCheckpoint) {
-  return {
-    seq: stored.seq,
-    parent: stored.parent,
-    data: decodeJson(stored.data),
-    metadata: decodeMetadata(stored.metadata),
-    createdAt: new Date(stored.createdAt),
-  };
 }
 
 /** Decode metadata text. */

@@ -3,9 +3,9 @@
  * naming the method and the listing it came from, so that a cursor passed to another
  * method (or another session's listing) is refused instead of silently misread.
  */
-import { invalidArgument } from './errors.js';
+import { invalidArgument } from '../values/errors.js';
+import { checkOptions, describe } from '../values/validate.js';
 import type { PageOptions } from './types.js';
-import { checkOptions, describe } from './validate.js';
 
 /** The default and largest page sizes. */
 export const DEFAULT_PAGE_LIMIT = 50;

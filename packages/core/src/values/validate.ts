@@ -1,4 +1,4 @@
-/** Input rules of SPEC 3.2 for names and numbers. */
+/** The input rules for names and numbers ("Rules and errors" in core's README). */
 import { invalidArgument } from './errors.js';
 
 const MAX_NAME_CODE_POINTS = 255;

@@ -4,20 +4,21 @@
  * Backends only store and fetch.
  */
 import type {
+  BackendCapabilities,
   CheckpointBackend,
+  Diagnosis,
   SessionPosition,
   StoredCheckpoint,
   StoredSession,
-} from './backend.js';
-import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
+} from '../adapter/backend.js';
+import { checkNeeds } from '../adapter/needs.js';
 import {
   checkCheckpointSize,
-  decodeCheckpoint,
   decodeMetadata,
   encodeJson,
   encodeMetadata,
   encodeTranscript,
-} from './encode.js';
+} from '../values/encode.js';
 import {
   CkptError,
   type ErrorHint,
@@ -25,8 +26,16 @@ import {
   isCkptError,
   toCkptError,
   unsupported,
-} from './errors.js';
-import { checkNeeds } from './needs.js';
+} from '../values/errors.js';
+import type { JsonCompatible, JsonInput, JsonValue } from '../values/json.js';
+import {
+  checkExpectedHead,
+  checkName,
+  checkOptions,
+  checkPositiveInteger,
+} from '../values/validate.js';
+import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
+import { decodeCheckpoint } from './decode.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
 import { exportSession, importSession } from './session-transfer.js';
 import { createStateScope } from './state.js';
@@ -36,9 +45,6 @@ import type {
   CheckpointInfo,
   CheckpointOptions,
   ImportOptions,
-  JsonCompatible,
-  JsonInput,
-  JsonValue,
   ListOptions,
   Page,
   PageOptions,
@@ -51,7 +57,6 @@ import type {
   TranscriptEntry,
   UpdateOptions,
 } from './types.js';
-import { checkExpectedHead, checkName, checkOptions, checkPositiveInteger } from './validate.js';
 
 /** The default largest encoded checkpoint: 8 MiB. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
@@ -99,6 +104,27 @@ export class CheckpointStore<T = JsonValue> {
   /** The backend this store runs on. */
   get backend(): CheckpointBackend {
     return this.#backend;
+  }
+
+  /** The backend's name, for messages: `sqlite`, `postgres`, … */
+  get backendName(): string {
+    return this.#backend.name;
+  }
+
+  /**
+   * What the backend can do beyond the required methods: whether `sessions()` and
+   * `state().keys()` work, and whether every guarantee holds with several writers.
+   */
+  get capabilities(): BackendCapabilities {
+    return this.#backend.capabilities;
+  }
+
+  /**
+   * The backend's checks of its deployment (schema version, durability settings, file modes,
+   * privileges), each with what to do about a problem; [] for a backend that has none.
+   */
+  async diagnose(): Promise<Diagnosis[]> {
+    return this.#run(async () => (await this.#backend.diagnose?.()) ?? []);
   }
 
   /** Save `data` as the session's next checkpoint and move the head to it. */
