@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serviceListening, serviceUrl } from '@ckpt/contract-tests';
+import { serviceListening, serviceUrl } from '@ckpt/test-servers';
 import { CHROMIUM, chromiumFound, launchBrowser } from '@ckpt/test-stores/browser';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

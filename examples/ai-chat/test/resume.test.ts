@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptChatStore } from '@ckpt/ai-sdk';
-import { serviceListening, serviceUrl } from '@ckpt/contract-tests';
+import { serviceListening, serviceUrl } from '@ckpt/test-servers';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { offlineModel } from '../src/offline-model.js';
