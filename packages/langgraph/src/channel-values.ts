@@ -3,9 +3,8 @@
  * or as a tail on the parent's version when most of its text is the same), and how a read
  * rebuilds every value of a checkpoint, loading each checkpoint it needs once.
  */
-import type { CheckpointStore, StateScope } from '@ckpt/core';
+import type { CheckpointStore } from '@ckpt/core';
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
-import { stateKeys } from './names.js';
 import {
   decodeValue,
   type Encoded,
@@ -23,9 +22,6 @@ export interface KnownText {
   /** Seqs of the checkpoints whose entries rebuild it, oldest first; the last holds it. */
   chain: number[];
 }
-
-/** Values of pruned checkpoints that kept ones still use, whole: seq -> channel -> entry. */
-export type Carried = Record<string, Record<string, Held>>;
 
 /** Longest chain of tails before a value is held whole again, which bounds a cold read. */
 const MAX_CHAIN = 16;
@@ -69,20 +65,12 @@ export function chainOf(held: Held, seq: number): number[] {
 /** Reads the channel values of one session's checkpoints, loading each checkpoint once. */
 export class ValueReader {
   readonly #store: CheckpointStore;
-  readonly #state: StateScope;
   readonly #sessionId: string;
   readonly #serde: SerializerProtocol;
   readonly #loads = new Map<number, Promise<StoredData | null>>();
-  #carried: Promise<Carried> | undefined;
 
-  constructor(
-    store: CheckpointStore,
-    state: StateScope,
-    sessionId: string,
-    serde: SerializerProtocol,
-  ) {
+  constructor(store: CheckpointStore, sessionId: string, serde: SerializerProtocol) {
     this.#store = store;
-    this.#state = state;
     this.#sessionId = sessionId;
     this.#serde = serde;
   }
@@ -99,16 +87,12 @@ export class ValueReader {
     return loading;
   }
 
-  /** The entry for `channel` at `seq`: the checkpoint's own, or carried when it was pruned. */
+  /** The entry for `channel` at `seq`, or undefined when that checkpoint is not stored. */
   async held(seq: number, channel: string): Promise<Held | undefined> {
     const stored = await this.load(seq);
-    if (stored !== null)
-      return Object.hasOwn(stored.values, channel) ? stored.values[channel] : undefined;
-    this.#carried ??= this.#state
-      .get(stateKeys.carried(this.#sessionId))
-      .then((value) => (value ?? {}) as unknown as Carried);
-    const carried = (await this.#carried)[seq];
-    return carried !== undefined && Object.hasOwn(carried, channel) ? carried[channel] : undefined;
+    return stored !== null && Object.hasOwn(stored.values, channel)
+      ? stored.values[channel]
+      : undefined;
   }
 
   /** The serialized value `held` stands for, or undefined when what rebuilds it is gone. */

@@ -6,11 +6,13 @@
  * scope beside them.
  */
 import {
+  allItems,
   type CheckpointStore,
   type Checkpoint as CkptCheckpoint,
   CkptError,
   isCkptError,
   type JsonValue,
+  MAX_NEEDS,
   type Metadata,
   type StateScope,
   useStore,
@@ -32,7 +34,7 @@ import {
   WRITES_IDX_MAP,
 } from '@langchain/langgraph-checkpoint';
 import { appendOnParent } from './append-on-parent.js';
-import { type Carried, chainOf, holdValue, type KnownText, ValueReader } from './channel-values.js';
+import { chainOf, holdValue, type KnownText, ValueReader } from './channel-values.js';
 import { markDeleted, wasDeleted } from './deletion-marks.js';
 import {
   checkpointIdOf,
@@ -50,8 +52,8 @@ import {
   decodeValue,
   encodeValue,
   type Held,
-  heldWhole,
   indexOf,
+  neededSeqs,
   record,
   type StoredData,
   storedData,
@@ -215,21 +217,11 @@ export class CkptSaver extends BaseCheckpointSaver {
     const parentId = checkpointIdOf(config) ?? null;
     const parent = parentId === null ? null : await this.#seenAt(store, sessionId, parentId);
 
-    const { channel_values: channelValues, ...rest } = checkpoint;
-    const values = record<Held>();
-    for (const [channel, version] of Object.entries(newVersions)) {
-      if (Object.hasOwn(channelValues, channel)) {
-        const encoded = await encodeValue(this.serde, channelValues[channel]);
-        values[channel] = holdValue(version, encoded, parent?.texts.get(channel));
-      }
-    }
-    // Every other channel at the version its parent had is where the parent's value is held.
-    const refs = record<[Version, number]>();
-    for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
-      const at = parent?.index[channel];
-      if (!Object.hasOwn(values, channel) && at !== undefined && at[0] === version) {
-        refs[channel] = at;
-      }
+    const { channel_values: _, ...rest } = checkpoint;
+    let { values, refs } = await this.#held(checkpoint, newVersions, parent, true);
+    // Too many checkpoints to name as needs: every value the checkpoint has is held whole.
+    if (neededSeqs(values, refs).length > MAX_NEEDS) {
+      ({ values, refs } = await this.#held(checkpoint, checkpoint.channel_versions, parent, false));
     }
     const stored: StoredData = {
       format: 1,
@@ -247,9 +239,11 @@ export class CkptSaver extends BaseCheckpointSaver {
     const indexed = this.#indexed.has(sessionId);
     if (!indexed) await this.#indexNamespace(store, target, sessionId);
     const data = stored as unknown as JsonValue;
+    const needs = neededSeqs(values, refs);
     const options = {
       idempotencyKey: checkpoint.id,
       metadata: ckptMetadata(checkpoint.id, metadata),
+      ...(needs.length > 0 ? { needs } : {}),
     };
     const parentSeq = parent?.seq ?? null;
     let written: CkptCheckpoint;
@@ -274,6 +268,35 @@ export class CkptSaver extends BaseCheckpointSaver {
       this.#remember(sessionId, written, textsAfterPut(held, written.seq, parent), known);
     }
     return configOf(target, checkpoint.id);
+  }
+
+  /**
+   * How a checkpoint holds its values on `parent`: the channels in `changed` that it has, as
+   * entries of its own (as tails on the parent's, where `tails` allows); every other channel
+   * at the version its parent had, as a ref to where the parent's value is held.
+   */
+  async #held(
+    checkpoint: Checkpoint,
+    changed: ChannelVersions,
+    parent: Seen | null,
+    tails: boolean,
+  ): Promise<{ values: Record<string, Held>; refs: Record<string, [Version, number]> }> {
+    const values = record<Held>();
+    for (const [channel, version] of Object.entries(changed)) {
+      if (Object.hasOwn(checkpoint.channel_values, channel)) {
+        const encoded = await encodeValue(this.serde, checkpoint.channel_values[channel]);
+        const before = tails ? parent?.texts.get(channel) : undefined;
+        values[channel] = holdValue(version, encoded, before);
+      }
+    }
+    const refs = record<[Version, number]>();
+    for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
+      const at = parent?.index[channel];
+      if (!Object.hasOwn(values, channel) && at !== undefined && at[0] === version) {
+        refs[channel] = at;
+      }
+    }
+    return { values, refs };
   }
 
   async putWrites(
@@ -327,7 +350,7 @@ export class CkptSaver extends BaseCheckpointSaver {
     const namespaces = new Set(['', ...stringsIn(await state.get(threadKey))]);
     for (const namespace of namespaces) {
       const sessionId = sessionOf(threadId, namespace, THREAD_ARGUMENTS);
-      const ids = await checkpointIds(store, sessionId, () => true);
+      const ids = await checkpointIds(store, sessionId);
       // Marked before the session goes: a putWrites that then finds no session learns from the
       // mark that its checkpoint was deleted (and removes its own), not yet to be written.
       if (ids.length > 0) {
@@ -335,10 +358,7 @@ export class CkptSaver extends BaseCheckpointSaver {
       }
       // The session before its writes: a putWrites that lands in between sees it gone.
       await store.delete(sessionId);
-      await Promise.all([
-        ...ids.map((id) => state.delete(stateKeys.writes(sessionId, id))),
-        state.delete(stateKeys.carried(sessionId)),
-      ]);
+      await Promise.all(ids.map((id) => state.delete(stateKeys.writes(sessionId, id))));
       this.#forget(sessionId);
     }
     await state.delete(threadKey);
@@ -351,9 +371,8 @@ export class CkptSaver extends BaseCheckpointSaver {
 
   /**
    * Keep the `keepLast` newest checkpoints of each namespace of the thread (and its latest),
-   * and remove the older ones with their pending writes; returns how many were removed.
-   * Channel values that a kept checkpoint still uses, held by a removed one, are kept beside
-   * the thread, so every kept checkpoint reads back whole.
+   * and those whose channel values they use; remove the others with their pending writes;
+   * returns how many were removed.
    */
   async prune(threadId: string, options: PruneThreadOptions): Promise<number> {
     const keepLast = options?.keepLast;
@@ -474,7 +493,7 @@ export class CkptSaver extends BaseCheckpointSaver {
   }
 
   #reader(store: CheckpointStore, sessionId: string): ValueReader {
-    return new ValueReader(store, this.#state(store), sessionId, this.serde);
+    return new ValueReader(store, sessionId, this.serde);
   }
 
   async #pendingWrites(
@@ -645,7 +664,12 @@ export class CkptSaver extends BaseCheckpointSaver {
       stringsIn(await state.get(stateKeys.thread(thread)));
     const wanted = (ns: string) => typeof namespace !== 'string' || ns === namespace;
     if (threadId !== undefined) {
-      const namespaces = typeof namespace === 'string' ? [namespace] : await namespacesOf(threadId);
+      // The root namespace even when the index has no record of the thread (a session that
+      // core's fork or an import made).
+      const namespaces =
+        typeof namespace === 'string'
+          ? [namespace]
+          : new Set(['', ...(await namespacesOf(threadId))]);
       for (const ns of namespaces) yield { threadId, namespace: ns };
       return;
     }
@@ -689,49 +713,15 @@ export class CkptSaver extends BaseCheckpointSaver {
     sessionId: string,
     keepLast: number,
   ): Promise<number> {
-    const info = await store.info(sessionId);
-    if (info === null) return 0;
-    const kept = new Set<number>([info.head]);
-    let cursor: string | null = null;
-    let newest = 0;
-    do {
-      const page = await store.list(sessionId, { limit: PAGE, cursor });
-      for (const item of page.items) if (newest++ < keepLast) kept.add(item.seq);
-      cursor = newest < keepLast ? page.cursor : null;
-    } while (cursor !== null);
-    if (info.checkpoints <= kept.size) return 0;
-
-    // Values that kept checkpoints use and checkpoints about to go hold, carried beside them
-    // whole: those a kept one points to, and the last base a kept tail is rebuilt from.
-    const reader = this.#reader(store, sessionId);
-    const carried: Carried = record();
-    const carry = async (seq: number, channel: string) => {
-      const held = await reader.held(seq, channel);
-      const encoded = held === undefined ? undefined : await reader.encoded(channel, held);
-      if (held === undefined || encoded === undefined) return;
-      carried[seq] ??= record();
-      carried[seq][channel] = heldWhole(held.v, encoded);
-    };
-    for (const seq of kept) {
-      const stored = await reader.load(seq);
-      for (const [channel, [, at]] of Object.entries(stored?.refs ?? {})) {
-        if (!kept.has(at)) await carry(at, channel);
-      }
-      for (const [channel, held] of Object.entries(stored?.values ?? {})) {
-        const gone = 'on' in held ? held.on.filter((at) => !kept.has(at)) : [];
-        if (gone.length > 0) await carry(gone.at(-1)!, channel);
-      }
-    }
-    const goingIds = await checkpointIds(store, sessionId, (seq) => !kept.has(seq));
-    if (Object.keys(carried).length > 0) {
-      await state.set(stateKeys.carried(sessionId), carried as unknown as JsonValue);
-    } else {
-      await state.delete(stateKeys.carried(sessionId));
-    }
+    const before = await checkpointIds(store, sessionId);
+    // The store keeps the newest, and every checkpoint whose values they read (their needs).
     const removed = await store.prune(sessionId, { keepLast });
-    await Promise.all(goingIds.map((id) => state.delete(stateKeys.writes(sessionId, id))));
+    if (removed === 0) return 0;
+    const kept = new Set(await checkpointIds(store, sessionId));
+    const gone = before.filter((id) => !kept.has(id));
+    await Promise.all(gone.map((id) => state.delete(stateKeys.writes(sessionId, id))));
     const seen = this.#seen.get(sessionId);
-    if (seen !== undefined && !kept.has(seen.seq)) this.#seen.delete(sessionId);
+    if (seen !== undefined && !kept.has(seen.id)) this.#seen.delete(sessionId);
     return removed;
   }
 }
@@ -777,22 +767,13 @@ function stringsIn(value: JsonValue | undefined): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
-/** The LangGraph ids of a session's stored checkpoints whose seq `wanted` accepts. */
-async function checkpointIds(
-  store: CheckpointStore,
-  sessionId: string,
-  wanted: (seq: number) => boolean,
-): Promise<string[]> {
+/** The LangGraph ids of a session's stored checkpoints, newest first. */
+async function checkpointIds(store: CheckpointStore, sessionId: string): Promise<string[]> {
   const ids: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await store.list(sessionId, { limit: PAGE, cursor });
-    for (const item of page.items) {
-      const id = item.metadata.checkpoint_id;
-      if (wanted(item.seq) && typeof id === 'string') ids.push(id);
-    }
-    cursor = page.cursor;
-  } while (cursor !== null);
+  for await (const item of allItems((cursor) => store.list(sessionId, { limit: PAGE, cursor }))) {
+    const id = item.metadata.checkpoint_id;
+    if (typeof id === 'string') ids.push(id);
+  }
   return ids;
 }
 

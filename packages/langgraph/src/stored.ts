@@ -87,6 +87,22 @@ export function indexOf(stored: StoredData, seq: number): ValueIndex {
   return index;
 }
 
+/**
+ * The seqs of the checkpoints whose entries a checkpoint holding `values` and `refs` reads:
+ * those its refs point to and those its tails are rebuilt from, ascending. Written as the
+ * checkpoint's `needs`, so that the store keeps them (and what they need) while it keeps it.
+ */
+export function neededSeqs(
+  values: Record<string, Held>,
+  refs: Record<string, [Version, number]>,
+): number[] {
+  const seqs = new Set<number>();
+  for (const [, seq] of Object.values(refs)) seqs.add(seq);
+  for (const held of Object.values(values))
+    if ('on' in held) for (const seq of held.on) seqs.add(seq);
+  return [...seqs].sort((a, b) => a - b);
+}
+
 /** An empty record without a prototype, so that a channel named `__proto__` is a plain key. */
 export function record<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
