@@ -4,14 +4,23 @@
  * rebuilds every value of a checkpoint, loading each checkpoint it needs once.
  */
 import type { CheckpointStore } from '@ckpt/core';
-import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { MAX_NEEDS } from '@ckpt/core';
+import type {
+  ChannelVersions,
+  Checkpoint,
+  SerializerProtocol,
+} from '@langchain/langgraph-checkpoint';
 import {
   decodeValue,
   type Encoded,
+  encodeValue,
   type Held,
   heldWhole,
+  neededSeqs,
+  record,
   type StoredData,
   storedData,
+  type ValueIndex,
   type Version,
 } from './stored.js';
 
@@ -41,7 +50,7 @@ function commonPrefixLength(a: string, b: string): number {
  * The entry for a new value `encoded` of a channel whose value at the parent is `before`
  * (when the saver knows its text): a tail on it when that spares most of the text.
  */
-export function holdValue(version: Version, encoded: Encoded, before: KnownText | undefined): Held {
+function holdValue(version: Version, encoded: Encoded, before: KnownText | undefined): Held {
   const [type, text, form] = encoded;
   if (
     form === undefined &&
@@ -55,6 +64,63 @@ export function holdValue(version: Version, encoded: Encoded, before: KnownText 
     }
   }
   return heldWhole(version, encoded);
+}
+
+/** What a put knows of its parent: where its values are held, and the texts it has of them. */
+export interface ParentValues {
+  index: ValueIndex;
+  texts: Map<string, KnownText>;
+}
+
+/** How a checkpoint holds its channel values, and the checkpoints it reads them from. */
+export interface HeldValues {
+  values: Record<string, Held>;
+  refs: Record<string, [Version, number]>;
+  /** Seqs of the checkpoints whose entries it reads, ascending: its needs in ckpt. */
+  needs: number[];
+}
+
+/**
+ * How `checkpoint`, written on `parent`, holds its values: the channels in `newVersions` as
+ * entries of its own (tails on the parent's where that pays), every other channel at the
+ * version its parent had as a ref to where the parent's value is held. A checkpoint that would
+ * read from more checkpoints than ckpt lets one need holds every value it has whole instead.
+ */
+export async function holdValues(
+  serde: SerializerProtocol,
+  checkpoint: Checkpoint,
+  newVersions: ChannelVersions,
+  parent: ParentValues | null,
+): Promise<HeldValues> {
+  const held = await entriesAndRefs(serde, checkpoint, newVersions, parent, true);
+  return held.needs.length <= MAX_NEEDS
+    ? held
+    : entriesAndRefs(serde, checkpoint, checkpoint.channel_versions, parent, false);
+}
+
+async function entriesAndRefs(
+  serde: SerializerProtocol,
+  checkpoint: Checkpoint,
+  changed: ChannelVersions,
+  parent: ParentValues | null,
+  tails: boolean,
+): Promise<HeldValues> {
+  const values = record<Held>();
+  for (const [channel, version] of Object.entries(changed)) {
+    if (Object.hasOwn(checkpoint.channel_values, channel)) {
+      const encoded = await encodeValue(serde, checkpoint.channel_values[channel]);
+      const before = tails ? parent?.texts.get(channel) : undefined;
+      values[channel] = holdValue(version, encoded, before);
+    }
+  }
+  const refs = record<[Version, number]>();
+  for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
+    const at = parent?.index[channel];
+    if (!Object.hasOwn(values, channel) && at !== undefined && at[0] === version) {
+      refs[channel] = at;
+    }
+  }
+  return { values, refs, needs: neededSeqs(values, refs) };
 }
 
 /** The chain a value held by `held` at `seq` is rebuilt from. */
