@@ -76,7 +76,7 @@ export interface ParentValues {
 export interface HeldValues {
   values: Record<string, Held>;
   refs: Record<string, [Version, number]>;
-  /** Seqs of the checkpoints whose entries it reads, ascending: its needs in ckpt. */
+  /** Seqs of the checkpoints it reads from directly, ascending: its needs in ckpt. */
   needs: number[];
 }
 

@@ -88,9 +88,10 @@ export function indexOf(stored: StoredData, seq: number): ValueIndex {
 }
 
 /**
- * The seqs of the checkpoints whose entries a checkpoint holding `values` and `refs` reads:
- * those its refs point to and those its tails are rebuilt from, ascending. Written as the
- * checkpoint's `needs`, so that the store keeps them (and what they need) while it keeps it.
+ * The seqs of the checkpoints a checkpoint holding `values` and `refs` reads from directly,
+ * ascending: those its refs point to, and for each tail the checkpoint whose entry it follows
+ * (which needs the rest of the chain in turn). Written as the checkpoint's `needs`, so that
+ * the store keeps them, and what they need, while it keeps the checkpoint.
  */
 export function neededSeqs(
   values: Record<string, Held>,
@@ -98,8 +99,10 @@ export function neededSeqs(
 ): number[] {
   const seqs = new Set<number>();
   for (const [, seq] of Object.values(refs)) seqs.add(seq);
-  for (const held of Object.values(values))
-    if ('on' in held) for (const seq of held.on) seqs.add(seq);
+  for (const held of Object.values(values)) {
+    const follows = 'on' in held ? held.on.at(-1) : undefined;
+    if (follows !== undefined) seqs.add(follows);
+  }
   return [...seqs].sort((a, b) => a - b);
 }
 

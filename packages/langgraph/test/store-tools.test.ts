@@ -75,6 +75,14 @@ describe.each(STORES)("a chat thread under core's tools on $name", (backend) => 
     const other = await stores.open();
     const thread = newThread('pruned');
     const { saver, history } = await chat(store, thread);
+    // What makes pruning unsafe without needs: the newest checkpoint holds its message list as
+    // a tail on an earlier one's, and points to the checkpoint that holds the profile.
+    const head = (await store.load(sessionOf(thread)))?.data as {
+      values: Record<string, { on?: number[] }>;
+      refs: Record<string, [unknown, number]>;
+    };
+    expect(head.values.messages?.on?.length).toBeGreaterThan(1);
+    expect(head.refs.profile).toBeDefined();
     expect(await store.prune(sessionOf(thread), { keepLast: 1 })).toBeGreaterThan(0);
     await expectWhole(other, thread, TURNS, history);
 
