@@ -1,10 +1,10 @@
 /**
- * Channel values across the checkpoints of one session: how `put` holds a new value (whole,
- * or as a tail on the parent's version when most of its text is the same), and how a read
- * rebuilds every value of a checkpoint, loading each checkpoint it needs once.
+ * Channel values across the checkpoints of one session: how `put` holds a checkpoint's values
+ * (a changed value whole, or as a tail on the parent's version when most of its text is the
+ * same; an unchanged one as a ref to the checkpoint that holds it) and which checkpoints it so
+ * needs, and how a read rebuilds every value of a checkpoint, loading each checkpoint once.
  */
-import type { CheckpointStore } from '@ckpt/core';
-import { MAX_NEEDS } from '@ckpt/core';
+import { type CheckpointStore, MAX_NEEDS } from '@ckpt/core';
 import type {
   ChannelVersions,
   Checkpoint,
