@@ -1,18 +1,26 @@
 /**
- * Channel values across the checkpoints of one session: how `put` holds a new value (whole,
- * or as a tail on the parent's version when most of its text is the same), and how a read
- * rebuilds every value of a checkpoint, loading each checkpoint it needs once.
+ * Channel values across the checkpoints of one session: how `put` holds a checkpoint's values
+ * (a changed value whole, or as a tail on the parent's version when most of its text is the
+ * same; an unchanged one as a ref to the checkpoint that holds it) and which checkpoints it so
+ * needs, and how a read rebuilds every value of a checkpoint, loading each checkpoint once.
  */
-import type { CheckpointStore, StateScope } from '@ckpt/core';
-import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
-import { stateKeys } from './names.js';
+import { type CheckpointStore, MAX_NEEDS } from '@ckpt/core';
+import type {
+  ChannelVersions,
+  Checkpoint,
+  SerializerProtocol,
+} from '@langchain/langgraph-checkpoint';
 import {
   decodeValue,
   type Encoded,
+  encodeValue,
   type Held,
   heldWhole,
+  neededSeqs,
+  record,
   type StoredData,
   storedData,
+  type ValueIndex,
   type Version,
 } from './stored.js';
 
@@ -23,9 +31,6 @@ export interface KnownText {
   /** Seqs of the checkpoints whose entries rebuild it, oldest first; the last holds it. */
   chain: number[];
 }
-
-/** Values of pruned checkpoints that kept ones still use, whole: seq -> channel -> entry. */
-export type Carried = Record<string, Record<string, Held>>;
 
 /** Longest chain of tails before a value is held whole again, which bounds a cold read. */
 const MAX_CHAIN = 16;
@@ -45,7 +50,7 @@ function commonPrefixLength(a: string, b: string): number {
  * The entry for a new value `encoded` of a channel whose value at the parent is `before`
  * (when the saver knows its text): a tail on it when that spares most of the text.
  */
-export function holdValue(version: Version, encoded: Encoded, before: KnownText | undefined): Held {
+function holdValue(version: Version, encoded: Encoded, before: KnownText | undefined): Held {
   const [type, text, form] = encoded;
   if (
     form === undefined &&
@@ -61,6 +66,63 @@ export function holdValue(version: Version, encoded: Encoded, before: KnownText 
   return heldWhole(version, encoded);
 }
 
+/** What a put knows of its parent: where its values are held, and the texts it has of them. */
+export interface ParentValues {
+  index: ValueIndex;
+  texts: Map<string, KnownText>;
+}
+
+/** How a checkpoint holds its channel values, and the checkpoints it reads them from. */
+export interface HeldValues {
+  values: Record<string, Held>;
+  refs: Record<string, [Version, number]>;
+  /** Seqs of the checkpoints it reads from directly, ascending: its needs in ckpt. */
+  needs: number[];
+}
+
+/**
+ * How `checkpoint`, written on `parent`, holds its values: the channels in `newVersions` as
+ * entries of its own (tails on the parent's where that pays), every other channel at the
+ * version its parent had as a ref to where the parent's value is held. A checkpoint that would
+ * read from more checkpoints than ckpt lets one need holds every value it has whole instead.
+ */
+export async function holdValues(
+  serde: SerializerProtocol,
+  checkpoint: Checkpoint,
+  newVersions: ChannelVersions,
+  parent: ParentValues | null,
+): Promise<HeldValues> {
+  const held = await entriesAndRefs(serde, checkpoint, newVersions, parent, true);
+  return held.needs.length <= MAX_NEEDS
+    ? held
+    : entriesAndRefs(serde, checkpoint, checkpoint.channel_versions, parent, false);
+}
+
+async function entriesAndRefs(
+  serde: SerializerProtocol,
+  checkpoint: Checkpoint,
+  changed: ChannelVersions,
+  parent: ParentValues | null,
+  tails: boolean,
+): Promise<HeldValues> {
+  const values = record<Held>();
+  for (const [channel, version] of Object.entries(changed)) {
+    if (Object.hasOwn(checkpoint.channel_values, channel)) {
+      const encoded = await encodeValue(serde, checkpoint.channel_values[channel]);
+      const before = tails ? parent?.texts.get(channel) : undefined;
+      values[channel] = holdValue(version, encoded, before);
+    }
+  }
+  const refs = record<[Version, number]>();
+  for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
+    const at = parent?.index[channel];
+    if (!Object.hasOwn(values, channel) && at !== undefined && at[0] === version) {
+      refs[channel] = at;
+    }
+  }
+  return { values, refs, needs: neededSeqs(values, refs) };
+}
+
 /** The chain a value held by `held` at `seq` is rebuilt from. */
 export function chainOf(held: Held, seq: number): number[] {
   return 'on' in held ? [...held.on, seq] : [seq];
@@ -69,20 +131,12 @@ export function chainOf(held: Held, seq: number): number[] {
 /** Reads the channel values of one session's checkpoints, loading each checkpoint once. */
 export class ValueReader {
   readonly #store: CheckpointStore;
-  readonly #state: StateScope;
   readonly #sessionId: string;
   readonly #serde: SerializerProtocol;
   readonly #loads = new Map<number, Promise<StoredData | null>>();
-  #carried: Promise<Carried> | undefined;
 
-  constructor(
-    store: CheckpointStore,
-    state: StateScope,
-    sessionId: string,
-    serde: SerializerProtocol,
-  ) {
+  constructor(store: CheckpointStore, sessionId: string, serde: SerializerProtocol) {
     this.#store = store;
-    this.#state = state;
     this.#sessionId = sessionId;
     this.#serde = serde;
   }
@@ -99,16 +153,12 @@ export class ValueReader {
     return loading;
   }
 
-  /** The entry for `channel` at `seq`: the checkpoint's own, or carried when it was pruned. */
+  /** The entry for `channel` at `seq`, or undefined when that checkpoint is not stored. */
   async held(seq: number, channel: string): Promise<Held | undefined> {
     const stored = await this.load(seq);
-    if (stored !== null)
-      return Object.hasOwn(stored.values, channel) ? stored.values[channel] : undefined;
-    this.#carried ??= this.#state
-      .get(stateKeys.carried(this.#sessionId))
-      .then((value) => (value ?? {}) as unknown as Carried);
-    const carried = (await this.#carried)[seq];
-    return carried !== undefined && Object.hasOwn(carried, channel) ? carried[channel] : undefined;
+    return stored !== null && Object.hasOwn(stored.values, channel)
+      ? stored.values[channel]
+      : undefined;
   }
 
   /** The serialized value `held` stands for, or undefined when what rebuilds it is gone. */

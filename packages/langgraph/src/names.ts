@@ -100,8 +100,6 @@ export const stateKeys = {
   threads: 'threads',
   /** The pending writes of one checkpoint. */
   writes: (sessionId: string, checkpointId: string) => `w:${sessionId}:${checkpointId}`,
-  /** Channel values that pruned checkpoints held and kept checkpoints still use. */
-  carried: (sessionId: string) => `c:${sessionId}`,
   /** The ids of the newest checkpoints deleteThread removed from a session (a JSON array). */
   deleted: (sessionId: string) => `d:${sessionId}`,
 };

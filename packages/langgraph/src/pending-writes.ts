@@ -3,13 +3,14 @@
  * A write with idx >= 0 is kept as first written (a retried task writes the same again); a
  * special write (an error, an interrupt: a negative idx from WRITES_IDX_MAP) is replaced.
  */
-import type { JsonValue } from '@ckpt/core';
+import type { JsonValue, StateScope } from '@ckpt/core';
 import {
   type CheckpointPendingWrite,
   compareWritesSortKeys,
   type SerializerProtocol,
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
+import { stateKeys } from './names.js';
 import { decodeValue, type Encoded } from './stored.js';
 
 /** One stored write. */
@@ -60,4 +61,14 @@ export async function pendingWritesOf(
       ],
     ),
   );
+}
+
+/** The pending writes of the checkpoint `checkpointId` of `sessionId`, as LangGraph reads them. */
+export async function readPendingWrites(
+  state: StateScope,
+  serde: SerializerProtocol,
+  sessionId: string,
+  checkpointId: string,
+): Promise<CheckpointPendingWrite[]> {
+  return pendingWritesOf(serde, await state.get(stateKeys.writes(sessionId, checkpointId)));
 }

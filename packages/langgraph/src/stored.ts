@@ -87,6 +87,25 @@ export function indexOf(stored: StoredData, seq: number): ValueIndex {
   return index;
 }
 
+/**
+ * The seqs of the checkpoints a checkpoint holding `values` and `refs` reads from directly,
+ * ascending: those its refs point to, and for each tail the checkpoint whose entry it follows
+ * (which needs the rest of the chain in turn). Written as the checkpoint's `needs`, so that
+ * the store keeps them, and what they need, while it keeps the checkpoint.
+ */
+export function neededSeqs(
+  values: Record<string, Held>,
+  refs: Record<string, [Version, number]>,
+): number[] {
+  const seqs = new Set<number>();
+  for (const [, seq] of Object.values(refs)) seqs.add(seq);
+  for (const held of Object.values(values)) {
+    const follows = 'on' in held ? held.on.at(-1) : undefined;
+    if (follows !== undefined) seqs.add(follows);
+  }
+  return [...seqs].sort((a, b) => a - b);
+}
+
 /** An empty record without a prototype, so that a channel named `__proto__` is a plain key. */
 export function record<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
