@@ -58,6 +58,7 @@ export {
   serviceUrl,
 } from './services.js';
 export { sessionReads, stateReads, storeReads } from './session-reads.js';
+export { expectSilentServerNamed } from './silent-server.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 

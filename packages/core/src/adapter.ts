@@ -48,6 +48,7 @@ export {
 } from './order.js';
 export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './retry.js';
 export {
+  CONNECT_TIMEOUT_MS,
   hintsByCode,
   type OtherServerSymptom,
   otherServerHint,

@@ -1,5 +1,10 @@
 /** What the store says when the URL lacks a database, or names another kind of server's port. */
-import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
+import {
+  expectCkptError,
+  expectSilentServerNamed,
+  serviceAddress,
+  serviceListening,
+} from '@ckpt/contract-tests';
 import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { mysql, mysqlKv } from '@ckpt/mysql';
 import { describe, expect, it } from 'vitest';
@@ -49,4 +54,13 @@ describe('mysql pointed at another server', () => {
       },
     );
   }
+});
+
+describe('mysql pointed at a server that never answers', () => {
+  it('gives up after connectTimeout and says nothing answered there', async () => {
+    await expectSilentServerNamed('MySQL', (address) => {
+      const url = `mysql://root@${address}/test?connectTimeout=1000`;
+      return new CheckpointStore(mysql({ url }));
+    });
+  });
 });

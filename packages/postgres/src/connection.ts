@@ -1,5 +1,10 @@
 /** The pool a store runs on: one it opens from a URL (and closes), or the caller's own. */
-import { type OpenedConnection, openConnection, urlAddress } from '@ckpt/core/adapter';
+import {
+  CONNECT_TIMEOUT_MS,
+  type OpenedConnection,
+  openConnection,
+  urlAddress,
+} from '@ckpt/core/adapter';
 import pg from 'pg';
 import { checkOwnSchema } from './schema.js';
 
@@ -56,7 +61,12 @@ export function connect(options: PostgresOptions): Connection {
       new pg.Client({ connectionString: url });
       // allowExitOnIdle: idle connections do not keep the process alive, so a script that
       // never calls close() still exits once its calls are done.
-      const pool = new pg.Pool({ connectionString: url, max: 10, allowExitOnIdle: true });
+      const pool = new pg.Pool({
+        connectionString: url,
+        max: 10,
+        allowExitOnIdle: true,
+        Client: clientWaiting(connectTimeoutMs(url)),
+      });
       // A connection that breaks while idle is dropped from the pool; the next call gets a
       // fresh one. Without a listener, the pool would crash the process.
       pool.on('error', () => {});
@@ -71,6 +81,37 @@ export function connect(options: PostgresOptions): Connection {
     existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
+  };
+}
+
+/**
+ * How long to wait for the server to answer a new connection: the URL's `connect_timeout`,
+ * in seconds as libpq reads it (0 waits without limit), or `CONNECT_TIMEOUT_MS`. pg reads no
+ * such parameter and would wait forever on a server that accepts and never answers.
+ */
+function connectTimeoutMs(url: string): number {
+  let given: string | null;
+  try {
+    given = new URL(url).searchParams.get('connect_timeout');
+  } catch {
+    return CONNECT_TIMEOUT_MS; // a form pg reads and URL does not, such as a socket path alone
+  }
+  if (given === null) return CONNECT_TIMEOUT_MS;
+  if (!/^\d+$/.test(given)) {
+    throw new Error(`connect_timeout must be a whole number of seconds; got '${given}'`);
+  }
+  return Number(given) * 1000;
+}
+
+/**
+ * pg's client, with its wait for a new connection bounded. On the client, not the pool: the
+ * pool would bound the wait for a free connection under load too, which stays unbounded.
+ */
+function clientWaiting(timeoutMs: number): typeof pg.Client {
+  return class extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: timeoutMs });
+    }
   };
 }
 

@@ -10,9 +10,13 @@ export const postgresErrorHint = hintsByCode({
 });
 
 // pg's words for a server that answered in another protocol (MySQL's greeting reads as a
-// CopyData message), and for a connection the pool gave up on before the handshake ended.
+// CopyData message), and for a connection given up on before the handshake ended: by a
+// pool's connectionTimeoutMillis, or by a client's (as on the pools the store opens).
 const NOT_POSTGRES = /^Received unexpected \w+ message from backend/;
-const HANDSHAKE_TIMEOUT = 'Connection terminated due to connection timeout';
+const HANDSHAKE_TIMEOUTS = new Set([
+  'Connection terminated due to connection timeout',
+  'timeout expired',
+]);
 
 /** The backend's hint: a SQLSTATE's remedy, or what to do about another server at `address`. */
 export function postgresHints(address: string): ErrorHint {
@@ -21,7 +25,7 @@ export function postgresHints(address: string): ErrorHint {
     if (byCode !== undefined) return byCode;
     const message = String((err as Error | null)?.message);
     if (NOT_POSTGRES.test(message)) return otherServerHint('PostgreSQL', address, 'garbled');
-    if (message === HANDSHAKE_TIMEOUT) return otherServerHint('PostgreSQL', address, 'silent');
+    if (HANDSHAKE_TIMEOUTS.has(message)) return otherServerHint('PostgreSQL', address, 'silent');
     return undefined;
   };
 }

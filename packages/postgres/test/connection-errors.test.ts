@@ -1,5 +1,10 @@
 /** What a call says when the URL's port belongs to another kind of server than PostgreSQL. */
-import { expectCkptError, serviceAddress, serviceListening } from '@ckpt/contract-tests';
+import {
+  expectCkptError,
+  expectSilentServerNamed,
+  serviceAddress,
+  serviceListening,
+} from '@ckpt/contract-tests';
 import { CheckpointStore, kvBackend } from '@ckpt/core';
 import { postgres, postgresKv } from '@ckpt/postgres';
 import pg from 'pg';
@@ -44,4 +49,27 @@ describe('postgres pointed at another server', () => {
       await pool.end();
     },
   );
+});
+
+describe('postgres pointed at a server that never answers', () => {
+  it('gives up after connect_timeout and says nothing answered there', async () => {
+    await expectSilentServerNamed('PostgreSQL', (address) => {
+      const url = `postgres://postgres@${address}/test?connect_timeout=1`;
+      return new CheckpointStore(postgres({ url }));
+    });
+  });
+
+  it('gives up the same way in the KV store', async () => {
+    await expectSilentServerNamed('PostgreSQL', (address) => {
+      const url = `postgres://postgres@${address}/test?connect_timeout=1`;
+      return new CheckpointStore(kvBackend(postgresKv({ url })));
+    });
+  });
+
+  it('refuses a connect_timeout that is no whole number of seconds', async () => {
+    const url = 'postgres://postgres:hunter2@127.0.0.1:5432/test?connect_timeout=soon';
+    const err = await expectCkptError(async () => postgres({ url }), 'INVALID_ARGUMENT');
+    expect(err.message).toContain("connect_timeout must be a whole number of seconds; got 'soon'");
+    expect(err.message).not.toContain('hunter2');
+  });
 });
