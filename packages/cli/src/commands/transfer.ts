@@ -190,11 +190,9 @@ export function registerTransfer(program: Command, ctx: Context): void {
       .action(async (file: string | undefined, opts: { ifExists: IfExists }) => {
         const fromFile = file !== undefined && file !== '-';
         const opened = fromFile ? await openExport(file) : null;
-        // An import is how a store is made from the command line.
-        const store = await ctx.store({ create: true }).catch(async (err: unknown) => {
-          await opened?.file.close();
-          throw err;
-        });
+        // An import is how a store is made from the command line; it is opened, and so
+        // made, only once the input's first line has shown it to be an export.
+        const openStore = () => ctx.store({ create: true });
         const started = Date.now();
         const input: NodeJS.ReadableStream = opened ? opened.file.createReadStream() : ctx.io.stdin;
         let read = 0;
@@ -209,7 +207,7 @@ export function registerTransfer(program: Command, ctx: Context): void {
           counts = await interruptible(
             ctx,
             (signal) =>
-              importStore(store, untilAborted(lines, signal), {
+              importStore(openStore, untilAborted(lines, signal), {
                 ifExists: opts.ifExists,
                 signal,
                 onProgress: (c) => {
