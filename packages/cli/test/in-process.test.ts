@@ -2,6 +2,9 @@
  * The command run in-process (`main`) on memory stores, where a test decides what a URL opens
  * and when Ctrl-C comes: a copy stopped in the middle, and hints that show no password.
  */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '@ckpt/cli';
 import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
@@ -37,7 +40,7 @@ function sink() {
  * Run `ckpt` with `stores` for the URLs it opens; `interrupt` is set to what Ctrl-C calls while
  * the command listens for it.
  */
-async function ckpt(args: string[], stores: Record<string, CheckpointStore>) {
+async function ckpt(args: string[], stores: Record<string, CheckpointStore>, store?: string) {
   const stdout = sink();
   const stderr = sink();
   const listening: (() => void)[] = [];
@@ -45,7 +48,7 @@ async function ckpt(args: string[], stores: Record<string, CheckpointStore>) {
     stdout: stdout.stream,
     stderr: stderr.stream,
     stdin: process.stdin,
-    env: {},
+    env: store === undefined ? {} : { CKPT_STORE: store },
     open: async (url) => lent(stores[url]!),
     onInterrupt(listener) {
       listening.push(listener);
@@ -143,4 +146,47 @@ it('repeats the store in a hint without its password', async () => {
   expect(run.stderr).toMatch(
     /^more: ckpt --store postgres:\/\/app:\*\*\*@db\.internal:5432\/agents sessions --limit 1 --cursor \S+\n$/,
   );
+});
+
+it('leaves no file behind when an export to --out fails halfway, and keeps one already there', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ckpt-export-'));
+  try {
+    const store = new CheckpointStore(memory());
+    for (let i = 0; i < 5; i++) await store.checkpoint(`s-${i}`, { i });
+    let reads = 0;
+    const failing = new CheckpointStore(
+      new Proxy(store.backend, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target);
+          if (property === 'close') return async () => {};
+          if (property !== 'exportCheckpoints') {
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return (...args: unknown[]) => {
+            if (++reads === 3) throw new Error('the server went away');
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      }),
+    );
+    const fresh = join(dir, 'fresh.jsonl');
+    const kept = join(dir, 'kept.jsonl');
+    writeFileSync(kept, 'an earlier export\n');
+    for (const out of [fresh, kept]) {
+      reads = 0;
+      const run = await ckpt(['export', '--out', out], { 'memory:x': failing }, 'memory:x');
+      expect(run.code).toBe(6);
+      expect(run.stderr).toContain('the server went away');
+    }
+    expect(existsSync(fresh)).toBe(false);
+    expect(readFileSync(kept, 'utf8')).toBe('an earlier export\n');
+    expect(readdirSync(dir)).toEqual(['kept.jsonl']);
+
+    const whole = await ckpt(['export', '--out', fresh], { 'memory:x': lent(store) }, 'memory:x');
+    expect(whole.code).toBe(0);
+    expect(readFileSync(fresh, 'utf8').trim().split('\n')).toHaveLength(12);
+    expect(readdirSync(dir).sort()).toEqual(['fresh.jsonl', 'kept.jsonl']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
