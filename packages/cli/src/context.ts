@@ -76,11 +76,13 @@ export class Context {
 
   /** The URL `--store` (or CKPT_STORE) gives. */
   get storeUrl(): string {
-    const url = this.#options().store ?? this.io.env.CKPT_STORE;
+    const given = this.#options().store;
+    const examples = "such as 'sqlite:./agent.db' or 'postgres://user@host/db'";
+    if (given === '') throw new UsageError(`--store is empty: give it a store's URL, ${examples}.`);
+    // An empty CKPT_STORE is one unset, as shells often leave it.
+    const url = given ?? this.io.env.CKPT_STORE;
     if (url === undefined || url === '') {
-      throw new UsageError(
-        "no store given: pass --store <url> or set CKPT_STORE, such as 'sqlite:./agent.db' or 'postgres://user@host/db'.",
-      );
+      throw new UsageError(`no store given: pass --store <url> or set CKPT_STORE, ${examples}.`);
     }
     return url;
   }

@@ -38,6 +38,8 @@ export interface Connection {
   owned: boolean;
   /** The server's `host:port`, for messages. */
   address: string;
+  /** The database pg connects to because the URL names none (see `defaultDatabase`). */
+  defaultDatabase: string | undefined;
   namespace: string;
   /** Set with `create: false`: where the schema must be found (see `openConnection`). */
   existing: OpenedConnection<pg.Pool>['existing'];
@@ -73,12 +75,18 @@ export function connect(options: PostgresOptions): Connection {
       return pool;
     },
   });
+  const database = defaultDatabase(handle);
   return {
     pool: handle,
     owned,
     address: poolAddress(handle),
+    defaultDatabase: database,
     namespace,
-    existing,
+    // Where the schema was looked for names the database too, when the URL does not.
+    existing:
+      existing && database !== undefined
+        ? { ...existing, at: `${existing.at} (database '${database}', the default)` }
+        : existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
   };
@@ -113,6 +121,23 @@ function clientWaiting(timeoutMs: number): typeof pg.Client {
       super({ ...config, connectionTimeoutMillis: timeoutMs });
     }
   };
+}
+
+/**
+ * The database pg connects to when the pool's connection string names none
+ * (`postgres://user@host:5432`): PGDATABASE, else the user's name; undefined when the string
+ * names one, or when the pool was configured without a string.
+ */
+function defaultDatabase(pool: pg.Pool): string | undefined {
+  const { connectionString } = (pool as { options?: pg.PoolConfig }).options ?? {};
+  if (!connectionString) return undefined;
+  try {
+    const { pathname, searchParams } = new URL(connectionString);
+    if ((pathname !== '' && pathname !== '/') || searchParams.has('database')) return undefined;
+  } catch {
+    return undefined; // a form pg reads and URL does not, such as a socket path alone
+  }
+  return new pg.Client({ connectionString }).database;
 }
 
 /** `host:port` of the server `pool` connects to, as its options or connection string name it. */

@@ -1,5 +1,11 @@
 /** What to do about PostgreSQL's refusals, by SQLSTATE, and about another server at the URL: the backend's `errorHint`. */
-import { type ErrorHint, hintsByCode, otherServerHint, SERVER_HINTS } from '@ckpt/core/adapter';
+import {
+  type ErrorHint,
+  errorCode,
+  hintsByCode,
+  otherServerHint,
+  SERVER_HINTS,
+} from '@ckpt/core/adapter';
 
 /** The hint for a failure pg reports with one of these SQLSTATEs. */
 export const postgresErrorHint = hintsByCode({
@@ -18,9 +24,16 @@ const HANDSHAKE_TIMEOUTS = new Set([
   'timeout expired',
 ]);
 
-/** The backend's hint: a SQLSTATE's remedy, or what to do about another server at `address`. */
-export function postgresHints(address: string): ErrorHint {
+/**
+ * The backend's hint: a SQLSTATE's remedy, or what to do about another server at `address`.
+ * `defaultDatabase` is the database pg asked for because the URL names none: a missing one is
+ * then no typo in the URL, but the URL's lack of a database.
+ */
+export function postgresHints(address: string, defaultDatabase?: string): ErrorHint {
   return (err) => {
+    if (defaultDatabase !== undefined && errorCode(err) === '3D000') {
+      return `the URL names no database, so pg asked for '${defaultDatabase}', the default (PGDATABASE, else the user's name): add one after the port, as in 'postgres://user@host:5432/dbname'`;
+    }
     const byCode = postgresErrorHint(err);
     if (byCode !== undefined) return byCode;
     const message = String((err as Error | null)?.message);

@@ -4,6 +4,7 @@ import {
   expectSilentServerNamed,
   serviceAddress,
   serviceListening,
+  serviceUrl,
 } from '@ckpt/contract-tests';
 import { CheckpointStore, kvBackend } from '@ckpt/core';
 import { postgres, postgresKv } from '@ckpt/postgres';
@@ -13,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 const mysqlAt = serviceAddress('mysql');
 const redisAt = serviceAddress('redis');
 const mysqlUp = await serviceListening('mysql');
+const postgresUp = await serviceListening('postgres');
 const redisUp = await serviceListening('redis');
 
 describe('postgres pointed at another server', () => {
@@ -71,5 +73,46 @@ describe('postgres pointed at a server that never answers', () => {
     const err = await expectCkptError(async () => postgres({ url }), 'INVALID_ARGUMENT');
     expect(err.message).toContain("connect_timeout must be a whole number of seconds; got 'soon'");
     expect(err.message).not.toContain('hunter2');
+  });
+});
+
+describe.skipIf(!postgresUp)('postgres URLs without a database', () => {
+  const noDatabase = (user: string) => {
+    const at = new URL(serviceUrl('postgres'));
+    at.username = user;
+    at.pathname = '';
+    return at.toString();
+  };
+
+  it('names the default database where it looked for a store', async () => {
+    const url = noDatabase(new URL(serviceUrl('postgres')).username);
+    const user = new URL(url).username;
+    const store = new CheckpointStore(
+      postgres({ url, namespace: `t${process.pid}_absent`, create: false }),
+    );
+    const err = await expectCkptError(store.load('s'), 'NOT_FOUND');
+    expect(err.message).toContain(`at ${url} (database '${user}', the default)`);
+    await store.close();
+  });
+
+  it('says the URL names no database when the default one is missing', async () => {
+    const role = `ckpt_nodb_${process.pid}`;
+    const admin = new pg.Client({ connectionString: serviceUrl('postgres') });
+    await admin.connect();
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+    try {
+      const at = new URL(noDatabase(role));
+      at.password = 'pw';
+      const store = new CheckpointStore(postgres({ url: at.toString() }));
+      const err = await expectCkptError(store.load('s'), 'BACKEND');
+      expect(err.message).toContain(
+        `the URL names no database, so pg asked for '${role}', the default (PGDATABASE, else the user's name): add one after the port`,
+      );
+      await store.close();
+    } finally {
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
   });
 });

@@ -114,7 +114,7 @@ export function openDatabase(
           namespace,
           versionKey,
           migrations(namespace),
-          existing === undefined ? undefined : location,
+          existing === undefined ? undefined : { ...location, check: checkNamespaces(opened) },
         ),
       );
     // A file that must hold the namespace already is checked before anything is set on it.
@@ -128,6 +128,28 @@ export function openDatabase(
     db?.close();
     throw openError(err, options.path);
   }
+}
+
+/**
+ * What to check when a file lacks the namespace asked for, with the namespaces it holds (read
+ * from the names of their meta tables), so that a misspelt one shows next to the right one.
+ */
+function checkNamespaces(db: Database.Database): string {
+  const meta = tables('').meta; // `_meta`, after a namespace
+  const held = (
+    db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as {
+      name: string;
+    }[]
+  )
+    .map((row) => row.name)
+    .filter((name) => name.endsWith(meta))
+    .map((name) => `'${name.slice(0, -meta.length)}'`)
+    .sort();
+  const holds =
+    held.length === 0
+      ? 'no ckpt namespace'
+      : `the ${held.length === 1 ? 'namespace' : 'namespaces'} ${held.join(', ')}`;
+  return `the path and the namespace (the file holds ${holds})`;
 }
 
 // Tables are named `<namespace>_<table>`, and SQLite keeps every name that starts with
