@@ -190,3 +190,62 @@ it('leaves no file behind when an export to --out fails halfway, and keeps one a
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('prints sessions --all a page at a time as it reads them, the same as one page would be', async () => {
+  const store = new CheckpointStore(memory());
+  for (let i = 0; i < 2500; i++) await store.checkpoint(`s-${String(i).padStart(4, '0')}`, { i });
+  const expected = [];
+  for (let cursor: string | null = null; ; ) {
+    const page = await store.sessions({ limit: 1000, cursor });
+    expected.push(...page.items);
+    cursor = page.cursor;
+    if (cursor === null) break;
+  }
+  for (const asJson of [false, true]) {
+    let pagesRead = 0;
+    const counting = new CheckpointStore(
+      new Proxy(store.backend, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target);
+          if (property === 'close') return async () => {};
+          if (property !== 'sessions') {
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return (...args: unknown[]) => {
+            pagesRead++;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      }),
+    );
+    // What had been read of the store when each piece of output was written.
+    const writes: { pagesRead: number; text: string }[] = [];
+    const stdout = new Writable({
+      write(chunk, _encoding, done) {
+        writes.push({ pagesRead, text: String(chunk) });
+        done();
+      },
+    });
+    const code = await main(['sessions', '--all', ...(asJson ? ['--json'] : [])], {
+      stdout,
+      stderr: sink().stream,
+      stdin: process.stdin,
+      env: { CKPT_STORE: 'memory:x' },
+      open: async () => counting,
+    });
+    expect(code).toBe(0);
+    expect(pagesRead).toBe(3);
+    expect(writes[0]!.pagesRead).toBe(1);
+    const text = writes.map((w) => w.text).join('');
+    if (asJson) {
+      expect(text).toBe(`${JSON.stringify({ items: expected, cursor: null }, null, 2)}\n`);
+    } else {
+      const lines = text.trimEnd().split('\n');
+      expect(lines).toHaveLength(2501);
+      expect(lines[0]).toMatch(
+        /^SESSION {2}HEAD {2}CHECKPOINTS {2}UPDATED {15}CREATED {15}FORKED FROM$/,
+      );
+      expect(lines.slice(1).map((l) => l.split(' ')[0])).toEqual(expected.map((s) => s.sessionId));
+    }
+  }
+});
