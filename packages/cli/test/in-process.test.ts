@@ -24,6 +24,24 @@ function lent(store: CheckpointStore): CheckpointStore {
   );
 }
 
+/** `lent(store)`, with each call of the backend's `method` made through `around`. */
+function lentAround(
+  store: CheckpointStore,
+  method: keyof CheckpointBackend,
+  around: (call: () => unknown) => unknown,
+): CheckpointStore {
+  return new CheckpointStore(
+    new Proxy(lent(store).backend, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property !== method) return value;
+        return (...args: unknown[]) =>
+          around(() => (value as (...a: unknown[]) => unknown).apply(target, args));
+      },
+    }),
+  );
+}
+
 /** A sink that keeps what is written to it. */
 function sink() {
   let text = '';
@@ -154,21 +172,10 @@ it('leaves no file behind when an export to --out fails halfway, and keeps one a
     const store = new CheckpointStore(memory());
     for (let i = 0; i < 5; i++) await store.checkpoint(`s-${i}`, { i });
     let reads = 0;
-    const failing = new CheckpointStore(
-      new Proxy(store.backend, {
-        get(target, property) {
-          const value = Reflect.get(target, property, target);
-          if (property === 'close') return async () => {};
-          if (property !== 'exportCheckpoints') {
-            return typeof value === 'function' ? value.bind(target) : value;
-          }
-          return (...args: unknown[]) => {
-            if (++reads === 3) throw new Error('the server went away');
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        },
-      }),
-    );
+    const failing = lentAround(store, 'exportCheckpoints', (call) => {
+      if (++reads === 3) throw new Error('the server went away');
+      return call();
+    });
     const fresh = join(dir, 'fresh.jsonl');
     const kept = join(dir, 'kept.jsonl');
     writeFileSync(kept, 'an earlier export\n');
@@ -203,21 +210,10 @@ it('prints sessions --all a page at a time as it reads them, the same as one pag
   }
   for (const asJson of [false, true]) {
     let pagesRead = 0;
-    const counting = new CheckpointStore(
-      new Proxy(store.backend, {
-        get(target, property) {
-          const value = Reflect.get(target, property, target);
-          if (property === 'close') return async () => {};
-          if (property !== 'sessions') {
-            return typeof value === 'function' ? value.bind(target) : value;
-          }
-          return (...args: unknown[]) => {
-            pagesRead++;
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        },
-      }),
-    );
+    const counting = lentAround(store, 'sessions', (call) => {
+      pagesRead++;
+      return call();
+    });
     // What had been read of the store when each piece of output was written.
     const writes: { pagesRead: number; text: string }[] = [];
     const stdout = new Writable({
