@@ -119,6 +119,14 @@ describe.each(URL_STORES)('ckpt on a $name store that is not there', (backend) =
     if (backend.name === 'sqlite') expect(existsSync(url.slice('sqlite:'.length))).toBe(false);
   });
 
+  it('creates no copy target when the source cannot be reached', async () => {
+    const target = missing();
+    const run = await ckpt(['copy', '--from', 'redis://127.0.0.1:1', '--to', target]);
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('ECONNREFUSED 127.0.0.1:1');
+    expect(await isThere(target)).toBe(false);
+  });
+
   it('creates the store with import', async () => {
     const url = missing();
     const file = join(dir, `${unique()}.jsonl`);
