@@ -18,8 +18,9 @@ const asPrinted = (value: unknown) => JSON.parse(JSON.stringify(value));
 const ESCAPE = '\u001b[';
 
 describe.each(URL_STORES)('ckpt on $name', (backend) => {
-  const url = backend.url('cli_bin', dir);
-  const copyUrl = backend.url('cli_bin_copy', dir);
+  // Namespaces of this run alone: other runs may share the servers.
+  const url = backend.url(`cli_bin_${process.pid}`, dir);
+  const copyUrl = backend.url(`cli_bin_${process.pid}_copy`, dir);
   const scopes = [...FILLED_SCOPES, 'cli'];
   let store: CheckpointStore;
   let copy: CheckpointStore;
@@ -33,10 +34,8 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     await fill(store);
   });
   afterAll(async () => {
-    await emptyStore(store, scopes);
-    await emptyStore(copy, scopes);
-    await store.close();
-    await copy.close();
+    await store.destroy();
+    await copy.destroy();
   });
 
   it('lists the sessions, as a table and as JSON', async () => {
