@@ -182,6 +182,32 @@ describe('README examples', () => {
     expect(runnable.length).toBeGreaterThanOrEqual(10);
   });
 
+  it('names in its npm install lines every package its examples import', () => {
+    const missing: string[] = [];
+    for (const readme of readmes()) {
+      const text = readFileSync(readme, 'utf8');
+      const installed = new Set(
+        [...text.matchAll(/^npm install (.+)$/gm)].flatMap(([, words]) =>
+          words!
+            .replace(/#.*/, '')
+            .split(/\s+/)
+            .filter((word) => word && !word.startsWith('-')),
+        ),
+      );
+      if (installed.size === 0) continue;
+      const code = examples.filter((e) => e.readme === readme && e.notRun === undefined);
+      for (const { code: source, line } of code) {
+        for (const [, specifier] of source.matchAll(/from '([^'.][^']*)'/g)) {
+          if (specifier!.startsWith('node:')) continue;
+          const parts = specifier!.split('/');
+          const pkg = parts.slice(0, specifier!.startsWith('@') ? 2 : 1).join('/');
+          if (!installed.has(pkg)) missing.push(`${relative(root, readme)}:${line} imports ${pkg}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('type-checks every example that runs, as the workspace is type-checked', () => {
     expect(typeErrors(runnable)).toEqual([]);
   });

@@ -51,6 +51,7 @@ export {
 } from './pool-batches.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { sessionReads, stateReads, storeReads } from './session-reads.js';
+export { expectSilentServerNamed } from './silent-server.js';
 export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 

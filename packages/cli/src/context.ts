@@ -1,4 +1,5 @@
 /** What every command works with: the streams, the options every command takes, the store. */
+import { once } from 'node:events';
 import {
   type CheckpointStore,
   CkptError,
@@ -31,6 +32,16 @@ function storeNotThere(err: CkptError): CkptError {
     `there is no ckpt store in ${where} at ${at} (${why}); check ${check}. Nothing was created: only ckpt import and ckpt copy --to create a store.`,
     { cause: err, details: err.details },
   );
+}
+
+/** `cells` on one line, each but the last padded to its column's width, two spaces apart. */
+function line(cells: string[], widths: number[]): string {
+  return cells
+    .map((cell, i) =>
+      i === cells.length - 1 ? cell : cell + ' '.repeat(widths[i]! - columns(cell)),
+    )
+    .join('  ')
+    .trimEnd();
 }
 
 /** The options of a command that prints values: `--wide` (or `--full`) prints them whole. */
@@ -76,11 +87,13 @@ export class Context {
 
   /** The URL `--store` (or CKPT_STORE) gives. */
   get storeUrl(): string {
-    const url = this.#options().store ?? this.io.env.CKPT_STORE;
+    const given = this.#options().store;
+    const examples = "such as 'sqlite:./agent.db' or 'postgres://user@host/db'";
+    if (given === '') throw new UsageError(`--store is empty: give it a store's URL, ${examples}.`);
+    // An empty CKPT_STORE is one unset, as shells often leave it.
+    const url = given ?? this.io.env.CKPT_STORE;
     if (url === undefined || url === '') {
-      throw new UsageError(
-        "no store given: pass --store <url> or set CKPT_STORE, such as 'sqlite:./agent.db' or 'postgres://user@host/db'.",
-      );
+      throw new UsageError(`no store given: pass --store <url> or set CKPT_STORE, ${examples}.`);
     }
     return url;
   }
@@ -144,6 +157,52 @@ export class Context {
   output(value: unknown, human: () => void): void {
     if (this.json) this.print(json(value));
     else human();
+  }
+
+  /** Write `text` to stdout, waiting while its buffer is full, so that memory holds little. */
+  async #write(text: string): Promise<void> {
+    const out = this.io.stdout;
+    if (out.write(text) === false) await once(out as NodeJS.WritableStream, 'drain');
+  }
+
+  /**
+   * Print the items of `pages` as they come, as `output` prints a page whose cursor is null:
+   * with `--json` the same JSON (`{ "items": [...], "cursor": null }`), else rows under `head`.
+   * A table's columns are as wide as the first page needs, and widen for a later page that
+   * needs more.
+   */
+  async outputPages<T>(
+    pages: AsyncIterable<T[]>,
+    head: string[],
+    row: (item: T) => (string | number)[],
+  ): Promise<void> {
+    if (this.json) {
+      let first = true;
+      for await (const page of pages) {
+        for (const item of page) {
+          const text = JSON.stringify(item, null, 2).replaceAll('\n', '\n    ');
+          await this.#write(`${first ? '{\n  "items": [\n' : ',\n'}    ${text}`);
+          first = false;
+        }
+      }
+      await this.#write(
+        first ? json({ items: [], cursor: null }) : '\n  ],\n  "cursor": null\n}\n',
+      );
+      return;
+    }
+    const widths = head.map(columns);
+    // The header goes out with the first page, as wide as that page needs.
+    let lines = [head.map((h) => this.colors.bold(h))];
+    for await (const page of pages) {
+      lines.push(...page.map((item) => row(item).map(String)));
+      for (const cells of lines) {
+        cells.forEach((cell, i) => {
+          widths[i] = Math.max(widths[i]!, columns(cell));
+        });
+      }
+      await this.#write(lines.map((cells) => `${line(cells, widths)}\n`).join(''));
+      lines = [];
+    }
   }
 
   /**

@@ -20,6 +20,15 @@ import type { CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 import { VERSION } from './version.js';
 
+/**
+ * Commander's `text` for a usage error, with a line saying where an option that other tools
+ * take goes in ckpt: the namespace is part of the store's URL.
+ */
+function withHint(text: string): string {
+  if (!/^error: unknown option '--namespace\b/.test(text)) return text;
+  return `${text}(the namespace is part of the store's URL: add ?namespace=<name>, as in --store 'sqlite:./agent.db?namespace=agents')\n`;
+}
+
 /** The program, with every command registered on `ctx`. */
 function program(ctx: Context): Command {
   const root = new Command('ckpt')
@@ -44,7 +53,7 @@ function program(ctx: Context): Command {
     .configureOutput({
       writeOut: (text) => ctx.io.stdout.write(text),
       writeErr: (text) => ctx.io.stderr.write(text),
-      outputError: (text, write) => write(ctx.errColors.red(text)),
+      outputError: (text, write) => write(ctx.errColors.red(withHint(text))),
     })
     .addHelpText(
       'after',
@@ -79,7 +88,7 @@ Example:
     command.exitOverride().configureOutput({
       writeOut: (text) => ctx.io.stdout.write(text),
       writeErr: (text) => ctx.io.stderr.write(text),
-      outputError: (text, write) => write(ctx.errColors.red(text)),
+      outputError: (text, write) => write(ctx.errColors.red(withHint(text))),
     });
     command.showHelpAfterError(`(run ckpt ${command.name()} --help for its usage)`);
   }

@@ -25,6 +25,18 @@ export type CommandLine = (words: string[]) => string;
 /** `ckpt` and the words, as a shell takes them. */
 export const plainCommandLine: CommandLine = (words) => ['ckpt', ...words].map(shellWord).join(' ');
 
+/** The pages of a paged listing, one after the other, each fetched when the last is used. */
+export async function* allPages<T>(
+  fetch: (cursor: string | null) => Promise<{ items: T[]; cursor: string | null }>,
+): AsyncGenerator<T[]> {
+  let cursor: string | null = null;
+  do {
+    const page = await fetch(cursor);
+    yield page.items;
+    cursor = page.cursor;
+  } while (cursor !== null);
+}
+
 /** Every item of a paged listing, in an array. */
 export async function all<T>(
   fetch: (cursor: string | null) => Promise<{ items: T[]; cursor: string | null }>,

@@ -18,8 +18,9 @@ const asPrinted = (value: unknown) => JSON.parse(JSON.stringify(value));
 const ESCAPE = '\u001b[';
 
 describe.each(URL_STORES)('ckpt on $name', (backend) => {
-  const url = backend.url('cli_bin', dir);
-  const copyUrl = backend.url('cli_bin_copy', dir);
+  // Namespaces of this run alone: other runs may share the servers.
+  const url = backend.url(`cli_bin_${process.pid}`, dir);
+  const copyUrl = backend.url(`cli_bin_${process.pid}_copy`, dir);
   const scopes = [...FILLED_SCOPES, 'cli'];
   let store: CheckpointStore;
   let copy: CheckpointStore;
@@ -33,10 +34,8 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     await fill(store);
   });
   afterAll(async () => {
-    await emptyStore(store, scopes);
-    await emptyStore(copy, scopes);
-    await store.close();
-    await copy.close();
+    await store.destroy();
+    await copy.destroy();
   });
 
   it('lists the sessions, as a table and as JSON', async () => {
@@ -442,6 +441,26 @@ describe('ckpt without a store', () => {
       /^ckpt: error: no store given: pass --store <url> or set CKPT_STORE, such as 'sqlite:\.\/agent\.db'.*\n$/,
     );
     expect(run.stderr.split('\n')).toHaveLength(2);
+    const empty = await ckpt(['--store', '', 'sessions']);
+    expect(empty).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        "ckpt: error: --store is empty: give it a store's URL, such as 'sqlite:./agent.db' or 'postgres://user@host/db'.\n",
+    });
+  });
+
+  it('says that the namespace goes in the URL when --namespace is given', async () => {
+    for (const args of [
+      ['--store', `sqlite:${dir}/x.db`, 'sessions', '--namespace', 'agents'],
+      ['--namespace=agents', 'sessions'],
+    ]) {
+      const run = await ckpt(args);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        "(the namespace is part of the store's URL: add ?namespace=<name>, as in --store 'sqlite:./agent.db?namespace=agents')\n",
+      );
+    }
   });
 
   it('says in one line that an export to import cannot be read, as a usage error', async () => {

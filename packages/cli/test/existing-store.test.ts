@@ -98,6 +98,35 @@ describe.each(URL_STORES)('ckpt on a $name store that is not there', (backend) =
     expect(await isThere(target)).toBe(false);
   });
 
+  it('creates nothing when what import reads is no export, or cannot be read', async () => {
+    const url = missing();
+    const inputs = {
+      empty: '',
+      'not JSON': 'session,checkpoint\n',
+      'no header': `${JSON.stringify({ type: 'end', sessions: 0, checkpoints: 0, state: 0 })}\n`,
+    };
+    for (const [name, text] of Object.entries(inputs)) {
+      const file = join(dir, `${unique()}.jsonl`);
+      writeFileSync(file, text);
+      const run = await ckpt(['--store', url, 'import', file]);
+      expect({ name, code: run.code }).toEqual({ name, code: 5 });
+      expect(run.stderr).toMatch(/^ckpt: error INVALID_ARGUMENT: export line 1 /);
+      expect({ name, there: await isThere(url) }).toEqual({ name, there: false });
+    }
+    const absent = await ckpt(['--store', url, 'import', join(dir, 'no-such.jsonl')]);
+    expect(absent.code).toBe(2);
+    expect(await isThere(url)).toBe(false);
+    if (backend.name === 'sqlite') expect(existsSync(url.slice('sqlite:'.length))).toBe(false);
+  });
+
+  it('creates no copy target when the source cannot be reached', async () => {
+    const target = missing();
+    const run = await ckpt(['copy', '--from', 'redis://127.0.0.1:1', '--to', target]);
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('ECONNREFUSED 127.0.0.1:1');
+    expect(await isThere(target)).toBe(false);
+  });
+
   it('creates the store with import', async () => {
     const url = missing();
     const file = join(dir, `${unique()}.jsonl`);

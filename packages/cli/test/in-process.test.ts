@@ -2,6 +2,9 @@
  * The command run in-process (`main`) on memory stores, where a test decides what a URL opens
  * and when Ctrl-C comes: a copy stopped in the middle, and hints that show no password.
  */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '@ckpt/cli';
 import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
@@ -16,6 +19,24 @@ function lent(store: CheckpointStore): CheckpointStore {
         if (property === 'close') return async () => {};
         const value = Reflect.get(target, property, target);
         return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }),
+  );
+}
+
+/** `lent(store)`, with each call of the backend's `method` made through `around`. */
+function lentAround(
+  store: CheckpointStore,
+  method: keyof CheckpointBackend,
+  around: (call: () => unknown) => unknown,
+): CheckpointStore {
+  return new CheckpointStore(
+    new Proxy(lent(store).backend, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property !== method) return value;
+        return (...args: unknown[]) =>
+          around(() => (value as (...a: unknown[]) => unknown).apply(target, args));
       },
     }),
   );
@@ -37,7 +58,7 @@ function sink() {
  * Run `ckpt` with `stores` for the URLs it opens; `interrupt` is set to what Ctrl-C calls while
  * the command listens for it.
  */
-async function ckpt(args: string[], stores: Record<string, CheckpointStore>) {
+async function ckpt(args: string[], stores: Record<string, CheckpointStore>, store?: string) {
   const stdout = sink();
   const stderr = sink();
   const listening: (() => void)[] = [];
@@ -45,7 +66,7 @@ async function ckpt(args: string[], stores: Record<string, CheckpointStore>) {
     stdout: stdout.stream,
     stderr: stderr.stream,
     stdin: process.stdin,
-    env: {},
+    env: store === undefined ? {} : { CKPT_STORE: store },
     open: async (url) => lent(stores[url]!),
     onInterrupt(listener) {
       listening.push(listener);
@@ -143,4 +164,84 @@ it('repeats the store in a hint without its password', async () => {
   expect(run.stderr).toMatch(
     /^more: ckpt --store postgres:\/\/app:\*\*\*@db\.internal:5432\/agents sessions --limit 1 --cursor \S+\n$/,
   );
+});
+
+it('leaves no file behind when an export to --out fails halfway, and keeps one already there', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ckpt-export-'));
+  try {
+    const store = new CheckpointStore(memory());
+    for (let i = 0; i < 5; i++) await store.checkpoint(`s-${i}`, { i });
+    let reads = 0;
+    const failing = lentAround(store, 'exportCheckpoints', (call) => {
+      if (++reads === 3) throw new Error('the server went away');
+      return call();
+    });
+    const fresh = join(dir, 'fresh.jsonl');
+    const kept = join(dir, 'kept.jsonl');
+    writeFileSync(kept, 'an earlier export\n');
+    for (const out of [fresh, kept]) {
+      reads = 0;
+      const run = await ckpt(['export', '--out', out], { 'memory:x': failing }, 'memory:x');
+      expect(run.code).toBe(6);
+      expect(run.stderr).toContain('the server went away');
+    }
+    expect(existsSync(fresh)).toBe(false);
+    expect(readFileSync(kept, 'utf8')).toBe('an earlier export\n');
+    expect(readdirSync(dir)).toEqual(['kept.jsonl']);
+
+    const whole = await ckpt(['export', '--out', fresh], { 'memory:x': lent(store) }, 'memory:x');
+    expect(whole.code).toBe(0);
+    expect(readFileSync(fresh, 'utf8').trim().split('\n')).toHaveLength(12);
+    expect(readdirSync(dir).sort()).toEqual(['fresh.jsonl', 'kept.jsonl']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('prints sessions --all a page at a time as it reads them, the same as one page would be', async () => {
+  const store = new CheckpointStore(memory());
+  for (let i = 0; i < 2500; i++) await store.checkpoint(`s-${String(i).padStart(4, '0')}`, { i });
+  const expected = [];
+  for (let cursor: string | null = null; ; ) {
+    const page = await store.sessions({ limit: 1000, cursor });
+    expected.push(...page.items);
+    cursor = page.cursor;
+    if (cursor === null) break;
+  }
+  for (const asJson of [false, true]) {
+    let pagesRead = 0;
+    const counting = lentAround(store, 'sessions', (call) => {
+      pagesRead++;
+      return call();
+    });
+    // What had been read of the store when each piece of output was written.
+    const writes: { pagesRead: number; text: string }[] = [];
+    const stdout = new Writable({
+      write(chunk, _encoding, done) {
+        writes.push({ pagesRead, text: String(chunk) });
+        done();
+      },
+    });
+    const code = await main(['sessions', '--all', ...(asJson ? ['--json'] : [])], {
+      stdout,
+      stderr: sink().stream,
+      stdin: process.stdin,
+      env: { CKPT_STORE: 'memory:x' },
+      open: async () => counting,
+    });
+    expect(code).toBe(0);
+    expect(pagesRead).toBe(3);
+    expect(writes[0]!.pagesRead).toBe(1);
+    const text = writes.map((w) => w.text).join('');
+    if (asJson) {
+      expect(text).toBe(`${JSON.stringify({ items: expected, cursor: null }, null, 2)}\n`);
+    } else {
+      const lines = text.trimEnd().split('\n');
+      expect(lines).toHaveLength(2501);
+      expect(lines[0]).toMatch(
+        /^SESSION {2}HEAD {2}CHECKPOINTS {2}UPDATED {15}CREATED {15}FORKED FROM$/,
+      );
+      expect(lines.slice(1).map((l) => l.split(' ')[0])).toEqual(expected.map((s) => s.sessionId));
+    }
+  }
 });

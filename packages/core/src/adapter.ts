@@ -51,6 +51,7 @@ export {
 } from './adapter/order.js';
 export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './adapter/retry.js';
 export {
+  CONNECT_TIMEOUT_MS,
   hintsByCode,
   type OtherServerSymptom,
   otherServerHint,

@@ -80,6 +80,25 @@ describe('export format', () => {
     expect(await everything(target)).toEqual(await everything(source));
   });
 
+  it('opens a store given as a function only once the header is read and checked', async () => {
+    const lines = await linesOf(await filled());
+    let opened = 0;
+    const target = new CheckpointStore(memory());
+    const open = async () => {
+      opened++;
+      return target;
+    };
+    for (const notAnExport of [[], ['{"type":"end"}'], ['not json']]) {
+      await expect(importStore(open, notAnExport)).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+    }
+    expect(opened).toBe(0);
+    const counts = await importStore(open, lines);
+    expect(opened).toBe(1);
+    expect(counts).toEqual({ sessions: 3, checkpoints: 7, state: 2, skipped: 0 });
+  });
+
   it('copies a whole store into another, several sessions at a time', async () => {
     const source = await filled();
     const target = new CheckpointStore(memory());

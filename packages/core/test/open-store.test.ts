@@ -101,6 +101,20 @@ describe('openStore', () => {
     expect(err.message).not.toContain('topsecret');
   });
 
+  it('suggests sqlite: for a file path given without a scheme, and asks for a URL when empty', async () => {
+    for (const path of ['agent.db', './data/agent.db', 'C:\\data\\agent.db']) {
+      const err = await refusal(openStore(path));
+      expect(err.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toBe(
+        `openStore: ${JSON.stringify(path)} has no URL scheme; for a SQLite file write ${JSON.stringify(`sqlite:${path}`)}, else start it with one of memory:, sqlite:, redis:, rediss:, postgres:, postgresql:, mysql:.`,
+      );
+    }
+    const empty = await refusal(openStore(''));
+    expect(empty.message).toBe(
+      'openStore(url) needs a URL, such as "sqlite:./agent.db"; got an empty string.',
+    );
+  });
+
   it('names the package to install when a backend package is missing', () => {
     // Every adapter is installed in this workspace, so the check is given the error Node
     // raises for a package that is not installed.

@@ -1,5 +1,5 @@
 /** What the store says when the URL lacks a database, or names another kind of server's port. */
-import { expectCkptError } from '@ckpt/contract-tests';
+import { expectCkptError, expectSilentServerNamed } from '@ckpt/contract-tests';
 import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { mysql, mysqlKv } from '@ckpt/mysql';
 import { serviceAddress, serviceListening } from '@ckpt/test-servers';
@@ -50,4 +50,13 @@ describe('mysql pointed at another server', () => {
       },
     );
   }
+});
+
+describe('mysql pointed at a server that never answers', () => {
+  it('gives up after connectTimeout and says nothing answered there', async () => {
+    await expectSilentServerNamed('MySQL', (address) => {
+      const url = `mysql://root@${address}/test?connectTimeout=1000`;
+      return new CheckpointStore(mysql({ url }));
+    });
+  });
 });

@@ -314,7 +314,7 @@ export class PostgresBackend extends SqlProcedureBackend<Statement | string> {
     this.pool = connection.pool;
     this.namespace = connection.namespace;
     this.#owned = connection.owned;
-    this.errorHint = postgresHints(connection.address);
+    this.errorHint = postgresHints(connection.address, connection.defaultDatabase);
     this.#appendDirect = appendDirect(this.namespace);
     this.#importNew = importNew(this.namespace);
     this.#removeSession = `SELECT ${ns}.delete_session($1)`;

@@ -10,7 +10,8 @@ import { statementRunner } from './statement-runner.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
 export function postgresKv(options: PostgresOptions): KvStore {
-  const { pool, owned, address, namespace, existing, preparedStatements } = connect(options);
+  const { pool, owned, address, defaultDatabase, namespace, existing, preparedStatements } =
+    connect(options);
   const ready = migrate(pool, namespace, existing);
   ready.catch(() => {});
   const run = statementRunner(pool, preparedStatements, ready);
@@ -20,6 +21,6 @@ export function postgresKv(options: PostgresOptions): KvStore {
       await ready.catch(() => {});
       if (owned && !pool.ended) await pool.end();
     },
-    errorHint: postgresHints(address),
+    errorHint: postgresHints(address, defaultDatabase),
   });
 }

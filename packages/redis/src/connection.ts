@@ -1,6 +1,11 @@
 /** The client a store runs on: one it opens from a URL (and closes), or the caller's own. */
 import { once } from 'node:events';
-import { invalidArgument, type OpenedConnection, openConnection } from '@ckpt/core/adapter';
+import {
+  CONNECT_TIMEOUT_MS,
+  invalidArgument,
+  type OpenedConnection,
+  openConnection,
+} from '@ckpt/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
 import { connectAttempts, type RedisClient, setupRefusals } from './script.js';
 
@@ -45,7 +50,8 @@ export function connect(options: RedisOptions): Connection {
     methods: ['evalsha', 'eval'],
     example: 'redis://127.0.0.1:6379',
     open(url) {
-      const client = new Redis(url, CLIENT_OPTIONS);
+      const { rest, connectTimeout } = takeConnectTimeout(url);
+      const client = new Redis(rest, { ...CLIENT_OPTIONS, connectTimeout });
       // Errors reach the calls that hit them; without a listener ioredis would log each one.
       client.on('error', (err) => refuseFailedSelect(client, err));
       watchConnecting(client);
@@ -57,27 +63,65 @@ export function connect(options: RedisOptions): Connection {
 }
 
 /**
+ * The URL without its `connectTimeout` parameter (milliseconds), and that parameter as a
+ * number (`CONNECT_TIMEOUT_MS` when it names none): ioredis would pass the text on to Node,
+ * which throws it out of a timer, where no call can catch it.
+ */
+function takeConnectTimeout(url: string): { rest: string; connectTimeout: number } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { rest: url, connectTimeout: CONNECT_TIMEOUT_MS }; // ioredis says what is wrong
+  }
+  const given = parsed.searchParams.get('connectTimeout');
+  if (given === null) return { rest: url, connectTimeout: CONNECT_TIMEOUT_MS };
+  if (!/^[1-9]\d*$/.test(given)) {
+    throw new Error(`connectTimeout must be a whole number of milliseconds; got '${given}'`);
+  }
+  parsed.searchParams.delete('connectTimeout');
+  return { rest: parsed.toString(), connectTimeout: Number(given) };
+}
+
+/**
  * Keep what `client` meets while it connects, so that a call that fails because no connection
- * could be made says why (script.ts): a refused connection or login, or a server that
- * accepted the connection and hung up before answering, as a server of another kind does.
+ * could be made says why (script.ts): a refused connection or login, a server that accepted
+ * the connection and hung up before answering, as a server of another kind does, or one that
+ * never answered. ioredis bounds only the wait for the connection itself; a server that
+ * accepts and stays silent would hold every call forever, so the wait for its first answer
+ * gets the same bound, after which the connection is dropped and the calls fail.
  */
 function watchConnecting(client: Redis): void {
-  const attempts = { ready: 0, lastError: undefined as Error | undefined, hungUp: false };
+  const attempts = {
+    ready: 0,
+    lastError: undefined as Error | undefined,
+    hungUp: false,
+    silent: false,
+  };
   let connected = false;
+  let answerDue: NodeJS.Timeout | undefined;
   connectAttempts.set(client, attempts);
   client.on('connect', () => {
     connected = true;
+    answerDue = setTimeout(() => {
+      attempts.silent = true;
+      client.stream.destroy();
+    }, client.options.connectTimeout);
+    answerDue.unref();
   });
   client.on('ready', () => {
+    clearTimeout(answerDue);
     attempts.ready++;
     attempts.lastError = undefined;
     attempts.hungUp = false;
+    attempts.silent = false;
     connected = false;
   });
   client.on('error', (err: Error) => {
     attempts.lastError = err;
   });
   client.on('close', () => {
+    clearTimeout(answerDue);
     if (connected) attempts.hungUp = true;
     connected = false;
   });

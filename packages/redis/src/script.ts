@@ -74,13 +74,15 @@ export const setupRefusals = new WeakMap<RedisClient, Error>();
 /**
  * What a client the store opened met while connecting (kept by connection.ts): how often it
  * became ready, the last error it reported since it was last ready (a refused connection or
- * login), and whether a server accepted a connection and hung up before answering, as a
- * server of another kind does. A client the caller gave is not watched.
+ * login), whether a server accepted a connection and hung up before answering, as a
+ * server of another kind does, and whether one accepted it and never answered, as another
+ * that waits for its own client to speak first does. A client the caller gave is not watched.
  */
 export interface ConnectAttempts {
   ready: number;
   lastError: Error | undefined;
   hungUp: boolean;
+  silent: boolean;
 }
 
 /** The attempts of each client the store opened. */
@@ -143,6 +145,9 @@ function explain(err: unknown, client: RedisClient, access: Access, issued: Issu
     // Its code (ECONNREFUSED, …) or the server's refusal (WRONGPASS, …) the store's hints name.
     if (reason && (CONNECT_CODES.has(errorCode(reason)) || reason.name === 'ReplyError')) {
       return reason;
+    }
+    if (attempts?.silent) {
+      return new Error(otherServerHint('Redis', where, 'silent'), { cause: err });
     }
     if (attempts?.hungUp)
       return new Error(otherServerHint('Redis', where, 'closed'), { cause: err });

@@ -3,7 +3,7 @@
  * kind of server at the URL's port, a connection lost under a read or under a write.
  */
 import { once } from 'node:events';
-import { expectCkptError } from '@ckpt/contract-tests';
+import { expectCkptError, expectSilentServerNamed } from '@ckpt/contract-tests';
 import { CheckpointStore } from '@ckpt/core';
 import { SERVER_HINTS } from '@ckpt/core/adapter';
 import { redis } from '@ckpt/redis';
@@ -107,5 +107,23 @@ describe.skipIf(!available)('redis connection errors, with the server up', () =>
       await proxy.close();
       await dropNamespace(admin(), backend.namespace);
     }
+  });
+});
+
+describe('redis pointed at a server that never answers', () => {
+  it('gives up after connectTimeout and says nothing answered there', async () => {
+    await expectSilentServerNamed('Redis', (address) => {
+      const url = `redis://${address}?connectTimeout=1000`;
+      return new CheckpointStore(redis({ url, namespace: freshNamespace() }));
+    });
+  });
+
+  it('refuses a connectTimeout that is no whole number of milliseconds', async () => {
+    const url = 'redis://:hunter2@127.0.0.1:6379?connectTimeout=soon';
+    const err = await expectCkptError(async () => redis({ url }), 'INVALID_ARGUMENT');
+    expect(err.message).toContain(
+      "connectTimeout must be a whole number of milliseconds; got 'soon'",
+    );
+    expect(err.message).not.toContain('hunter2');
   });
 });

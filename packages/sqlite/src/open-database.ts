@@ -114,7 +114,7 @@ export function openDatabase(
           namespace,
           versionKey,
           migrations(namespace),
-          existing === undefined ? undefined : location,
+          existing === undefined ? undefined : { ...location, check: checkNamespaces(opened) },
         ),
       );
     // A file that must hold the namespace already is checked before anything is set on it.
@@ -128,6 +128,28 @@ export function openDatabase(
     db?.close();
     throw openError(err, options.path);
   }
+}
+
+/**
+ * What to check when a file lacks the namespace asked for, with the namespaces it holds (read
+ * from the names of their meta tables), so that a misspelt one shows next to the right one.
+ */
+function checkNamespaces(db: Database.Database): string {
+  const meta = tables('').meta; // `_meta`, after a namespace
+  const held = (
+    db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as {
+      name: string;
+    }[]
+  )
+    .map((row) => row.name)
+    .filter((name) => name.endsWith(meta))
+    .map((name) => `'${name.slice(0, -meta.length)}'`)
+    .sort();
+  const holds =
+    held.length === 0
+      ? 'no ckpt namespace'
+      : `the ${held.length === 1 ? 'namespace' : 'namespaces'} ${held.join(', ')}`;
+  return `the path and the namespace (the file holds ${holds})`;
 }
 
 // Tables are named `<namespace>_<table>`, and SQLite keeps every name that starts with
@@ -162,16 +184,27 @@ const WRONG_PATH: Record<string, string> = {
   SQLITE_NOTADB: 'the file is not a SQLite database; name a new file or a ckpt database',
 };
 
+// better-sqlite3's words when its compiled part is missing (through the bindings package), or
+// was built for another Node.js (Node's own words, as it loads an addon).
+const NO_BINDING = /^Could not locate the bindings file|NODE_MODULE_VERSION/;
+
 function openError(err: unknown, path: string): unknown {
   if (isCkptError(err)) return err;
   const code = errorCode(err);
+  const reason = err instanceof Error ? err.message : String(err);
+  if (NO_BINDING.test(reason)) {
+    return new CkptError(
+      'UNSUPPORTED',
+      `sqlite() cannot load the compiled part of better-sqlite3 (${reason.split('\n')[0]}): it was installed without it, or for another Node.js. Run 'npm rebuild better-sqlite3' in your application's directory with the Node.js that runs it; where no prebuilt binary exists for the platform, that compiles it, and needs Python, make and a C++ compiler.`,
+      { cause: err, details: { package: 'better-sqlite3' } },
+    );
+  }
   const where = `sqlite() cannot open ${JSON.stringify(path)}`;
   // A directory that exists but takes no new files (such as /proc) gives ENOENT as well; the
   // path is not wrong then, the system refuses it.
   const refused = code === 'ENOENT' && existsSync(dirname(path));
   if (WRONG_PATH[code] && !refused)
     return invalidArgument('path', `${where}: ${WRONG_PATH[code]}.`);
-  const reason = err instanceof Error ? err.message : String(err);
   return new CkptError('BACKEND', `${where}: ${reason}`, { cause: err });
 }
 

@@ -70,9 +70,23 @@ describe('sqlite({ path, create: false })', () => {
     const before = digest(path);
     const err = await expectMissingStoreNotFound(onFile(path), 'agnets');
     expect(err.message).toMatch(
-      /^there is no ckpt store in namespace 'agnets' at .* \(it holds no ckpt tables\)/,
+      /^there is no ckpt store in namespace 'agnets' at .* \(it holds no ckpt tables\); check the path and the namespace \(the file holds the namespace 'agents'\)/,
     );
     expect(digest(path)).toBe(before);
+  });
+
+  it('lists every namespace the file holds when it lacks the one asked for, or says it holds none', async () => {
+    const path = fresh();
+    await written(path, 'agents');
+    await written(path, 'agents_2');
+    const err = await expectMissingStoreNotFound(onFile(path), 'ckpt');
+    expect(err.message).toContain(
+      "check the path and the namespace (the file holds the namespaces 'agents', 'agents_2')",
+    );
+    const empty = fresh();
+    new Database(empty).close();
+    const none = await expectMissingStoreNotFound(onFile(empty), 'ckpt');
+    expect(none.message).toContain('(the file holds no ckpt namespace)');
   });
 
   it('refuses an empty file with NOT_FOUND and leaves it empty', async () => {

@@ -6,7 +6,7 @@ import { brief, count, cut, shortTime } from '../io.js';
 import { itemLine } from '../item-line.js';
 import { positiveInteger } from '../parse.js';
 import {
-  all,
+  allPages,
   sessionsPage,
   sessionTree,
   showCheckpoint,
@@ -46,12 +46,19 @@ export function registerInspect(program: Command, ctx: Context): void {
         ) => {
           const store = await ctx.store();
           const { prefix } = opts;
-          const page = opts.all
-            ? {
-                items: await all((cursor) => sessionsPage(store, { prefix, limit: 1000, cursor })),
-                cursor: null,
-              }
-            : await sessionsPage(store, { prefix, limit: opts.limit, cursor: opts.cursor });
+          if (opts.all) {
+            // Printed a page at a time, as it is read: a large store is never held whole.
+            const pages = allPages((cursor) =>
+              sessionsPage(store, { prefix, limit: 1000, cursor }),
+            );
+            await ctx.outputPages(pages, SESSION_HEAD, sessionRow);
+            return;
+          }
+          const page = await sessionsPage(store, {
+            prefix,
+            limit: opts.limit,
+            cursor: opts.cursor,
+          });
           ctx.output(page, () => {
             ctx.table(SESSION_HEAD, page.items.map(sessionRow));
             if (page.cursor !== null) {

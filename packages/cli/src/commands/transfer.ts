@@ -1,7 +1,8 @@
 /** Moving data: export (to a file or stdout), import (from a file or stdin), copy (store to store). */
 
 import { once } from 'node:events';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import {
@@ -82,6 +83,39 @@ async function openExport(path: string): Promise<{ file: FileHandle; size: numbe
 }
 
 /**
+ * A file to write in place of `path`, which appears there only whole: it is written beside
+ * it under another name, then renamed over it (`keep`), or removed (`discard`), so that an
+ * export that fails halfway leaves no partial file, and an earlier one at `path` as it was.
+ */
+async function openBeside(
+  path: string,
+): Promise<{ handle: FileHandle; keep(): Promise<void>; discard(): Promise<void> }> {
+  const partial = join(dirname(path), `.${basename(path)}.${process.pid}.partial`);
+  let handle: FileHandle;
+  try {
+    handle = await open(partial, 'w', 0o600);
+  } catch (err) {
+    throw new UsageError(
+      `cannot write ${JSON.stringify(path)}: ${fileTrouble(err)}; give a path in a directory that exists and can be written.`,
+    );
+  }
+  return {
+    handle,
+    keep: async () => {
+      try {
+        await rename(partial, path);
+      } catch (err) {
+        await rm(partial, { force: true });
+        throw new UsageError(
+          `cannot write ${JSON.stringify(path)}: ${fileTrouble(err)}; give a path that is not a directory and can be written.`,
+        );
+      }
+    },
+    discard: () => rm(partial, { force: true }),
+  };
+}
+
+/**
  * A CONFLICT for a session already there, said for a person at a command line, where
  * `--if-exists` is what decides; any other error as it is.
  */
@@ -129,23 +163,16 @@ export function registerTransfer(program: Command, ctx: Context): void {
       .action(
         async (opts: { out?: string; session?: string[]; thread?: string[]; ns?: string }) => {
           const sessionIds = sessionsNamed(opts);
-          let file: FileHandle | undefined;
-          if (opts.out !== undefined) {
-            try {
-              file = await open(opts.out, 'w', 0o600);
-            } catch (err) {
-              throw new UsageError(
-                `cannot write ${JSON.stringify(opts.out)}: ${fileTrouble(err)}; give a path in a directory that exists and can be written.`,
-              );
-            }
-          }
-          const store = await ctx.store();
-          const started = Date.now();
-          const total = sessionIds ? sessionIds.length : await sessionTotal(ctx, store);
-          const progress = Progress.sessions(ctx, total, 'exported');
-          const out = file === undefined ? ctx.io.stdout : file.createWriteStream();
+          const file = opts.out === undefined ? undefined : await openBeside(opts.out);
+          const out = file === undefined ? ctx.io.stdout : file.handle.createWriteStream();
           let counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
+          let whole = false;
+          const started = Date.now();
+          let progress: Progress | null = null;
           try {
+            const store = await ctx.store();
+            const total = sessionIds ? sessionIds.length : await sessionTotal(ctx, store);
+            progress = Progress.sessions(ctx, total, 'exported');
             for await (const line of exportStore(store, {
               sessionIds,
               onProgress: (c) => {
@@ -156,12 +183,14 @@ export function registerTransfer(program: Command, ctx: Context): void {
               // Wait for a full buffer to drain, so that memory holds a few lines, not the store.
               if (out.write(line) === false) await once(out as NodeJS.WritableStream, 'drain');
             }
+            whole = true;
           } finally {
             progress?.stop();
-            if (out !== ctx.io.stdout) {
+            if (file !== undefined) {
               const stream = out as NodeJS.WritableStream & { end(): void };
               stream.end();
-              await finished(stream);
+              await finished(stream).catch(() => {});
+              await (whole ? file.keep() : file.discard());
             }
           }
           const done = summary('exported', counts, (Date.now() - started) / 1000);
@@ -190,11 +219,9 @@ export function registerTransfer(program: Command, ctx: Context): void {
       .action(async (file: string | undefined, opts: { ifExists: IfExists }) => {
         const fromFile = file !== undefined && file !== '-';
         const opened = fromFile ? await openExport(file) : null;
-        // An import is how a store is made from the command line.
-        const store = await ctx.store({ create: true }).catch(async (err: unknown) => {
-          await opened?.file.close();
-          throw err;
-        });
+        // An import is how a store is made from the command line; it is opened, and so
+        // made, only once the input's first line has shown it to be an export.
+        const openStore = () => ctx.store({ create: true });
         const started = Date.now();
         const input: NodeJS.ReadableStream = opened ? opened.file.createReadStream() : ctx.io.stdin;
         let read = 0;
@@ -209,7 +236,7 @@ export function registerTransfer(program: Command, ctx: Context): void {
           counts = await interruptible(
             ctx,
             (signal) =>
-              importStore(store, untilAborted(lines, signal), {
+              importStore(openStore, untilAborted(lines, signal), {
                 ifExists: opts.ifExists,
                 signal,
                 onProgress: (c) => {

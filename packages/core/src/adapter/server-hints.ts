@@ -28,8 +28,17 @@ export type OtherServerSymptom =
   | 'garbled'
   /** It closed the connection before answering. */
   | 'closed'
-  /** It said nothing until the driver gave up (both sides wait for the other to speak first). */
+  /**
+   * Nothing answered until the driver gave up: another kind of server that waits for its
+   * client to speak first, as the driver does, or a network that drops the connection.
+   */
   | 'silent';
+
+/**
+ * How long a store that opens its own connections waits for a server's first answer, unless
+ * the URL says otherwise: what mysql2 and ioredis wait by default, where pg would wait forever.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 // The ports a URL that names the wrong server most often carries.
 const USUAL_PORTS = 'by default PostgreSQL listens on 5432, MySQL on 3306 and Redis on 6379';
@@ -49,7 +58,7 @@ export function otherServerHint(
     case 'closed':
       return `the server at ${address} closed the connection before answering as ${protocol} does: it is probably another kind of server (${USUAL_PORTS}), or one that wants TLS; check the port and the scheme of the URL`;
     case 'silent':
-      return `nothing at ${address} answered as ${protocol} in time: another kind of server there waits, silent, for its own protocol (${USUAL_PORTS}); check the port in the URL, then the host and the network`;
+      return `nothing at ${address} answered as ${protocol} in time: the URL may name another kind of server's port, which waits silently for its own protocol (${USUAL_PORTS}), or the network may drop the connection; check the port in the URL, then the host and the network`;
   }
 }
 

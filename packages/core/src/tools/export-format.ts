@@ -139,9 +139,13 @@ export interface ImportStoreOptions extends ImportOptions {
  * cut short) is refused with INVALID_ARGUMENT naming its line, and nothing of the session it
  * belongs to is written; sessions before it stay imported, so running the import again with
  * `ifExists: 'skip'` takes up where it stopped.
+ *
+ * `into` may be a function that opens the store instead: it is called once the header has
+ * been read and checked, so that an input that is no export (empty, or another file) opens,
+ * and so creates, nothing.
  */
 export async function importStore(
-  store: CheckpointStore,
+  into: CheckpointStore | (() => Promise<CheckpointStore>),
   lines: AsyncIterable<string> | Iterable<string>,
   options: ImportStoreOptions = {},
 ): Promise<TransferCounts> {
@@ -154,6 +158,8 @@ export async function importStore(
   let ended = false;
   /** The session being read: its line, what that line said, its checkpoints so far. */
   let open: OpenSession | null = null;
+  // Set once the header is checked.
+  let store = undefined as unknown as CheckpointStore;
 
   const importOpen = async (session: OpenSession) => {
     const { value, checkpoints } = session;
@@ -182,6 +188,7 @@ export async function importStore(
     if (!header) {
       checkHeader(value, n);
       header = true;
+      store = typeof into === 'function' ? await into() : into;
       continue;
     }
     if (open !== null && value.type !== 'checkpoint') {

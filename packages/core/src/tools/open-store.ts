@@ -126,9 +126,20 @@ export async function openStore(url: string, options?: OpenStoreOptions): Promis
   const colon = url.indexOf(':');
   const scheme = SCHEMES[url.slice(0, colon + 1).toLowerCase()];
   if (colon < 1 || scheme === undefined) {
+    const shown = JSON.stringify(redactPasswords(url));
+    const schemes = Object.keys(SCHEMES).join(', ');
+    // A file path given alone (`agent.db`, `C:\data\agent.db`) is most likely a SQLite file.
+    if (url !== '' && (colon === -1 || /^[A-Za-z]:[\\/]/.test(url))) {
+      throw invalidArgument(
+        'url',
+        `openStore: ${shown} has no URL scheme; for a SQLite file write ${JSON.stringify(`sqlite:${redactPasswords(url)}`)}, else start it with one of ${schemes}.`,
+      );
+    }
     throw invalidArgument(
       'url',
-      `openStore: unknown URL scheme in ${JSON.stringify(redactPasswords(url))}; use one of ${Object.keys(SCHEMES).join(', ')}.`,
+      url === ''
+        ? `openStore(url) needs a URL, such as "sqlite:./agent.db"; got an empty string.`
+        : `openStore: unknown URL scheme in ${shown}; use one of ${schemes}.`,
     );
   }
   const { url: plain, namespace, params } = takeParams(url, scheme);
