@@ -8,6 +8,12 @@
  * @module @ckpt/core/adapter
  */
 
+export {
+  durabilityDiagnosis,
+  SURVIVES_SERVER_CRASH,
+  schemaDiagnosis,
+} from './adapter-diagnose.js';
+export { type AdapterOpening, openAdapter } from './adapter-open.js';
 export { afterReady } from './after-ready.js';
 export type {
   AppendInput,

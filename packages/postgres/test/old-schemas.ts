@@ -4,8 +4,8 @@
  * functions no version changed since the first are the package's own (functions.ts).
  */
 import type pg from 'pg';
-import { functions } from '../src/functions.js';
 import { migrations, schemaIdentifier } from '../src/schema.js';
+import { functions } from '../src/stored-code.js';
 
 /** Make schema `namespace` as version `version`'s migrations and functions left it, through `admin`. */
 export async function writeOldSchema(
