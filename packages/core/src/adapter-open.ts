@@ -25,7 +25,13 @@ export function openAdapter<T>(
   migrate: () => T | Promise<T>,
   close: () => void | Promise<void>,
 ): AdapterOpening<T> {
-  const migrated = Promise.resolve().then(migrate);
+  // Started at once, as the adapter opens; a migration that throws rejects like one that fails.
+  let migrated: Promise<T>;
+  try {
+    migrated = Promise.resolve(migrate());
+  } catch (err) {
+    migrated = Promise.reject(err);
+  }
   migrated.catch(() => {});
   let closing: Promise<void> | undefined;
   return {

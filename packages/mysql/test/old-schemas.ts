@@ -1,7 +1,7 @@
 /**
  * The procedures that moved a session's head as earlier schema versions defined them, frozen
  * here so that the upgrade tests can write sessions through an older schema's own calls. The
- * procedures no version changed since the first are the package's own (procedures.ts).
+ * procedures no version changed since the first are the package's own (stored-code.ts).
  */
 import type { Pool } from 'mysql2/promise';
 import { ID, migrations, tables } from '../src/schema.js';

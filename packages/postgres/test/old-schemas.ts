@@ -1,7 +1,7 @@
 /**
  * The functions that moved a session's head as earlier schema versions defined them, frozen
  * here so that the upgrade tests can write sessions through an older schema's own calls. The
- * functions no version changed since the first are the package's own (functions.ts).
+ * functions no version changed since the first are the package's own (stored-code.ts).
  */
 import type pg from 'pg';
 import { migrations, schemaIdentifier } from '../src/schema.js';

@@ -2,7 +2,7 @@
 import { once } from 'node:events';
 import { invalidArgument, type OpenedConnection, openConnection } from '@ckpt/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
-import { connectAttempts, type RedisClient, setupRefusals } from './script.js';
+import { connectAttempts, type RedisClient, setupRefusals } from './runner.js';
 
 /** Options of `redis()` and `redisKv()`: a connection string or an existing ioredis client. */
 export type RedisOptions = ({ url: string } | { client: RedisClient }) & {
@@ -58,7 +58,7 @@ export function connect(options: RedisOptions): Connection {
 
 /**
  * Keep what `client` meets while it connects, so that a call that fails because no connection
- * could be made says why (script.ts): a refused connection or login, or a server that
+ * could be made says why (runner.ts): a refused connection or login, or a server that
  * accepted the connection and hung up before answering, as a server of another kind does.
  */
 function watchConnecting(client: Redis): void {
