@@ -142,7 +142,16 @@ export class SqlBackend<S> implements CheckpointBackend {
     this.#state = new KeyValueTable(parts.statements.state, run);
     this.#writes = parts.writes;
     this.#parts = parts;
-    if (parts.errorHint) Object.defineProperty(this, 'errorHint', { value: parts.errorHint });
+    // An own property like any field's, which a wrapper (a Proxy that binds what it reads) may
+    // hand out as it likes; absent where the adapter has no hints.
+    if (parts.errorHint) {
+      Object.defineProperty(this, 'errorHint', {
+        value: parts.errorHint,
+        writable: true,
+        configurable: true,
+        enumerable: true,
+      });
+    }
   }
 
   async #checkpoint<In>(
