@@ -22,6 +22,8 @@ const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-chat-'));
 const redisUrl = serviceUrl('redis');
 const streamPrefix = `ckpt-test-ai-chat-${process.pid}`;
 const redisUp = await serviceListening('redis');
+/** How long a check waits for the page on a busy machine (vitest's default is one second). */
+const SLOW = { timeout: 15_000 };
 
 let server: ChatServer;
 let chromium: Browser;
@@ -154,9 +156,14 @@ describe('the chat example in Chromium', () => {
     // Whichever won, both pages show its outcome after a reload, and the tool ran at most once.
     const approved = !firstRefused;
     const outcome = approved ? 'Weather in Lisbon: sunny in Lisbon' : 'Denied.';
+    // The winning page runs the rest of the turn (the tool, then the answer); a reload before
+    // that turn is saved would show it still waiting, which is not what is tested here.
+    const winner = firstRefused ? second : first;
+    await expect.poll(() => winner.getByTestId('tool').textContent(), SLOW).toBe(outcome);
+    await expect.poll(() => winner.getByTestId('status').textContent(), SLOW).toBe('ready');
     for (const tab of [first, second]) {
       await tab.reload();
-      await expect.poll(() => tab.getByTestId('tool').textContent()).toBe(outcome);
+      await expect.poll(() => tab.getByTestId('tool').textContent(), SLOW).toBe(outcome);
     }
     expect(toolRuns.weather).toBe(runs + (approved ? 1 : 0));
   });

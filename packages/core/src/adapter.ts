@@ -36,8 +36,14 @@ export {
   type OpenedConnection,
   openConnection,
 } from './adapter/connection-options.js';
+export {
+  durabilityDiagnosis,
+  SURVIVES_SERVER_CRASH,
+  schemaDiagnosis,
+} from './adapter/diagnose.js';
 export { checkNamespace, DEFAULT_NAMESPACE } from './adapter/namespace.js';
 export { closeOverNeeds } from './adapter/needs.js';
+export { type AdapterOpening, openAdapter } from './adapter/open-adapter.js';
 export {
   checkCreate,
   type StoreLocation,

@@ -4,10 +4,12 @@
  * @packageDocumentation
  * @module @ckpt/memory
  */
-import { MemoryBackend, type MemoryOptions } from './memory-backend.js';
+import { MemoryBackend } from './backend.js';
+import type { MemoryOptions } from './options.js';
 
-export { MemoryBackend, type MemoryOptions } from './memory-backend.js';
-export { memoryKv } from './memory-kv.js';
+export { MemoryBackend } from './backend.js';
+export { memoryKv } from './kv.js';
+export type { MemoryOptions } from './options.js';
 
 /** The in-memory native backend; share one instance between stores to share their data. */
 export function memory(options: MemoryOptions = {}): MemoryBackend {

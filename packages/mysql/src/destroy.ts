@@ -7,8 +7,8 @@
  */
 import type { Pool } from 'mysql2/promise';
 import { underMigrationLock } from './migrate.js';
-import { procedures } from './procedures.js';
 import { tables } from './schema.js';
+import { procedures } from './stored-code.js';
 
 /** Drop every procedure and table of namespace `ns`. */
 export async function destroyNamespace(pool: Pool, ns: string): Promise<void> {

@@ -4,12 +4,13 @@
  * @packageDocumentation
  * @module @ckpt/mysql
  */
-import type { MysqlOptions } from './connection.js';
-import { MysqlBackend } from './mysql-backend.js';
 
+import { MysqlBackend } from './backend.js';
+import type { MysqlOptions } from './connection.js';
+
+export { MysqlBackend } from './backend.js';
 export type { MysqlOptions } from './connection.js';
-export { MysqlBackend } from './mysql-backend.js';
-export { mysqlKv } from './mysql-kv.js';
+export { mysqlKv } from './kv.js';
 export { SCHEMA_VERSION } from './schema.js';
 
 /** The MySQL / MariaDB backend, on a pool it opens from `url` (and closes) or on your `pool` (left open). */

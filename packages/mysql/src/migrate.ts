@@ -7,9 +7,9 @@ import { CkptError, DEFAULT_MAX_PAYLOAD_BYTES } from '@ckpt/core';
 import { invalidArgument, type StoreLocation } from '@ckpt/core/adapter';
 import { migrate as runMigration } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { procedures } from './procedures.js';
+import { PLAIN_ROWS } from './runner.js';
 import { migrations, tables } from './schema.js';
-import { PLAIN_ROWS } from './statement-runner.js';
+import { procedures } from './stored-code.js';
 
 // A packet must hold a checkpoint at the default limit plus the statement around it.
 const PACKET_NEEDED = DEFAULT_MAX_PAYLOAD_BYTES + 1024 * 1024;

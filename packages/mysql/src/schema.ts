@@ -4,7 +4,7 @@
  * sort by UTF-8 bytes. Everything here runs on MySQL 8.0 and MariaDB 10.11 alike. The
  * migration steps change tables and are frozen once released: a step is never edited, a
  * change is a new step. The procedures the backend calls are defined once, as they are now,
- * in procedures.ts, and created anew after the steps of any upgrade.
+ * in stored-code.ts, and created anew after the steps of any upgrade.
  */
 import { sqlTables } from '@ckpt/core/sql';
 

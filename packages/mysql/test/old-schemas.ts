@@ -1,11 +1,11 @@
 /**
  * The procedures that moved a session's head as earlier schema versions defined them, frozen
  * here so that the upgrade tests can write sessions through an older schema's own calls. The
- * procedures no version changed since the first are the package's own (procedures.ts).
+ * procedures no version changed since the first are the package's own (stored-code.ts).
  */
 import type { Pool } from 'mysql2/promise';
-import { procedures } from '../src/procedures.js';
 import { ID, migrations, tables } from '../src/schema.js';
+import { procedures } from '../src/stored-code.js';
 
 /** Make namespace `ns` as version `version`'s migrations and procedures left it, through `admin`. */
 export async function writeOldSchema(admin: Pool, ns: string, version: number): Promise<void> {

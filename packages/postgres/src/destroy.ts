@@ -6,9 +6,9 @@
  */
 import { SQL_TABLES } from '@ckpt/core/sql';
 import type pg from 'pg';
-import { functions } from './functions.js';
 import { OWN_SCHEMA_KEY, underMigrationLock } from './migrate.js';
 import { schemaIdentifier } from './schema.js';
+import { functions } from './stored-code.js';
 
 /** The names of the functions ckpt defines in schema `ns`, those earlier versions had included. */
 function functionNames(ns: string): string[] {

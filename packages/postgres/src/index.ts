@@ -4,12 +4,13 @@
  * @packageDocumentation
  * @module @ckpt/postgres
  */
-import type { PostgresOptions } from './connection.js';
-import { PostgresBackend } from './postgres-backend.js';
 
+import { PostgresBackend } from './backend.js';
+import type { PostgresOptions } from './connection.js';
+
+export { PostgresBackend } from './backend.js';
 export type { PostgresOptions } from './connection.js';
-export { PostgresBackend } from './postgres-backend.js';
-export { postgresKv } from './postgres-kv.js';
+export { postgresKv } from './kv.js';
 export { SCHEMA_VERSION } from './schema.js';
 
 /** The PostgreSQL backend, on a pool it opens from `url` (and closes) or on your `pool` (left open). */

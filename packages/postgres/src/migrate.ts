@@ -6,8 +6,8 @@
 import type { StoreLocation } from '@ckpt/core/adapter';
 import { migrate as runMigration, SQL_TABLES } from '@ckpt/core/sql';
 import type pg from 'pg';
-import { functions } from './functions.js';
 import { migrations, schemaIdentifier } from './schema.js';
+import { functions } from './stored-code.js';
 
 /**
  * The meta row that says ckpt created the schema itself, so that destroy() may drop it whole;

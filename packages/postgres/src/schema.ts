@@ -2,7 +2,7 @@
  * The PostgreSQL schema: every object lives in the schema named by `namespace`. The migration
  * steps below change tables and are frozen once released: a step is never edited, a change
  * is a new step. The functions the backend calls are defined once, as they are now, in
- * functions.ts, and created anew after the steps of any upgrade.
+ * stored-code.ts, and created anew after the steps of any upgrade.
  */
 import { invalidArgument } from '@ckpt/core/adapter';
 

@@ -1,11 +1,11 @@
 /**
  * The functions that moved a session's head as earlier schema versions defined them, frozen
  * here so that the upgrade tests can write sessions through an older schema's own calls. The
- * functions no version changed since the first are the package's own (functions.ts).
+ * functions no version changed since the first are the package's own (stored-code.ts).
  */
 import type pg from 'pg';
-import { functions } from '../src/functions.js';
 import { migrations, schemaIdentifier } from '../src/schema.js';
+import { functions } from '../src/stored-code.js';
 
 /** Make schema `namespace` as version `version`'s migrations and functions left it, through `admin`. */
 export async function writeOldSchema(

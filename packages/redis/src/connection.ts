@@ -7,7 +7,7 @@ import {
   openConnection,
 } from '@ckpt/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
-import { connectAttempts, type RedisClient, setupRefusals } from './script.js';
+import { connectAttempts, type RedisClient, setupRefusals } from './runner.js';
 
 /** Options of `redis()` and `redisKv()`: a connection string or an existing ioredis client. */
 export type RedisOptions = ({ url: string } | { client: RedisClient }) & {
@@ -85,7 +85,7 @@ function takeConnectTimeout(url: string): { rest: string; connectTimeout: number
 
 /**
  * Keep what `client` meets while it connects, so that a call that fails because no connection
- * could be made says why (script.ts): a refused connection or login, a server that accepted
+ * could be made says why (runner.ts): a refused connection or login, a server that accepted
  * the connection and hung up before answering, as a server of another kind does, or one that
  * never answered. ioredis bounds only the wait for the connection itself; a server that
  * accepts and stays silent would hold every call forever, so the wait for its first answer

@@ -4,14 +4,15 @@
  * @packageDocumentation
  * @module @ckpt/redis
  */
-import type { RedisOptions } from './connection.js';
-import { RedisBackend } from './redis-backend.js';
 
+import { RedisBackend } from './backend.js';
+import type { RedisOptions } from './connection.js';
+
+export { RedisBackend } from './backend.js';
 export type { RedisOptions } from './connection.js';
-export { SHARDS } from './keys.js';
-export { RedisBackend } from './redis-backend.js';
-export { redisKv } from './redis-kv.js';
-export type { RedisClient } from './script.js';
+export { redisKv } from './kv.js';
+export type { RedisClient } from './runner.js';
+export { SHARDS } from './schema.js';
 
 /**
  * The Redis backend, on an ioredis client it opens from `url` (and closes) or on your

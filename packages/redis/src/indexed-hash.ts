@@ -3,9 +3,10 @@
  * them by their bytes, which for UTF-8 is code point order). State scopes and the KV store are
  * both this. Writes change both keys in one script; prefix listings are one ZRANGEBYLEX.
  */
-import type { CatalogEntry, IndexedHashKeys } from './keys.js';
-import { explained, type RedisClient } from './script.js';
-import { indexedCompareAndSet, indexedDelete, indexedSet } from './scripts.js';
+
+import { explained, type RedisClient } from './runner.js';
+import type { CatalogEntry, IndexedHashKeys } from './schema.js';
+import { indexedCompareAndSet, indexedDelete, indexedSet } from './statements.js';
 
 // No valid UTF-8 text holds the byte 0xff, so `prefix` + 0xff is above every key that starts
 // with `prefix` and below every other key above `prefix`.

@@ -5,7 +5,7 @@ import { CheckpointStore } from '@ckpt/core';
 import { type RedisBackend, redis } from '@ckpt/redis';
 import type { Cluster } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SHARD_TAGS, shardOf } from '../src/keys.js';
+import { SHARD_TAGS, shardOf } from '../src/schema.js';
 import {
   admin,
   clusterAvailable,

@@ -11,8 +11,8 @@ import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { type RedisBackend, redis, redisKv } from '@ckpt/redis';
 import { Cluster, type ClusterOptions, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SHARD_TAGS, SHARDS, sessionKeys, shardOf } from '../src/keys.js';
-import * as lua from '../src/scripts.js';
+import { SHARD_TAGS, SHARDS, sessionKeys, shardOf } from '../src/schema.js';
+import * as lua from '../src/statements.js';
 import {
   admin,
   available,

@@ -4,13 +4,14 @@
  * @packageDocumentation
  * @module @ckpt/sqlite
  */
-import type { SqliteOptions } from './open-database.js';
-import { SqliteBackend } from './sqlite-backend.js';
 
-export { BUSY_TIMEOUT_MS, type SqliteOptions, type Synchronous } from './open-database.js';
+import { SqliteBackend } from './backend.js';
+import type { SqliteOptions } from './connection.js';
+
+export { SqliteBackend } from './backend.js';
+export { BUSY_TIMEOUT_MS, type SqliteOptions, type Synchronous } from './connection.js';
+export { sqliteKv } from './kv.js';
 export { SCHEMA_VERSION } from './schema.js';
-export { SqliteBackend } from './sqlite-backend.js';
-export { sqliteKv } from './sqlite-kv.js';
 
 /** The SQLite backend: one file (or `':memory:'`), WAL, `synchronous = FULL` unless told otherwise. */
 export function sqlite(options: SqliteOptions): SqliteBackend {

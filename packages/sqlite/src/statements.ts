@@ -1,61 +1,206 @@
 /**
- * Statements on one better-sqlite3 connection, written with the SQL family's `$n` parameters,
- * and how one runs: synchronously, as better-sqlite3 does everything.
+ * Every statement the SQLite backend and KV store run, in one place and readable on its own.
+ * The reads take named parameters (`:sessionId`) from an input object; the statements only the
+ * mutations run, inside their transactions, are better-sqlite3's own, with `?` in order or
+ * named parameters.
  */
-import { positional, positionalValues, type SqlResult } from '@ckpt/core/sql';
+import {
+  type KeyValueStatements,
+  keyValueSql,
+  named,
+  prepareEach,
+  prepareKeyValue,
+  type SqlReads,
+} from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
+import { prepare, type SqliteStatement } from './runner.js';
+import type { tables } from './schema.js';
 
-/** A prepared statement and which value each of its `?` takes. */
-export interface SqliteStatement {
-  statement: Database.Statement;
-  order: number[];
-  /** Whether its `?` take the values as given, each once and in order. */
-  inOrder: boolean;
+type Tables = ReturnType<typeof tables>;
+
+/**
+ * `:fromSeq` (null: the head) and its ancestors in session `:sessionId`, newest first, at most
+ * `:limit`, with `columns`.
+ */
+function chain(t: Tables, columns: string): string {
+  // The walk carries each row's columns, so that nothing joins the checkpoints table again.
+  return `
+    WITH RECURSIVE chain (seq, parent, created_at, metadata, body, transcript, depth) AS (
+      SELECT seq, parent, created_at, metadata, body, transcript, 1 FROM ${t.checkpoints}
+       WHERE session_id = :sessionId
+         AND seq = coalesce(:fromSeq, (SELECT head FROM ${t.sessions} WHERE id = :sessionId))
+      UNION ALL
+      SELECT c.seq, c.parent, c.created_at, c.metadata, c.body, c.transcript, chain.depth + 1
+        FROM chain JOIN ${t.checkpoints} c ON c.session_id = :sessionId AND c.seq = chain.parent
+       WHERE chain.depth < :limit
+    )
+    SELECT ${columns} FROM chain ORDER BY chain.depth`;
 }
 
-/** Prepare `text` (with `$n` parameters) on `db`. */
-export function prepare(db: Database.Database, text: string): SqliteStatement {
-  const { sql, order } = positional(text);
-  return { statement: db.prepare(sql), order, inOrder: order.every((n, i) => n === i) };
+/** The reads every SQL backend has, in SQLite's SQL. */
+function reads(t: Tables): SqlReads<string> {
+  return {
+    loadHead: named(`
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
+             s.metadata, b.data
+        FROM ${t.sessions} s JOIN ${t.bodies} b ON b.id = s.head_body
+       WHERE s.id = :sessionId`),
+    loadSeq: named(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
+       WHERE c.session_id = :sessionId AND c.seq = :seq`),
+    loadByKey: named(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.idempotency} i
+        JOIN ${t.checkpoints} c ON c.session_id = i.session_id AND c.seq = i.seq
+        JOIN ${t.bodies} b ON b.id = c.body
+       WHERE i.session_id = :sessionId AND i.key = :idempotencyKey`),
+    session: named(`SELECT * FROM ${t.sessions} WHERE id = :sessionId`),
+    listCheckpoints: named(`
+      SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
+       WHERE session_id = :sessionId AND seq < coalesce(:beforeSeq, 9007199254740992)
+       ORDER BY seq DESC LIMIT :limit`),
+    lineage: named(
+      chain(
+        t,
+        `chain.seq, chain.parent, chain.created_at,
+       CASE WHEN :transcript THEN coalesce((SELECT items FROM ${t.transcripts} WHERE id = chain.transcript), '[]')
+       END AS transcript`,
+      ),
+    ),
+    exportCheckpoints: named(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data,
+             coalesce((SELECT items FROM ${t.transcripts} WHERE id = c.transcript), '[]') AS transcript,
+             (SELECT json_group_array(needed) FROM ${t.needs} n
+               WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs
+        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
+       WHERE c.session_id = :sessionId AND c.seq > coalesce(:afterSeq, 0)
+       ORDER BY c.seq LIMIT :limit`),
+    stateScopes: named(`
+      SELECT DISTINCT scope FROM ${t.state} WHERE scope > coalesce(:after, '') ORDER BY scope LIMIT :limit`),
+    sessionsFirst: named(
+      `SELECT * FROM ${t.sessions} ORDER BY updated_at DESC, id DESC LIMIT :limit`,
+    ),
+    sessionsAfter: named(`
+      SELECT * FROM ${t.sessions} WHERE (updated_at, id) < (:updatedAt, :sessionId)
+       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
+    // A range of the primary key, then a sort of that range: `+updated_at` keeps the planner
+    // from walking the whole catalog in the order of sessions_by_update instead.
+    prefixSessionsFirst: named(`
+      SELECT * FROM ${t.sessions} WHERE id >= :prefix AND id < :bound
+       ORDER BY +updated_at DESC, id DESC LIMIT :limit`),
+    prefixSessionsAfter: named(`
+      SELECT * FROM ${t.sessions} WHERE id >= :prefix AND id < :bound AND (updated_at, id) < (:updatedAt, :sessionId)
+       ORDER BY +updated_at DESC, id DESC LIMIT :limit`),
+  };
 }
 
-/** Prepare each statement of a set. */
-export function prepareAll<K extends string>(
+/** The mutations' statements that read one column, and give its values alone. */
+export const PLUCKED = ['hasNeeds', 'needsOf', 'newestFrom'] as const;
+
+/**
+ * The statements only the mutations run, inside their transactions, as better-sqlite3 takes
+ * them (`?` in order, or `:name`); `chainRefs` as the reads are.
+ */
+export function mutations(t: Tables) {
+  return {
+    headOf: `SELECT head, last_seq FROM ${t.sessions} WHERE id = ?`,
+    idempotent: `SELECT seq FROM ${t.idempotency} WHERE session_id = ? AND key = ?`,
+    insertBody: `INSERT INTO ${t.bodies} (data) VALUES (?)`,
+    insertTranscript: `INSERT INTO ${t.transcripts} (items) VALUES (?)`,
+    insertCheckpoint: `
+      INSERT INTO ${t.checkpoints} (session_id, seq, parent, created_at, metadata, body, transcript)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    upsertSession: `
+      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
+                                 head_body, metadata, created_at, updated_at)
+      VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET head = excluded.head, last_seq = excluded.last_seq,
+        checkpoints = checkpoints + 1, head_parent = excluded.head_parent,
+        head_created_at = excluded.head_created_at, head_body = excluded.head_body,
+        metadata = excluded.metadata, updated_at = excluded.updated_at`,
+    insertIdempotency: `INSERT INTO ${t.idempotency} (session_id, key, seq) VALUES (?, ?, ?)`,
+    // Only the stored earlier checkpoints among those named (a JSON array).
+    recordNeeds: `
+      INSERT INTO ${t.needs} (session_id, seq, needed)
+      SELECT :id, :seq, c.seq FROM ${t.checkpoints} c
+       WHERE c.session_id = :id AND c.seq < :seq
+         AND c.seq IN (SELECT value FROM json_each(:needs))`,
+    insertNeed: `INSERT INTO ${t.needs} (session_id, seq, needed) VALUES (?, ?, ?)`,
+    hasNeeds: `SELECT 1 FROM ${t.needs} WHERE session_id = ? LIMIT 1`,
+    needsOf: `SELECT needed FROM ${t.needs} WHERE session_id = ? AND seq = ?`,
+    copyNeeds: `
+      INSERT INTO ${t.needs} (session_id, seq, needed)
+      SELECT :newId, seq, needed FROM ${t.needs}
+       WHERE session_id = :id AND seq IN (SELECT value FROM json_each(:copied))`,
+    checkpointRow: `SELECT * FROM ${t.checkpoints} WHERE session_id = ? AND seq = ?`,
+    chainRefs: named<{ sessionId: string; fromSeq: number; limit: number }>(
+      chain(
+        t,
+        'chain.seq, chain.parent, chain.created_at, chain.metadata, chain.body, chain.transcript',
+      ),
+    ),
+    moveHead: `
+      UPDATE ${t.sessions} SET head = ?, head_parent = ?, head_created_at = ?, head_body = ?,
+                               metadata = ?, updated_at = ?
+       WHERE id = ?`,
+    copyBody: `INSERT INTO ${t.bodies} (data) SELECT data FROM ${t.bodies} WHERE id = ?`,
+    copyTranscript: `INSERT INTO ${t.transcripts} (items) SELECT items FROM ${t.transcripts} WHERE id = ?`,
+    insertFork: `
+      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
+                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at)
+      VALUES (:newId, :at, :at, :count, :id, :at, :parent, :createdAt, :body, :metadata, :now, :now)`,
+    pruneThreshold: `SELECT seq FROM ${t.checkpoints} WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?`,
+    // Prune and delete remove bodies and transcripts first, while the rows naming them exist.
+    // Prune removes what is below the keepLast-th highest seq, but the head and the checkpoints
+    // kept because a kept one needs them (a JSON array, `[]` for none).
+    pruneBodies: `
+      DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints}
+       WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed)))`,
+    pruneTranscripts: `
+      DELETE FROM ${t.transcripts} WHERE id IN (SELECT transcript FROM ${t.checkpoints}
+       WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed)))`,
+    pruneCheckpoints: `
+      DELETE FROM ${t.checkpoints} WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed))`,
+    pruneNeeds: `
+      DELETE FROM ${t.needs} WHERE session_id = :id AND seq < :below AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed))`,
+    newestFrom: `SELECT seq FROM ${t.checkpoints} WHERE session_id = ? AND seq >= ?`,
+    countDown: `UPDATE ${t.sessions} SET checkpoints = checkpoints - ? WHERE id = ?`,
+    deleteBodies: `DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints} WHERE session_id = ?)`,
+    deleteTranscripts: `
+      DELETE FROM ${t.transcripts}
+       WHERE id IN (SELECT transcript FROM ${t.checkpoints} WHERE session_id = ?)`,
+    deleteCheckpoints: `DELETE FROM ${t.checkpoints} WHERE session_id = ?`,
+    deleteIdempotency: `DELETE FROM ${t.idempotency} WHERE session_id = ?`,
+    deleteNeeds: `DELETE FROM ${t.needs} WHERE session_id = ?`,
+    deleteSession: `DELETE FROM ${t.sessions} WHERE id = ?`,
+    insertImported: `
+      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
+                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at)
+      VALUES (:id, :head, :last_seq, :checkpoints, :forked_from_id, :forked_from_seq, :head_parent,
+              :head_created_at, :head_body, :metadata, :created_at, :updated_at)`,
+  };
+}
+
+/** The backend's reads and state statements, prepared on `db`. */
+export function backendStatements(db: Database.Database, t: Tables) {
+  return {
+    reads: prepareEach(reads(t), (text) => prepare(db, text)),
+    state: keyValueStatements(db, t.state, ['scope', 'key']),
+  };
+}
+
+/** The statements of a key-value table (`keys`: its key columns), prepared on `db`. */
+export function keyValueStatements(
   db: Database.Database,
-  texts: Record<K, string>,
-): Record<K, SqliteStatement> {
-  const names = Object.keys(texts) as K[];
-  return Object.fromEntries(names.map((name) => [name, prepare(db, texts[name])])) as Record<
-    K,
-    SqliteStatement
-  >;
-}
-
-/** `values` in the statement's `?` order, each flag as SQLite stores it: the integer 1 or 0. */
-function bind({ order, inOrder }: SqliteStatement, values: readonly unknown[]): readonly unknown[] {
-  const args = inOrder && values.length === order.length ? values : positionalValues(order, values);
-  return args.some((value) => typeof value === 'boolean')
-    ? args.map((value) => (typeof value === 'boolean' ? Number(value) : value))
-    : args;
-}
-
-/** The rows of a reading statement, at once: for a transaction, which cannot wait. */
-export function rowsOf<Row>(prepared: SqliteStatement, values: unknown[]): Row[] {
-  return prepared.statement.all(...bind(prepared, values)) as Row[];
-}
-
-/** The first row of a reading statement, or undefined. */
-export function firstOf<Row>(prepared: SqliteStatement, values: unknown[]): Row | undefined {
-  return prepared.statement.get(...bind(prepared, values)) as Row | undefined;
-}
-
-/** Run a statement: its rows when it reads, else how many rows it changed. */
-export async function execute<Row>(
-  prepared: SqliteStatement,
-  values: unknown[],
-): Promise<SqlResult<Row>> {
-  const args = bind(prepared, values);
-  return prepared.statement.reader
-    ? { rows: prepared.statement.all(...args) as Row[], changed: 0 }
-    : { rows: [], changed: prepared.statement.run(...args).changes };
+  table: string,
+  keys: readonly string[],
+): KeyValueStatements<SqliteStatement> {
+  return prepareKeyValue(keyValueSql({ table, keys, onConflict: 'ON CONFLICT' }), (text) =>
+    prepare(db, text),
+  );
 }

@@ -1,14 +1,16 @@
 /**
  * The SQL family: what the SQLite, PostgreSQL and MySQL backends share, written once. The
- * backend's reads and state on one statement each (`SqlBackend`), and its mutations as
- * procedure calls (`SqlProcedureBackend`); the rows those statements return; the key-value
- * table that serves both the state and the KV store; the migration runner; the tables; and
- * the rewriting of `$n` parameters for drivers that take `?`.
+ * backend (`SqlBackend`), built from the parts an adapter hands it: a runner, its reads, its
+ * writes, its state table; the mutations as procedure calls (`procedureWrites`); statements
+ * that carry their values' order beside their SQL (`named`); the rows those statements return;
+ * the key-value table that serves both the state and the KV store; group commit; the migration
+ * runner; the tables; and the rewriting of `$n` parameters for drivers that take `?`.
  *
  * @packageDocumentation
  * @module @ckpt/core/sql
  */
 
+export { appendBytes, type BatchedAppends, batchedAppends } from './batched-appends.js';
 export {
   AGAIN,
   type BatchLease,
@@ -18,15 +20,26 @@ export {
   BusyPoolBatches,
   DEFAULT_BATCH_LIMITS,
 } from './busy-pool-batches.js';
+export { countInFlight } from './in-flight.js';
 export {
   type KeyValueSql,
   type KeyValueStatements,
   KeyValueTable,
   keyValueSql,
   keyValueStore,
+  prepareKeyValue,
 } from './key-value-table.js';
 export { type MaybePromise, type Migration, migrate } from './migrate.js';
 export { type Positional, positional, positionalValues } from './positional.js';
+export {
+  type AppendValues,
+  appendOutcome,
+  appendValues,
+  needsArg,
+  procedureWrites,
+  type RollbackValues,
+  type SqlProcedures,
+} from './procedure-writes.js';
 export {
   type AppendRow,
   appendResultFromRow,
@@ -41,12 +54,11 @@ export {
 } from './rows.js';
 export type { RunStatement, SqlResult } from './run.js';
 export {
-  appendProcedureArgs,
-  needsArg,
   SqlBackend,
-  type SqlBackendStatements,
-  SqlProcedureBackend,
-  type SqlProcedures,
+  type SqlBackendParts,
   type SqlReads,
+  type SqlRunner,
+  type SqlWrites,
 } from './sql-backend.js';
+export { named, prepareEach, type SqlStatement } from './statement.js';
 export { SQL_TABLES, type SqlTable, sqlTables } from './tables.js';

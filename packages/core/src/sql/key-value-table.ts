@@ -31,6 +31,21 @@ export interface KeyValueStatements<S> {
   keys: S;
 }
 
+/** Each of the six statements made ready by `prepare` (prepared, rewritten). */
+export function prepareKeyValue<S>(
+  statements: KeyValueStatements<string>,
+  prepare: (text: string) => S,
+): KeyValueStatements<S> {
+  return {
+    get: prepare(statements.get),
+    set: prepare(statements.set),
+    delete: prepare(statements.delete),
+    insert: prepare(statements.insert),
+    replace: prepare(statements.replace),
+    keys: prepare(statements.keys),
+  };
+}
+
 /** The operations of a key-value table; `at` is the values of its key columns. */
 export class KeyValueTable<S> {
   readonly #sql: KeyValueStatements<S>;

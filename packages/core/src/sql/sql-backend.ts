@@ -1,14 +1,16 @@
 /**
- * The native backend of a SQL database, written once for SQLite, PostgreSQL and MySQL: what
- * each read sends and how its rows become the backend contract's types, and the state methods
- * on the state table. An adapter supplies its statements and how to run one. Where every
- * mutation is one call of a procedure or function its migrations created (PostgreSQL, MySQL),
- * `SqlProcedureBackend` makes those calls as well.
+ * The native backend of a SQL database, written once for SQLite, PostgreSQL and MySQL, and built
+ * from the parts an adapter hands it: how a statement runs, its reads, its writes, its state
+ * table, and how it opens and closes. It only ever calls down into those parts: it decides
+ * which read a call takes and what the rows mean; each statement decides what its parameters
+ * are (see statement.ts).
  */
+
 import type {
   AppendInput,
   AppendResult,
   CheckpointBackend,
+  Diagnosis,
   ExportedStoredCheckpoint,
   ForkInput,
   ForkResult,
@@ -21,145 +23,162 @@ import type {
   StoredLineageEntry,
   StoredSession,
 } from '../adapter/backend.js';
+import type { AdapterOpening } from '../adapter/open-adapter.js';
 import { sessionIdPrefixBound } from '../adapter/order.js';
-import { type BatchPool, BusyPoolBatches } from './busy-pool-batches.js';
+import type { ErrorHint } from '../values/errors.js';
 import { type KeyValueStatements, KeyValueTable } from './key-value-table.js';
 import {
-  type AppendRow,
-  appendResultFromRow,
   type CheckpointRow,
   checkpointFromRow,
   checkpointInfoFromRow,
-  forkResultFromRow,
   type LineageRow,
   lineageFromRow,
   needsFromColumn,
-  rollbackResultFromRow,
   type SessionRow,
   sessionFromRow,
 } from './rows.js';
-import type { SqlResult } from './run.js';
+import type { RunStatement } from './run.js';
+import type { SqlStatement } from './statement.js';
 
-/**
- * A SQL backend's reads, by name. Each is given the values listed, in that order, and takes
- * them by number (`$1` is the first), each as often as its SQL needs.
- */
+/** How an adapter runs its statements. */
+export interface SqlRunner<S> {
+  /** Run `statement` with `values` (`$1` is the first) in one round trip. */
+  run: RunStatement<S>;
+  /**
+   * The first row of a reading statement, or undefined; without it, `run`'s first row. For a
+   * driver that fetches one row without a list of them (better-sqlite3's `get`), for the
+   * single-row reads (load, session) that an agent makes at every step.
+   */
+  first?<Row>(statement: S, values: unknown[]): Promise<Row | undefined>;
+}
+
+/** A page of sessions after one: the last session of the page before. */
+type After = { updatedAt: number; sessionId: string };
+/** The sessions whose ids are `prefix <= id < bound` (see sessionIdPrefixBound). */
+type Range = { prefix: string; bound: string };
+
+/** A SQL backend's reads, by name, each with the input it is given and the rows it returns. */
 export interface SqlReads<S> {
-  /** sessionId; the head's row: seq, parent, created_at, metadata, data */
-  loadHead: S;
-  /** sessionId, seq; as loadHead */
-  loadSeq: S;
-  /** sessionId, idempotencyKey; as loadHead, for the checkpoint appended with that key */
-  loadByKey: S;
-  /** sessionId; the session's row */
-  session: S;
-  /** sessionId, beforeSeq (null: all), limit; rows without data, seq descending */
-  listCheckpoints: S;
-  /** sessionId, fromSeq (null: the head), limit, withTranscript; rows newest first */
-  lineage: S;
-  /** limit; session rows, updated_at then id descending */
-  sessionsFirst: S;
-  /** updatedAt, sessionId (the last session of the page before), limit; as sessionsFirst */
-  sessionsAfter: S;
+  /** The head's row: seq, parent, created_at, metadata, data. */
+  loadHead: SqlStatement<S, { sessionId: string }>;
+  /** As loadHead, for the checkpoint `seq`. */
+  loadSeq: SqlStatement<S, { sessionId: string; seq: number }>;
+  /** As loadHead, for the checkpoint appended with that key. */
+  loadByKey: SqlStatement<S, { sessionId: string; idempotencyKey: string }>;
+  /** The session's row. */
+  session: SqlStatement<S, { sessionId: string }>;
+  /** Rows without data, seq descending, below `beforeSeq` (null: all). */
+  listCheckpoints: SqlStatement<S, { sessionId: string; beforeSeq: number | null; limit: number }>;
+  /** From `fromSeq` (null: the head) along the parents, newest first; transcripts when asked. */
+  lineage: SqlStatement<
+    S,
+    { sessionId: string; fromSeq: number | null; limit: number; transcript: boolean }
+  >;
+  /** Session rows, updated_at then id descending. */
+  sessionsFirst: SqlStatement<S, { limit: number }>;
+  /** As sessionsFirst, after a session. */
+  sessionsAfter: SqlStatement<S, After & { limit: number }>;
+  /** As sessionsFirst, of the sessions in a range of ids, found by a range of the index on ids. */
+  prefixSessionsFirst: SqlStatement<S, Range & { limit: number }>;
+  /** As prefixSessionsFirst, after a session. */
+  prefixSessionsAfter: SqlStatement<S, Range & After & { limit: number }>;
   /**
-   * prefix, bound, limit; as sessionsFirst, of the sessions with `prefix <= id < bound` (the
-   * ids that start with the prefix: see sessionIdPrefixBound), found by a range of the index
-   * on ids
+   * Whole checkpoints after `afterSeq` (null: from the first), seq ascending: seq, parent,
+   * created_at, metadata, data, transcript (`[]` when none), needs (JSON text of an array of
+   * the seqs it needs; null or `[]` when none).
    */
-  prefixSessionsFirst: S;
-  /** prefix, bound, updatedAt, sessionId, limit; as prefixSessionsFirst, after that session */
-  prefixSessionsAfter: S;
-  /**
-   * sessionId, afterSeq (null: from the first), limit; whole checkpoints, seq ascending: seq,
-   * parent, created_at, metadata, data, transcript (`[]` when none), needs (JSON text of an
-   * array of the seqs it needs; null or `[]` when none)
-   */
-  exportCheckpoints: S;
-  /** after (null: from the first), limit; `scope` of each scope with a state key, ascending */
-  stateScopes: S;
+  exportCheckpoints: SqlStatement<S, { sessionId: string; afterSeq: number | null; limit: number }>;
+  /** `scope` of each scope with a state key after `after` (null: from the first), ascending. */
+  stateScopes: SqlStatement<S, { after: string | null; limit: number }>;
 }
 
-/** The statements a `SqlBackend` runs: its reads, and those of its state table (keyed by scope and key). */
-export interface SqlBackendStatements<S> {
-  reads: SqlReads<S>;
-  state: KeyValueStatements<S>;
+/** A SQL backend's mutations: a transaction in its driver, or a procedure call each (procedure-writes.ts). */
+export type SqlWrites = Pick<
+  CheckpointBackend,
+  'append' | 'rollback' | 'fork' | 'prune' | 'delete' | 'importSession'
+>;
+
+/** The parts a `SqlBackend` is built from. */
+export interface SqlBackendParts<S> {
+  name: string;
+  runner: SqlRunner<S>;
+  /** Its reads, and its state table's statements (keyed by scope and key). */
+  statements: { reads: SqlReads<S>; state: KeyValueStatements<S> };
+  writes: SqlWrites;
+  /** How it opens and closes (see `openAdapter`). */
+  opening: Pick<AdapterOpening<unknown>, 'ready' | 'close'>;
+  /** Remove the namespace's tables and stored code; called once the store is ready. */
+  destroy(): Promise<void>;
+  /** Called once the store is ready. */
+  diagnose(): Promise<Diagnosis[]>;
+  errorHint?: ErrorHint;
 }
 
-/**
- * A SQL backend's reads and state, one statement each, which `execute` sends. The mutations
- * are the adapter's own: a transaction in its driver, or a procedure (`SqlProcedureBackend`).
- */
-export abstract class SqlBackend<S> implements CheckpointBackend {
-  abstract readonly name: string;
+/** A SQL backend: the reads and state on one statement each, the rest as its parts say. */
+export class SqlBackend<S> implements CheckpointBackend {
+  readonly name: string;
   readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  /**
+   * What to do about a failure of the server's or the driver's. A function of its own rather
+   * than a method on private state, so that a backend made with `Object.create(backend)` (a
+   * wrapper) still has it.
+   */
+  declare readonly errorHint?: ErrorHint;
+  readonly #run: RunStatement<S>;
+  readonly #first: <Row>(statement: S, values: unknown[]) => Promise<Row | undefined>;
   readonly #reads: SqlReads<S>;
   readonly #state: KeyValueTable<S>;
+  readonly #writes: SqlWrites;
+  readonly #parts: SqlBackendParts<S>;
 
-  constructor(statements: SqlBackendStatements<S>) {
-    this.#reads = statements.reads;
-    this.#state = new KeyValueTable(statements.state, <Row>(statement: S, values: unknown[]) =>
-      this.send<Row>(statement, values),
-    );
-  }
-
-  /** Run `statement` with `values` (`$1` is the first) in one round trip. */
-  protected abstract execute<Row = Record<string, unknown>>(
-    statement: S,
-    values: unknown[],
-  ): Promise<SqlResult<Row>>;
-
-  /** Statements started through `send` and not yet finished. */
-  #inFlight = 0;
-
-  /**
-   * How many statements this backend has started and not yet finished: the connections it keeps
-   * busy, counted from the moment each starts, before the driver's pool sees it.
-   */
-  protected get statementsInFlight(): number {
-    return this.#inFlight;
-  }
-
-  /** `execute`, counted in statementsInFlight. Every statement of the family goes through it. */
-  protected async send<Row>(statement: S, values: unknown[]): Promise<SqlResult<Row>> {
-    this.#inFlight++;
-    try {
-      return await this.execute<Row>(statement, values);
-    } finally {
-      this.#inFlight--;
+  constructor(parts: SqlBackendParts<S>) {
+    const { run, first } = parts.runner;
+    this.name = parts.name;
+    this.#run = run;
+    this.#first =
+      first ??
+      (async <Row>(statement: S, values: unknown[]) => (await run<Row>(statement, values)).rows[0]);
+    this.#reads = parts.statements.reads;
+    this.#state = new KeyValueTable(parts.statements.state, run);
+    this.#writes = parts.writes;
+    this.#parts = parts;
+    // An own property like any field's, which a wrapper (a Proxy that binds what it reads) may
+    // hand out as it likes; absent where the adapter has no hints.
+    if (parts.errorHint) {
+      Object.defineProperty(this, 'errorHint', {
+        value: parts.errorHint,
+        writable: true,
+        configurable: true,
+        enumerable: true,
+      });
     }
   }
 
-  /**
-   * The first row of a reading `statement`, or undefined. By default `execute`'s first row; a
-   * driver that can fetch one row without a list of them (better-sqlite3's `get`) overrides it,
-   * for the single-row reads (load, session) that an agent makes at every step.
-   */
-  protected async first<Row>(statement: S, values: unknown[]): Promise<Row | undefined> {
-    return (await this.send<Row>(statement, values)).rows[0];
-  }
-
-  abstract append(input: AppendInput): Promise<AppendResult>;
-  abstract rollback(input: RollbackInput): Promise<RollbackResult>;
-  abstract fork(input: ForkInput): Promise<ForkResult>;
-  abstract prune(sessionId: string, keepLast: number): Promise<number>;
-  abstract delete(sessionId: string): Promise<boolean>;
-  abstract close(): Promise<void>;
-
-  async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
-    const row =
-      seq === null
-        ? await this.first<CheckpointRow>(this.#reads.loadHead, [sessionId])
-        : await this.first<CheckpointRow>(this.#reads.loadSeq, [sessionId, seq]);
+  async #checkpoint<In>(
+    statement: SqlStatement<S, In>,
+    input: In,
+  ): Promise<StoredCheckpoint | null> {
+    const row = await this.#first<CheckpointRow>(statement.sql, statement.args(input));
     return row ? checkpointFromRow(row) : null;
   }
 
-  async loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null> {
-    const row = await this.first<CheckpointRow>(this.#reads.loadByKey, [sessionId, idempotencyKey]);
-    return row ? checkpointFromRow(row) : null;
+  append(input: AppendInput): Promise<AppendResult> {
+    return this.#writes.append(input);
+  }
+
+  load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
+    return seq === null
+      ? this.#checkpoint(this.#reads.loadHead, { sessionId })
+      : this.#checkpoint(this.#reads.loadSeq, { sessionId, seq });
+  }
+
+  loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null> {
+    return this.#checkpoint(this.#reads.loadByKey, { sessionId, idempotencyKey });
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
-    const row = await this.first<SessionRow>(this.#reads.session, [sessionId]);
+    const { session } = this.#reads;
+    const row = await this.#first<SessionRow>(session.sql, session.args({ sessionId }));
     return row ? sessionFromRow(row) : null;
   }
 
@@ -167,11 +186,12 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     sessionId: string,
     query: { beforeSeq: number | null; limit: number },
   ): Promise<StoredCheckpointInfo[]> {
-    const { rows } = await this.send<CheckpointRow>(this.#reads.listCheckpoints, [
-      sessionId,
-      query.beforeSeq,
-      query.limit,
-    ]);
+    const read = this.#reads.listCheckpoints;
+    const { beforeSeq, limit } = query;
+    const { rows } = await this.#run<CheckpointRow>(
+      read.sql,
+      read.args({ sessionId, beforeSeq, limit }),
+    );
     return rows.map(checkpointInfoFromRow);
   }
 
@@ -179,12 +199,12 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ): Promise<StoredLineageEntry[]> {
-    const { rows } = await this.send<LineageRow>(this.#reads.lineage, [
-      sessionId,
-      query.fromSeq,
-      query.limit,
-      query.transcript,
-    ]);
+    const read = this.#reads.lineage;
+    const { fromSeq, limit, transcript } = query;
+    const { rows } = await this.#run<LineageRow>(
+      read.sql,
+      read.args({ sessionId, fromSeq, limit, transcript }),
+    );
     return rows.map(lineageFromRow);
   }
 
@@ -195,17 +215,17 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
   }): Promise<StoredSession[]> {
     const { after, limit, prefix } = query;
     const reads = this.#reads;
-    const range = prefix === '' ? [] : [prefix, sessionIdPrefixBound(prefix)];
-    const position = after === null ? [] : [after.updatedAt, after.sessionId];
-    const statement =
+    const page = <In>(read: SqlStatement<S, In>, input: In) =>
+      this.#run<SessionRow>(read.sql, read.args(input));
+    const bound = prefix === '' ? '' : sessionIdPrefixBound(prefix);
+    const { rows } =
       prefix === ''
         ? after === null
-          ? reads.sessionsFirst
-          : reads.sessionsAfter
+          ? await page(reads.sessionsFirst, { limit })
+          : await page(reads.sessionsAfter, { ...after, limit })
         : after === null
-          ? reads.prefixSessionsFirst
-          : reads.prefixSessionsAfter;
-    const { rows } = await this.send<SessionRow>(statement, [...range, ...position, limit]);
+          ? await page(reads.prefixSessionsFirst, { prefix, bound, limit })
+          : await page(reads.prefixSessionsAfter, { prefix, bound, ...after, limit });
     return rows.map(sessionFromRow);
   }
 
@@ -213,9 +233,11 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     sessionId: string,
     query: { afterSeq: number | null; limit: number },
   ): Promise<ExportedStoredCheckpoint[]> {
-    const { rows } = await this.send<CheckpointRow & { transcript: string; needs: string | null }>(
-      this.#reads.exportCheckpoints,
-      [sessionId, query.afterSeq, query.limit],
+    const read = this.#reads.exportCheckpoints;
+    const { afterSeq, limit } = query;
+    const { rows } = await this.#run<CheckpointRow & { transcript: string; needs: string | null }>(
+      read.sql,
+      read.args({ sessionId, afterSeq, limit }),
     );
     return rows.map((row) => ({
       ...checkpointFromRow(row),
@@ -224,13 +246,29 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
     }));
   }
 
-  abstract importSession(input: ImportInput): Promise<'imported' | 'exists'>;
+  rollback(input: RollbackInput): Promise<RollbackResult> {
+    return this.#writes.rollback(input);
+  }
+
+  fork(input: ForkInput): Promise<ForkResult> {
+    return this.#writes.fork(input);
+  }
+
+  prune(sessionId: string, keepLast: number): Promise<number> {
+    return this.#writes.prune(sessionId, keepLast);
+  }
+
+  delete(sessionId: string): Promise<boolean> {
+    return this.#writes.delete(sessionId);
+  }
+
+  importSession(input: ImportInput): Promise<'imported' | 'exists'> {
+    return this.#writes.importSession(input);
+  }
 
   async stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {
-    const { rows } = await this.send<{ scope: string }>(this.#reads.stateScopes, [
-      query.after,
-      query.limit,
-    ]);
+    const read = this.#reads.stateScopes;
+    const { rows } = await this.#run<{ scope: string }>(read.sql, read.args(query));
     return rows.map((row) => row.scope);
   }
 
@@ -261,145 +299,28 @@ export abstract class SqlBackend<S> implements CheckpointBackend {
   ): Promise<string[]> {
     return this.#state.keys([scope], query);
   }
-}
-
-/**
- * A SQL backend's mutations, each one call of a procedure or function, by name; values as in
- * `SqlReads`. Each returns one row: a status, and the columns that status needs.
- */
-export interface SqlProcedures<S> {
-  /**
-   * sessionId, data, metadata, transcript, checkExpectedHead, expectedHead, idempotencyKey, now,
-   * needs (JSON text of the array, `[]` when none)
-   */
-  append: S;
-  /** sessionId, seq, checkExpectedHead, expectedHead, now */
-  rollback: S;
-  /** sessionId, atSeq, newId, now */
-  fork: S;
-  /** sessionId, keepLast; one row: `removed` (see CheckpointBackend.prune for what is kept) */
-  prune: S;
-  /** sessionId; one row: `deleted` (true or a count above 0 when there was a session) */
-  delete: S;
-}
-
-/**
- * The values of the `append` procedure, in order: sessionId, data, metadata, transcript, whether
- * to check the head, the expected head, idempotencyKey, now, needs. An expected head travels as
- * a flag and a value, since null is a value of its own (the session must not exist); needs as
- * JSON text, which every dialect can take apart.
- */
-export function appendProcedureArgs(input: AppendInput): unknown[] {
-  return [
-    input.sessionId,
-    input.data,
-    input.metadata,
-    input.transcript,
-    input.expectedHead !== undefined,
-    input.expectedHead ?? null,
-    input.idempotencyKey ?? null,
-    input.now,
-    needsArg(input.needs),
-  ];
-}
-
-/** Needs as a statement takes them: JSON text of the array (`[]` when none). */
-export function needsArg(needs: readonly number[]): string {
-  return needs.length === 0 ? '[]' : JSON.stringify(needs);
-}
-
-/** The values of the `append`, `rollback` and `fork` procedures, in order. */
-const procedureArgs = {
-  append: appendProcedureArgs,
-  rollback: (input: RollbackInput): unknown[] => [
-    input.sessionId,
-    input.seq,
-    input.expectedHead !== undefined,
-    input.expectedHead ?? null,
-    input.now,
-  ],
-  fork: (input: ForkInput): unknown[] => [input.sessionId, input.atSeq, input.newId, input.now],
-};
-
-/** A SQL backend on which every operation is one statement: each mutation, one procedure call. */
-export abstract class SqlProcedureBackend<S> extends SqlBackend<S> {
-  readonly #procedures: SqlProcedures<S>;
-
-  constructor(statements: SqlBackendStatements<S> & { procedures: SqlProcedures<S> }) {
-    super(statements);
-    this.#procedures = statements.procedures;
-  }
-
-  /** Checkpoints waiting for a busy pool, sent together (see batchAppends); else undefined. */
-  #batches: BusyPoolBatches<AppendInput, AppendResult> | undefined;
-
-  /** A checkpoint: in the next batch while the pool is busy (see batchAppends), else alone. */
-  append(input: AppendInput): Promise<AppendResult> {
-    if (this.#batches === undefined) return this.appendAlone(input);
-    const bytes = input.data.length + input.metadata.length + input.transcript.length;
-    return this.#batches.run(input, bytes);
-  }
-
-  /** A checkpoint by itself: one call of the append procedure. */
-  protected async appendAlone(input: AppendInput): Promise<AppendResult> {
-    return (await this.appendWith(this.#procedures.append, input))!;
-  }
 
   /**
-   * From now on, send the checkpoints that would wait for a connection of `pool` together, each
-   * batch on a connection `pool` leases (group commit); a call goes alone through appendAlone.
+   * Resolves once the namespace is migrated (or, with `create: false`, found at this version);
+   * rejects with SCHEMA when it cannot be, or NOT_FOUND when `create: false` found no store.
    */
-  protected batchAppends(pool: Omit<BatchPool<AppendInput, AppendResult>, 'alone'>): void {
-    this.#batches = new BusyPoolBatches({ ...pool, alone: (input) => this.appendAlone(input) });
+  ready(): Promise<void> {
+    return this.#parts.opening.ready();
   }
 
-  /**
-   * How many batches of checkpoints that waited for a connection were sent, and how many calls
-   * they carried (both 0 without group commit): to see whether the pool is the bottleneck.
-   */
-  get batched(): { batches: number; calls: number } {
-    return { ...(this.#batches?.sent ?? { batches: 0, calls: 0 }) };
+  /** Remove the namespace's tables and stored code (the adapter's README says what stays). */
+  async destroy(): Promise<void> {
+    await this.#parts.opening.ready();
+    return this.#parts.destroy();
   }
 
-  /**
-   * Run an append statement given the append procedure's values: its one row's outcome, or null
-   * for no row (a statement that writes only where it can go straight through, and otherwise
-   * leaves the call to the procedure).
-   */
-  protected async appendWith(statement: S, input: AppendInput): Promise<AppendResult | null> {
-    const { rows } = await this.send<AppendRow>(statement, procedureArgs.append(input));
-    return rows[0] ? appendResultFromRow(rows[0]) : null;
+  /** The schema version, the server's durability settings, and what a store needs of it. */
+  async diagnose(): Promise<Diagnosis[]> {
+    await this.#parts.opening.ready();
+    return this.#parts.diagnose();
   }
 
-  async rollback(input: RollbackInput): Promise<RollbackResult> {
-    const { rows } = await this.send<{ status: string; head: number | null }>(
-      this.#procedures.rollback,
-      procedureArgs.rollback(input),
-    );
-    return rollbackResultFromRow(rows[0]!);
-  }
-
-  async fork(input: ForkInput): Promise<ForkResult> {
-    const { rows } = await this.send<{ status: string; seq: number | null }>(
-      this.#procedures.fork,
-      procedureArgs.fork(input),
-    );
-    return forkResultFromRow(rows[0]!);
-  }
-
-  async prune(sessionId: string, keepLast: number): Promise<number> {
-    const { rows } = await this.send<{ removed: number | string }>(this.#procedures.prune, [
-      sessionId,
-      keepLast,
-    ]);
-    return Number(rows[0]!.removed);
-  }
-
-  async delete(sessionId: string): Promise<boolean> {
-    // A boolean on PostgreSQL, a count on MySQL.
-    const { rows } = await this.send<{ deleted: boolean | number }>(this.#procedures.delete, [
-      sessionId,
-    ]);
-    return Number(rows[0]!.deleted) > 0;
+  close(): Promise<void> {
+    return this.#parts.opening.close();
   }
 }

@@ -1,28 +1,25 @@
 /** A `KvStore` on one MySQL / MariaDB table, with compareAndSet and list. */
 import type { KvStore } from '@ckpt/core';
+import { openAdapter } from '@ckpt/core/adapter';
 import { KeyValueTable, keyValueStore } from '@ckpt/core/sql';
 import { connect, type MysqlOptions } from './connection.js';
 import { mysqlHints } from './error-hints.js';
-import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
-import { tables } from './schema.js';
-import { statementRunner } from './statement-runner.js';
+import { statementRunner } from './runner.js';
+import { kvStatements } from './statements.js';
 
 /** A MySQL KvStore for `kvBackend(mysqlKv({ url }))`; one statement per call. */
 export function mysqlKv(options: MysqlOptions): KvStore {
   const { pool, owned, address, namespace, existing, preparedStatements } = connect(options);
-  const ready = migrate(pool, namespace, existing);
-  ready.catch(() => {});
-  const run = statementRunner(pool, preparedStatements, ready);
-  const table = new KeyValueTable(keyValueStatements(tables(namespace).kv, ['k']), run);
-  let closed = false;
-  return keyValueStore(table, {
-    async close() {
-      if (closed) return;
-      closed = true;
-      await ready.catch(() => {});
+  const opening = openAdapter(
+    () => migrate(pool, namespace, existing),
+    async () => {
       if (owned) await pool.end();
     },
+  );
+  const run = statementRunner(pool, preparedStatements, opening.migrated);
+  return keyValueStore(new KeyValueTable(kvStatements(namespace), run), {
+    close: opening.close,
     errorHint: mysqlHints(address),
   });
 }

@@ -17,7 +17,7 @@ export interface MysqlStatement extends Positional {
 /** `text`, written with `$n` parameters, as a statement MySQL takes. */
 export function statement(text: string): MysqlStatement {
   const { sql, order } = positional(text);
-  return { sql, order, call: sql.startsWith('CALL') };
+  return { sql, order, call: /^\s*CALL\b/.test(sql) };
 }
 
 /**

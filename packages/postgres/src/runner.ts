@@ -28,6 +28,9 @@ export interface Statement {
   readonly name?: string;
 }
 
+/** A statement's SQL as the runner takes it: prepared, or text parsed on each call. */
+export type PostgresSql = Statement | string;
+
 /**
  * `text` as a statement each connection parses and plans once, named after a hash of its text:
  * for statements whose best plan does not depend on their values (primary-key lookups and
@@ -59,7 +62,7 @@ export function statementRunner(
 ): PostgresRunStatement {
   let named = prepare;
   const rolledBack = new Set<string>();
-  const send = async (statement: Statement | string, values: unknown[], on: Queryable) => {
+  const send = async (statement: PostgresSql, values: unknown[], on: Queryable) => {
     await ready;
     const run = (text: string, name?: string) => runStatement(on, text, values, rolledBack, name);
     const { text, name } = typeof statement === 'string' ? { text: statement } : statement;
@@ -72,7 +75,7 @@ export function statementRunner(
       return run(text);
     }
   };
-  return async <Row>(statement: Statement | string, values: unknown[], on: Queryable = pool) => {
+  return async <Row>(statement: PostgresSql, values: unknown[], on: Queryable = pool) => {
     const result = await send(statement, values, on);
     return { rows: result.rows as Row[], changed: result.rowCount ?? 0 };
   };
@@ -83,7 +86,7 @@ export type Queryable = pg.Pool | pg.PoolClient;
 
 /** Runs a statement (see statementRunner), on the pool or on a connection leased from it. */
 export type PostgresRunStatement = <Row = Record<string, unknown>>(
-  statement: Statement | string,
+  statement: PostgresSql,
   values: unknown[],
   on?: Queryable,
 ) => Promise<SqlResult<Row>>;

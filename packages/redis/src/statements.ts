@@ -1,6 +1,6 @@
 /**
  * Every Lua script, one per operation. Each runs atomically on the server, touching only the
- * keys it is given (all in one slot: see keys.ts). Seqs travel as decimal strings; times as
+ * keys it is given (all in one slot: see schema.ts). Seqs travel as decimal strings; times as
  * 15-digit zero-padded milliseconds, so that the catalog's members sort by time as text.
  * A checkpoint's info is `<parent> <createdAt> <metadata>` (parent empty for the first).
  *
@@ -12,7 +12,7 @@
  * good while `hseq` equals `head`: checkpoints never change, so a copy can only be of another
  * seq (a head moved by a version that kept no copy), never out of date for its own.
  */
-import { Script } from './script.js';
+import { Script } from './runner.js';
 
 // Each script says whether it writes: a write cut off by a broken connection may or may not
 // have run, a read has nothing to leave half-done.

@@ -9,9 +9,6 @@ import {
   type AppendInput,
   type AppendResult,
   type CheckpointBackend,
-  checkCreate,
-  checkNamespace,
-  checkOptions,
   closeOverNeeds,
   compareSessionsNewestFirst,
   type ForkInput,
@@ -23,17 +20,7 @@ import {
   type StoredCheckpoint,
   type StoredSession,
 } from '@ckpt/core/adapter';
-
-/** Options of `memory()` and `memoryKv()`. */
-export interface MemoryOptions {
-  /** Accepted for parity with the other backends; each instance is its own space anyway. */
-  namespace?: string;
-  /**
-   * Accepted for parity with the other backends: a new instance is an empty store, so
-   * `create: false` opens one as well.
-   */
-  create?: boolean;
-}
+import { checkMemoryOptions, type MemoryOptions } from './options.js';
 
 interface MemoryCheckpoint extends StoredCheckpoint {
   transcript: string;
@@ -62,9 +49,7 @@ export class MemoryBackend implements CheckpointBackend {
   readonly #state = new Map<string, Map<string, string>>();
 
   constructor(options: MemoryOptions = {}) {
-    const given = checkOptions(options, 'options', ['namespace', 'create']);
-    this.namespace = checkNamespace(given.namespace);
-    checkCreate(given.create, 'memory');
+    this.namespace = checkMemoryOptions(options, 'memory');
   }
 
   async append(input: AppendInput): Promise<AppendResult> {

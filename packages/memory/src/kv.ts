@@ -1,13 +1,10 @@
 /** An in-memory `KvStore` with every optional capability, for tests and as a model for authors. */
 import { compareCodePoints, type KvStore } from '@ckpt/core';
-import { checkCreate, checkNamespace, checkOptions } from '@ckpt/core/adapter';
-import type { MemoryOptions } from './memory-backend.js';
+import { checkMemoryOptions, type MemoryOptions } from './options.js';
 
 /** An in-memory KvStore (get, set, delete, compareAndSet, list). */
 export function memoryKv(options: MemoryOptions = {}): KvStore {
-  const given = checkOptions(options, 'options', ['namespace', 'create']);
-  checkNamespace(given.namespace);
-  checkCreate(given.create, 'memoryKv');
+  checkMemoryOptions(options, 'memoryKv');
   const values = new Map<string, string>();
   return {
     async get(key) {

@@ -1,7 +1,8 @@
 /**
- * Opening a database file the way every ckpt SQLite store needs it: created mode 0600, WAL,
- * the chosen `synchronous` level, a busy timeout, and its schema migrated under a write lock;
- * or, with `create: false`, only a file that holds the namespace already, changing nothing.
+ * The options of a SQLite store, and opening its database file the way every ckpt SQLite store
+ * needs it: created mode 0600, WAL, the chosen `synchronous` level, a busy timeout, and its
+ * schema migrated under a write lock (migrate.ts); or, with `create: false`, only a file that
+ * holds the namespace already, changing nothing.
  */
 import { closeSync, constants, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -15,8 +16,8 @@ import {
   type StoreLocation,
   storeNotFound,
 } from '@ckpt/core/adapter';
-import { migrate } from '@ckpt/core/sql';
 import Database from 'better-sqlite3';
+import { migrateFile } from './migrate.js';
 import { tables } from './schema.js';
 
 /** How long a writer waits for another process's transaction before failing. */
@@ -213,7 +214,7 @@ function openError(err: unknown, path: string): unknown {
  * file to WAL fails at once, without waiting, when other processes open it at the same
  * moment; opening is synchronous, so the wait between tries blocks too.
  */
-function whileBusy<T>(fn: () => T): T {
+export function whileBusy<T>(fn: () => T): T {
   const deadline = Date.now() + BUSY_TIMEOUT_MS;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
@@ -225,57 +226,4 @@ function whileBusy<T>(fn: () => T): T {
       Atomics.wait(pause, 0, 0, 2 + Math.random() * 8);
     }
   }
-}
-
-/**
- * Bring namespace `ns` to the latest of `steps` under `versionKey`, holding the write lock; or,
- * given `existing` (`create: false`), only check that it is there at the latest.
- */
-function migrateFile(
-  db: Database.Database,
-  ns: string,
-  versionKey: string,
-  steps: string[],
-  existing: StoreLocation | undefined,
-): void {
-  const t = tables(ns);
-  const ours = new Set(Object.values(t));
-  migrate<string>({
-    where: `namespace '${ns}'`,
-    pkg: '@ckpt/sqlite',
-    existing,
-    meta: t.meta,
-    steps,
-    // IMMEDIATE takes the write lock first, so processes opening a new file at once migrate
-    // one after the other and the later ones find the work done.
-    locked: (work) => db.transaction(() => work()).immediate(),
-    tables: () =>
-      (
-        db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as {
-          name: string;
-        }[]
-      )
-        .map((row) => row.name)
-        .filter((name) => ours.has(name)),
-    version: () =>
-      (
-        db.prepare(`SELECT value FROM ${t.meta} WHERE key = ?`).get(versionKey) as
-          | { value: string }
-          | undefined
-      )?.value,
-    // The native store and the KV store record their versions in one meta table.
-    createMeta: () => {
-      db.exec(
-        `CREATE TABLE IF NOT EXISTS ${t.meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
-      );
-    },
-    run: (step) => {
-      db.exec(step);
-    },
-    record: (version) => {
-      db.prepare(
-        `INSERT INTO ${t.meta} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-      ).run(versionKey, String(version));
-    },
-  });
 }

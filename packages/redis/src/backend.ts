@@ -5,6 +5,7 @@
  * copy in one script on the new id's slot (see the README).
  */
 import {
+  type AdapterOpening,
   type AppendInput,
   type AppendResult,
   afterReady,
@@ -15,6 +16,7 @@ import {
   type ForkInput,
   type ForkResult,
   type ImportInput,
+  openAdapter,
   type RollbackInput,
   type RollbackResult,
   type SessionPosition,
@@ -24,9 +26,13 @@ import {
   type StoredSession,
 } from '@ckpt/core/adapter';
 import { catalogPage } from './catalog.js';
-import { type Connection, connect, disconnect, type RedisOptions } from './connection.js';
+import { connect, disconnect, type RedisOptions } from './connection.js';
+import { dropNamespace } from './destroy.js';
+import { diagnose } from './diagnose.js';
 import { redisErrorHint } from './error-hints.js';
 import { IndexedHash } from './indexed-hash.js';
+import { findNamespace, markNamespace } from './migrate.js';
+import { explained, type RedisClient } from './runner.js';
 import {
   catalogKey,
   hex,
@@ -37,10 +43,8 @@ import {
   sessionKeys,
   stateKeys,
   unhex,
-} from './keys.js';
-import { dropNamespace, findNamespace, markNamespace } from './namespace.js';
-import { explained, type RedisClient } from './script.js';
-import * as lua from './scripts.js';
+} from './schema.js';
+import * as lua from './statements.js';
 
 type Reply = (string | null)[];
 
@@ -99,24 +103,26 @@ export class RedisBackend implements CheckpointBackend {
   readonly namespace: string;
   /** The client commands run on. */
   readonly client: RedisClient;
-  readonly #connection: Connection;
-  readonly #ready: Promise<void>;
+  readonly #opening: AdapterOpening<void>;
 
   constructor(options: RedisOptions) {
-    this.#connection = connect(options);
-    this.client = this.#connection.client;
-    this.namespace = this.#connection.namespace;
-    const { existing } = this.#connection;
-    this.#ready = existing
-      ? findNamespace(this.client, this.namespace, existing)
-      : markNamespace(this.client, this.namespace);
+    const connection = connect(options);
+    const { client, namespace, existing } = connection;
+    this.client = client;
+    this.namespace = namespace;
     // A marker that could not be written now is written by the next store that opens; the
-    // calls report a connection that fails them.
-    this.#ready.catch(() => {});
+    // calls report a connection that fails them. A client quit under the marker on its way
+    // would drop it, and leave a store that was opened and never written not found by
+    // `create: false`: close waits for it.
+    this.#opening = openAdapter(
+      () =>
+        existing ? findNamespace(client, namespace, existing) : markNamespace(client, namespace),
+      () => disconnect(connection),
+    );
     // With create: false nothing may reach the namespace before it is found: a write would
     // make a store where there was none.
     // biome-ignore lint/correctness/noConstructorReturn: this same instance, its calls held back
-    if (existing) return afterReady(this, this.#ready);
+    if (existing) return afterReady(this, this.#opening.migrated);
   }
 
   /**
@@ -124,7 +130,7 @@ export class RedisBackend implements CheckpointBackend {
    * rejects with NOT_FOUND when `create: false` found nothing of it.
    */
   ready(): Promise<void> {
-    return this.#ready;
+    return this.#opening.ready();
   }
 
   #keys(sessionId: string): SessionKeys {
@@ -167,7 +173,7 @@ export class RedisBackend implements CheckpointBackend {
   async load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
     const k = this.#keys(sessionId);
     if (seq === null) {
-      // The session hash keeps a copy of its head (see scripts.ts): one command, no script.
+      // The session hash keeps a copy of its head (see statements.ts): one command, no script.
       const [head, copied, info, data] = await explained(
         this.client,
         this.client.hmget(k.session, 'head', 'hseq', 'hinfo', 'hdata'),
@@ -436,7 +442,7 @@ export class RedisBackend implements CheckpointBackend {
     );
   }
 
-  /** Scopes from every shard's catalog of scopes (see keys.ts), merged in byte order. */
+  /** Scopes from every shard's catalog of scopes (see schema.ts), merged in byte order. */
   async stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {
     const min = query.after === null ? '-' : `(${hex(query.after)}`;
     const slices = await Promise.all(
@@ -491,54 +497,11 @@ export class RedisBackend implements CheckpointBackend {
   }
 
   /** The server's persistence and eviction settings, which decide what a resolved call survives. */
-  async diagnose(): Promise<Diagnosis[]> {
-    let settings: Record<string, string>;
-    try {
-      const flat = (await explained(
-        this.client,
-        this.client.config(
-          'GET',
-          'appendonly',
-          'appendfsync',
-          'maxmemory-policy',
-          'save',
-        ) as Promise<unknown>,
-      )) as string[];
-      settings = Object.fromEntries(
-        Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i]!, flat[2 * i + 1]!]),
-      );
-    } catch (err) {
-      return [
-        {
-          check: 'durability',
-          status: 'warn',
-          detail: `the server would not tell its settings (${(err as Error).message}); a managed Redis often disables CONFIG`,
-          fix: "check with your provider that persistence is on (appendonly yes) and maxmemory-policy is 'noeviction'",
-        },
-      ];
-    }
-    const aof = settings.appendonly === 'yes';
-    const fsync = settings.appendfsync;
-    const policy = settings['maxmemory-policy'];
-    return [
-      {
-        check: 'durability',
-        status: aof && fsync !== 'no' ? 'ok' : 'warn',
-        detail: aof
-          ? `appendonly yes, appendfsync ${fsync}: ${fsync === 'always' ? 'a call that resolved survives a crash of the server' : fsync === 'everysec' ? 'up to about a second of calls may be lost when the machine crashes' : 'the operating system decides when calls reach the disk'}`
-          : `appendonly no${settings.save ? `, save "${settings.save}"` : ''}: ${settings.save ? 'a restart goes back to the last snapshot' : 'a restart loses every session'}`,
-        fix: 'CONFIG SET appendonly yes; CONFIG SET appendfsync everysec (or always), and the same in redis.conf',
-      },
-      {
-        check: 'eviction',
-        status: policy === 'noeviction' ? 'ok' : 'fail',
-        detail: `maxmemory-policy ${policy}${policy === 'noeviction' ? '' : ': Redis may delete keys of sessions to free memory, leaving them broken'}`,
-        fix: 'CONFIG SET maxmemory-policy noeviction, and the same in redis.conf',
-      },
-    ];
+  diagnose(): Promise<Diagnosis[]> {
+    return diagnose(this.client);
   }
 
-  /** Remove every key of the namespace, the marker and `redisKv`'s included (see namespace.ts). */
+  /** Remove every key of the namespace, the marker and `redisKv`'s included (see destroy.ts). */
   destroy(): Promise<void> {
     return dropNamespace(this.client, this.namespace);
   }
@@ -548,10 +511,7 @@ export class RedisBackend implements CheckpointBackend {
     return redisErrorHint(err);
   }
 
-  async close(): Promise<void> {
-    // The marker is on its way: a client quit under it would drop it, and leave a store that
-    // was opened and never written not found by `create: false`.
-    await this.#ready.catch(() => {});
-    await disconnect(this.#connection);
+  close(): Promise<void> {
+    return this.#opening.close();
   }
 }

@@ -1,26 +1,26 @@
 /** A `KvStore` on one PostgreSQL table, with compareAndSet and list. */
 import type { KvStore } from '@ckpt/core';
+import { openAdapter } from '@ckpt/core/adapter';
 import { KeyValueTable, keyValueStore } from '@ckpt/core/sql';
 import { connect, type PostgresOptions } from './connection.js';
 import { postgresHints } from './error-hints.js';
-import { keyValueStatements } from './key-value-statements.js';
 import { migrate } from './migrate.js';
-import { schemaIdentifier } from './schema.js';
-import { statementRunner } from './statement-runner.js';
+import { statementRunner } from './runner.js';
+import { kvStatements } from './statements.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
 export function postgresKv(options: PostgresOptions): KvStore {
   const { pool, owned, address, defaultDatabase, namespace, existing, preparedStatements } =
     connect(options);
-  const ready = migrate(pool, namespace, existing);
-  ready.catch(() => {});
-  const run = statementRunner(pool, preparedStatements, ready);
-  const statements = keyValueStatements(`${schemaIdentifier(namespace)}.kv`, ['key']);
-  return keyValueStore(new KeyValueTable(statements, run), {
-    async close() {
-      await ready.catch(() => {});
+  const opening = openAdapter(
+    () => migrate(pool, namespace, existing),
+    async () => {
       if (owned && !pool.ended) await pool.end();
     },
+  );
+  const run = statementRunner(pool, preparedStatements, opening.migrated);
+  return keyValueStore(new KeyValueTable(kvStatements(namespace), run), {
+    close: opening.close,
     errorHint: postgresHints(address, defaultDatabase),
   });
 }

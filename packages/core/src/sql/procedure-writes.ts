@@ -1,0 +1,136 @@
+/**
+ * The mutations of a SQL backend whose every mutation is one call of a procedure or function its
+ * migrations created (PostgreSQL, MySQL): what each call is handed, and what its one row means.
+ * Which parameter takes which value is the procedure statement's own (see statement.ts).
+ */
+import type {
+  AppendInput,
+  AppendResult,
+  ForkInput,
+  ForkResult,
+  RollbackInput,
+  RollbackResult,
+} from '../adapter/backend.js';
+import {
+  type AppendRow,
+  appendResultFromRow,
+  forkResultFromRow,
+  rollbackResultFromRow,
+} from './rows.js';
+import type { RunStatement } from './run.js';
+import type { SqlWrites } from './sql-backend.js';
+import type { SqlStatement } from './statement.js';
+
+/**
+ * A checkpoint as the append procedure takes it. An expected head travels as a flag and a
+ * value, since null is a value of its own (the session must not exist); needs as JSON text,
+ * which every dialect can take apart.
+ */
+export interface AppendValues {
+  sessionId: string;
+  data: string;
+  metadata: string;
+  transcript: string;
+  /** Whether to check the head against expectedHead. */
+  checkHead: boolean;
+  expectedHead: number | null;
+  idempotencyKey: string | null;
+  now: number;
+  /** JSON text of the array of seqs it needs, `[]` when none. */
+  needs: string;
+}
+
+/** A checkpoint's values as the append procedure takes them (see AppendValues). */
+export function appendValues(input: AppendInput): AppendValues {
+  return {
+    sessionId: input.sessionId,
+    data: input.data,
+    metadata: input.metadata,
+    transcript: input.transcript,
+    checkHead: input.expectedHead !== undefined,
+    expectedHead: input.expectedHead ?? null,
+    idempotencyKey: input.idempotencyKey ?? null,
+    now: input.now,
+    needs: needsArg(input.needs),
+  };
+}
+
+/** A rollback as the rollback procedure takes it; the expected head as in AppendValues. */
+export interface RollbackValues {
+  sessionId: string;
+  seq: number;
+  checkHead: boolean;
+  expectedHead: number | null;
+  now: number;
+}
+
+/** Needs as a statement takes them: JSON text of the array (`[]` when none). */
+export function needsArg(needs: readonly number[]): string {
+  return needs.length === 0 ? '[]' : JSON.stringify(needs);
+}
+
+/**
+ * A SQL backend's mutations, each one call of a procedure or function, by name, with what each
+ * is handed. Each returns one row: a status, and the columns that status needs.
+ */
+export interface SqlProcedures<S> {
+  append: SqlStatement<S, AppendValues>;
+  rollback: SqlStatement<S, RollbackValues>;
+  fork: SqlStatement<S, ForkInput>;
+  /** One row: `removed` (see CheckpointBackend.prune for what is kept). */
+  prune: SqlStatement<S, { sessionId: string; keepLast: number }>;
+  /** One row: `deleted` (true or a count above 0 when there was a session). */
+  delete: SqlStatement<S, { sessionId: string }>;
+}
+
+/** The outcome of an append statement's rows: its one row's, or null for no row. */
+export function appendOutcome(rows: readonly AppendRow[]): AppendResult | null {
+  return rows[0] ? appendResultFromRow(rows[0]) : null;
+}
+
+/** The mutations but importSession, each one call of `procedures` through `run`. */
+export function procedureWrites<S>(
+  run: RunStatement<S>,
+  procedures: SqlProcedures<S>,
+): Omit<SqlWrites, 'importSession'> {
+  const call = <In, Row>(statement: SqlStatement<S, In>, input: In) =>
+    run<Row>(statement.sql, statement.args(input)).then(({ rows }) => rows[0]!);
+  return {
+    append: async (input: AppendInput): Promise<AppendResult> =>
+      appendResultFromRow(
+        await call<AppendValues, AppendRow>(procedures.append, appendValues(input)),
+      ),
+    rollback: async (input: RollbackInput): Promise<RollbackResult> =>
+      rollbackResultFromRow(
+        await call<RollbackValues, { status: string; head: number | null }>(procedures.rollback, {
+          sessionId: input.sessionId,
+          seq: input.seq,
+          checkHead: input.expectedHead !== undefined,
+          expectedHead: input.expectedHead ?? null,
+          now: input.now,
+        }),
+      ),
+    fork: async (input: ForkInput): Promise<ForkResult> =>
+      forkResultFromRow(
+        await call<ForkInput, { status: string; seq: number | null }>(procedures.fork, input),
+      ),
+    prune: async (sessionId: string, keepLast: number): Promise<number> =>
+      Number(
+        (
+          await call<{ sessionId: string; keepLast: number }, { removed: number | string }>(
+            procedures.prune,
+            { sessionId, keepLast },
+          )
+        ).removed,
+      ),
+    // A boolean on PostgreSQL, a count on MySQL.
+    delete: async (sessionId: string): Promise<boolean> =>
+      Number(
+        (
+          await call<{ sessionId: string }, { deleted: boolean | number }>(procedures.delete, {
+            sessionId,
+          })
+        ).deleted,
+      ) > 0,
+  };
+}

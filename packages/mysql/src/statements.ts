@@ -1,0 +1,205 @@
+/**
+ * Every statement the MySQL / MariaDB backend and KV store send, in one place and readable on
+ * its own, each beside the values it takes: named parameters (`:sessionId`) for an input
+ * object, or the function that lists the values. Each is sent with `?` placeholders (see
+ * runner.ts).
+ */
+import {
+  type AppendValues,
+  type KeyValueStatements,
+  keyValueSql,
+  named,
+  prepareEach,
+  prepareKeyValue,
+  type SqlProcedures,
+  type SqlReads,
+  type SqlStatement,
+} from '@ckpt/core/sql';
+import { type MysqlStatement, statement } from './runner.js';
+import { tables } from './schema.js';
+
+const SESSION_COLUMNS =
+  'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
+
+/** The reads of namespace `ns`. */
+function reads(ns: string): SqlReads<MysqlStatement> {
+  const t = tables(ns);
+  const texts: SqlReads<string> = {
+    // A load is one SELECT, so it reads the head and its checkpoint from one snapshot.
+    loadHead: named(`
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata, b.data
+        FROM ${t.sessions} s JOIN ${t.bodies} b ON b.session_id = s.id AND b.seq = s.head
+       WHERE s.id = :sessionId`),
+    loadSeq: named(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+       WHERE c.session_id = :sessionId AND c.seq = :seq`),
+    loadByKey: named(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${t.idempotency} i
+        JOIN ${t.checkpoints} c ON c.session_id = i.session_id AND c.seq = i.seq
+        JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+       WHERE i.session_id = :sessionId AND i.k = :idempotencyKey`),
+    session: named(`SELECT ${SESSION_COLUMNS} FROM ${t.sessions} WHERE id = :sessionId`),
+    listCheckpoints: named(`
+      SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
+       WHERE session_id = :sessionId AND (:beforeSeq IS NULL OR seq < :beforeSeq)
+       ORDER BY seq DESC LIMIT :limit`),
+    // Both servers stop a recursive query after 1,000 steps by default (MariaDB silently, with
+    // a partial result), far fewer than a long session's history: each raises it for this
+    // statement alone, MariaDB through its executable comment, MySQL 8 through a hint, and
+    // each ignores the other's.
+    lineage: named(`/*M! SET STATEMENT max_recursive_iterations = 4294967295 FOR */
+      WITH RECURSIVE chain (seq, parent, created_at, depth) AS (
+        SELECT c.seq, c.parent, c.created_at, 1 FROM ${t.checkpoints} c
+         WHERE c.session_id = :sessionId
+           AND c.seq = COALESCE(:fromSeq, (SELECT head FROM ${t.sessions} WHERE id = :sessionId))
+        UNION ALL
+        SELECT c.seq, c.parent, c.created_at, chain.depth + 1
+          FROM chain JOIN ${t.checkpoints} c ON c.session_id = :sessionId AND c.seq = chain.parent
+         WHERE chain.depth < :limit
+      )
+      SELECT /*+ SET_VAR(cte_max_recursion_depth = 4294967295) */ chain.seq, chain.parent, chain.created_at,
+             CASE WHEN :transcript THEN COALESCE((SELECT x.items FROM ${t.transcripts} x
+                                          WHERE x.session_id = :sessionId AND x.seq = chain.seq), '[]') END AS transcript
+        FROM chain ORDER BY chain.depth`),
+    sessionsFirst: named(
+      `SELECT ${SESSION_COLUMNS} FROM ${t.sessions} ORDER BY updated_at DESC, id DESC LIMIT :limit`,
+    ),
+    sessionsAfter: named(`
+      SELECT ${SESSION_COLUMNS} FROM ${t.sessions}
+       WHERE updated_at < :updatedAt OR (updated_at = :updatedAt AND id < :sessionId)
+       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
+    // A range of the primary key (ids are VARBINARY, so the range is in byte order), then a
+    // sort of that range.
+    prefixSessionsFirst: named(`
+      SELECT ${SESSION_COLUMNS} FROM ${t.sessions} WHERE id >= :prefix AND id < :bound
+       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
+    prefixSessionsAfter: named(`
+      SELECT ${SESSION_COLUMNS} FROM ${t.sessions}
+       WHERE id >= :prefix AND id < :bound
+         AND (updated_at < :updatedAt OR (updated_at = :updatedAt AND id < :sessionId))
+       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
+    exportCheckpoints: named(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, COALESCE(x.items, '[]') AS transcript,
+             (SELECT CAST(JSON_ARRAYAGG(n.needed) AS CHAR) FROM ${t.needs} n
+               WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs
+        FROM ${t.checkpoints} c
+        JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+        LEFT JOIN ${t.transcripts} x ON x.session_id = c.session_id AND x.seq = c.seq
+       WHERE c.session_id = :sessionId AND c.seq > COALESCE(:afterSeq, 0)
+       ORDER BY c.seq LIMIT :limit`),
+    stateScopes: named(`
+      SELECT DISTINCT scope FROM ${t.state} WHERE scope > COALESCE(:after, '')
+       ORDER BY scope LIMIT :limit`),
+  };
+  return prepareEach(texts, statement);
+}
+
+/** The mutations, each one CALL of a procedure the migration created (see stored-code.ts). */
+function procedures(ns: string): SqlProcedures<MysqlStatement> {
+  return prepareEach(
+    {
+      append: named<AppendValues>(`
+        CALL ${ns}_append(:sessionId, :data, :metadata, :transcript, :checkHead, :expectedHead,
+                          :idempotencyKey, :now, :needs)`),
+      rollback: named(`CALL ${ns}_rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`),
+      fork: named(`CALL ${ns}_fork(:sessionId, :atSeq, :newId, :now)`),
+      prune: named(`CALL ${ns}_prune(:sessionId, :keepLast)`),
+      delete: named(`CALL ${ns}_delete(:sessionId)`),
+    },
+    statement,
+  );
+}
+
+/**
+ * One call of a batch as `append_batch` reads it: a JSON array of these values, in this order
+ * (its JSON_TABLE's paths `$[0]` to `$[8]`, see stored-code.ts), flags as 1 or 0.
+ */
+const BATCH_CALL: readonly (keyof AppendValues)[] = [
+  'sessionId',
+  'data',
+  'metadata',
+  'transcript',
+  'checkHead',
+  'expectedHead',
+  'idempotencyKey',
+  'now',
+  'needs',
+];
+
+/** The checkpoints that waited for a connection, as one CALL of `append_batch`: one JSON text. */
+function appendBatch(ns: string): SqlStatement<MysqlStatement, AppendValues[]> {
+  return {
+    sql: statement(`CALL ${ns}_append_batch($1)`),
+    args: (calls) => [
+      JSON.stringify(
+        calls.map((call) =>
+          BATCH_CALL.map((name) => (typeof call[name] === 'boolean' ? +call[name] : call[name])),
+        ),
+      ),
+    ],
+  };
+}
+
+/** The statements of a key-value table (`keys`: its key columns), the state or the KV table. */
+function keyValueStatements(
+  table: string,
+  keys: readonly string[],
+): KeyValueStatements<MysqlStatement> {
+  return prepareKeyValue(keyValueSql({ table, keys, onConflict: 'ON DUPLICATE KEY' }), statement);
+}
+
+/**
+ * The statements of an import, each with `?` placeholders and its values in order: one
+ * transaction that locks (or finds absent) the session's row, removes what the id held when
+ * replacing it, inserts the checkpoints' rows a run at a time, then the session's row.
+ */
+function importStatements(ns: string) {
+  const t = tables(ns);
+  const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+  return {
+    lockSession: `SELECT head FROM ${t.sessions} WHERE id = ? FOR UPDATE`,
+    /** Remove a session's rows: sessionId each. */
+    removeSession: [
+      ...[t.checkpoints, t.bodies, t.transcripts, t.idempotency, t.needs].map(
+        (table) => `DELETE FROM ${table} WHERE session_id = ?`,
+      ),
+      `DELETE FROM ${t.sessions} WHERE id = ?`,
+    ],
+    /** The checkpoints' rows, table by table: each row's values in the order of `columns`. */
+    rows: {
+      checkpoints: {
+        table: t.checkpoints,
+        columns: 'session_id, seq, parent, created_at, metadata',
+      },
+      bodies: { table: t.bodies, columns: 'session_id, seq, data' },
+      transcripts: { table: t.transcripts, columns: 'session_id, seq, items' },
+      needs: { table: t.needs, columns: 'session_id, seq, needed' },
+    },
+    /** `n` rows of `columns` into `table`. */
+    insert: (table: string, columns: string, n: number) => {
+      const one = `(${placeholders(columns.split(',').length)})`;
+      return `INSERT INTO ${table} (${columns}) VALUES ${Array.from({ length: n }, () => one).join(', ')}`;
+    },
+    /** The session's row, its values in the order of `columns`. */
+    insertSession: (columns: readonly string[]) =>
+      `INSERT INTO ${t.sessions} (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
+  };
+}
+
+/** The backend's statements in namespace `ns`. */
+export function backendStatements(ns: string) {
+  return {
+    reads: reads(ns),
+    procedures: procedures(ns),
+    appendBatch: appendBatch(ns),
+    importing: importStatements(ns),
+    state: keyValueStatements(tables(ns).state, ['scope', 'k']),
+  };
+}
+
+/** The KV store's statements in namespace `ns`. */
+export function kvStatements(ns: string): KeyValueStatements<MysqlStatement> {
+  return keyValueStatements(tables(ns).kv, ['k']);
+}

@@ -1,0 +1,310 @@
+/**
+ * Every statement the PostgreSQL backend and KV store send, in one place and readable on its
+ * own, each beside the values it takes: named parameters (`:sessionId`) for an input object,
+ * or `$n` with the function that lists the values. The pages that take optional bounds are
+ * parsed on each call, so that each is planned for its values; every other statement is
+ * prepared once per connection.
+ */
+import type { ImportInput } from '@ckpt/core/adapter';
+import {
+  type AppendValues,
+  importedSessionRow,
+  type KeyValueStatements,
+  keyValueSql,
+  named,
+  prepareKeyValue,
+  type SqlProcedures,
+  type SqlReads,
+  type SqlStatement,
+} from '@ckpt/core/sql';
+import { type PostgresSql, prepared } from './runner.js';
+import { schemaIdentifier } from './schema.js';
+
+/** A statement parsed and planned on each call, for its values. */
+const planned = <In extends object>(text: string): SqlStatement<PostgresSql, In> => named<In>(text);
+
+/** A statement prepared once per connection (see `prepared`). */
+function once<In extends object>(text: string): SqlStatement<PostgresSql, In> {
+  const { sql, args } = named<In>(text);
+  return { sql: prepared(sql), args };
+}
+
+const SESSION_COLUMNS =
+  'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
+
+/** The reads of schema `ns` (quoted). */
+function reads(ns: string): SqlReads<PostgresSql> {
+  return {
+    // A load is one SELECT, so it reads the head and its checkpoint from one snapshot. The body
+    // is a subquery, not a join: once the tables have statistics, the cached generic plan of
+    // the join looks the body up by session alone (one row a session, it guesses) and filters
+    // the seq, reading every body of a session with thousands; the subquery can only look it
+    // up by its whole key.
+    loadHead: once(`
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
+             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data
+        FROM ${ns}.sessions s
+       WHERE s.id = :sessionId`),
+    loadSeq: once(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+        FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+       WHERE c.session_id = :sessionId AND c.seq = :seq`),
+    loadByKey: once(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata,
+             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data
+        FROM ${ns}.idempotency i
+        JOIN ${ns}.checkpoints c ON c.session_id = i.session_id AND c.seq = i.seq
+       WHERE i.session_id = :sessionId AND i.key = :idempotencyKey`),
+    session: once(`SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE id = :sessionId`),
+    listCheckpoints: planned(`
+      SELECT seq, parent, created_at, metadata FROM ${ns}.checkpoints
+       WHERE session_id = :sessionId AND (:beforeSeq::bigint IS NULL OR seq < :beforeSeq)
+       ORDER BY seq DESC LIMIT :limit`),
+    lineage: once(`SELECT * FROM ${ns}.lineage(:sessionId, :fromSeq, :limit, :transcript)`),
+    sessionsFirst: once(
+      `SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT :limit`,
+    ),
+    sessionsAfter: planned(`
+      SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE (updated_at, id) < (:updatedAt, :sessionId)
+       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
+    // A range of the primary key (ids are COLLATE "C", so the range is in byte order), then a
+    // sort of that range; planned for the prefix given, so that a prefix that matches most of
+    // the catalog walks sessions_by_update instead.
+    prefixSessionsFirst: planned(`
+      SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE id >= :prefix AND id < :bound
+       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
+    prefixSessionsAfter: planned(`
+      SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions
+       WHERE id >= :prefix AND id < :bound AND (updated_at, id) < (:updatedAt, :sessionId)
+       ORDER BY updated_at DESC, id DESC LIMIT :limit`),
+    exportCheckpoints: once(`
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, coalesce(x.items, '[]') AS transcript,
+             (SELECT json_agg(n.needed ORDER BY n.needed) FROM ${ns}.needs n
+               WHERE n.session_id = c.session_id AND n.seq = c.seq)::text AS needs
+        FROM ${ns}.checkpoints c
+        JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+        LEFT JOIN ${ns}.transcripts x ON x.session_id = c.session_id AND x.seq = c.seq
+       WHERE c.session_id = :sessionId AND c.seq > coalesce(:afterSeq::bigint, 0)
+       ORDER BY c.seq LIMIT :limit`),
+    stateScopes: once(`
+      SELECT DISTINCT scope FROM ${ns}.state WHERE scope > coalesce(:after::text, '')
+       ORDER BY scope LIMIT :limit`),
+  };
+}
+
+/** The mutations, each one call of a function the migration created (see stored-code.ts). */
+function procedures(ns: string): SqlProcedures<PostgresSql> {
+  return {
+    append: once(`
+      SELECT * FROM ${ns}.append(:sessionId, :data, :metadata, :transcript, :checkHead,
+                                 :expectedHead, :idempotencyKey, :now, :needs)`),
+    rollback: once(
+      `SELECT * FROM ${ns}.rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`,
+    ),
+    fork: once(`SELECT * FROM ${ns}.fork(:sessionId, :atSeq, :newId, :now)`),
+    prune: once(`SELECT ${ns}.prune(:sessionId, :keepLast) AS removed`),
+    delete: once(`SELECT ${ns}.delete_session(:sessionId) AS deleted`),
+  };
+}
+
+/**
+ * A checkpoint without an idempotency key as one statement, instead of a call of the `append`
+ * function, whose PL/pgSQL costs a good part of a call on top of the same writes. The
+ * statement writes only where it can go straight through: the session exists and its head is
+ * as expected, or the session is new and nobody creates it at the same moment. Anywhere else
+ * it writes nothing and returns no row, and `append` (a second statement) decides what
+ * happened. It writes nothing when given a key, since a keyed checkpoint must record its key,
+ * which only `append` does, nor when given needs: one statement reads all its tables as of its
+ * start, and a prune that held the session's row until then may have removed a needed
+ * checkpoint it still sees; `append` reads them after the row lock.
+ */
+function appendDirect(ns: string): SqlStatement<PostgresSql, AppendValues> {
+  return once(`
+    WITH moved AS (
+      UPDATE ${ns}.sessions s
+         SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
+             checkpoints = s.checkpoints + 1, metadata = :metadata, updated_at = :now,
+             head_created_at = :now
+       WHERE s.id = :sessionId AND (NOT :checkHead OR s.head IS NOT DISTINCT FROM :expectedHead::bigint)
+         AND :idempotencyKey::text IS NULL AND :needs::text = '[]'
+      RETURNING s.head AS seq, s.head_parent AS parent
+    ), created AS (
+      INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata,
+                                       created_at, updated_at, head_created_at)
+      SELECT :sessionId, 1, NULL, 1, 1, :metadata, :now, :now, :now
+       WHERE NOT EXISTS (SELECT FROM moved) AND (NOT :checkHead OR :expectedHead::bigint IS NULL)
+         AND :idempotencyKey::text IS NULL AND :needs::text = '[]'
+      ON CONFLICT (id) DO NOTHING
+      RETURNING s.head AS seq, s.head_parent AS parent
+    ), written AS (
+      SELECT seq, parent FROM moved UNION ALL SELECT seq, parent FROM created
+    ), checkpoint AS (
+      INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
+      SELECT :sessionId, seq, parent, :now, :metadata FROM written
+    ), body AS (
+      INSERT INTO ${ns}.bodies (session_id, seq, data) SELECT :sessionId, seq, :data FROM written
+    ), transcript AS (
+      INSERT INTO ${ns}.transcripts (session_id, seq, items)
+      SELECT :sessionId, seq, :transcript::text FROM written WHERE :transcript::text <> '[]'
+    )
+    SELECT 'written' AS status, seq, parent FROM written`);
+}
+
+/** One checkpoint's values as a row of `appendSet`'s input, with their types. */
+const APPEND_ROW = named<AppendValues>(
+  '(:sessionId::text, :data::text, :metadata::text, :transcript::text, :checkHead::boolean, :expectedHead::bigint, :idempotencyKey::text, :now::bigint, :needs::text)',
+);
+const APPEND_ROW_VALUES = APPEND_ROW.sql.match(/\$\d+/g)!.length;
+
+/**
+ * `n` checkpoints that waited for a connection, each on a session of its own, as one statement:
+ * `appendDirect` over a `VALUES` list of APPEND_ROWs (row i's values are the i-th run of
+ * parameters), each value sent as a parameter of its own, so that no payload is escaped into
+ * an array literal for the server to parse back. Calls with needs are never among them (see
+ * appendDirect): they go alone. Like it, it writes only the calls that can go straight
+ * through, and returns a row for each of those; a call that gets none (a conflict, a replayed
+ * key, a session created meanwhile) goes alone afterwards, through `append`. A keyed call goes
+ * straight through when its key is not recorded yet; two with the same key at once meet at the
+ * key's primary key, which fails the whole statement, and then every call goes alone.
+ */
+function appendSet(ns: string, n: number): SqlStatement<PostgresSql, AppendValues[]> {
+  const rows = Array.from({ length: n }, (_, i) =>
+    APPEND_ROW.sql.replace(/\$(\d+)/g, (_, k: string) => `$${APPEND_ROW_VALUES * i + Number(k)}`),
+  );
+  const sql = prepared(`
+    WITH input (id, data, metadata, transcript, check_head, expected, key, now, needs) AS (
+      VALUES ${rows.join(',\n             ')}
+    ), moved AS (
+      UPDATE ${ns}.sessions s
+         SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
+             checkpoints = s.checkpoints + 1, metadata = i.metadata, updated_at = i.now,
+             head_created_at = i.now
+        FROM input i
+       WHERE s.id = i.id AND (NOT i.check_head OR s.head IS NOT DISTINCT FROM i.expected)
+         AND NOT EXISTS (SELECT FROM ${ns}.idempotency k WHERE k.session_id = i.id AND k.key = i.key)
+      RETURNING s.id, s.head AS seq, s.head_parent AS parent
+    ), created AS (
+      INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata,
+                                       created_at, updated_at, head_created_at)
+      SELECT i.id, 1, NULL, 1, 1, i.metadata, i.now, i.now, i.now FROM input i
+       WHERE NOT EXISTS (SELECT FROM moved m WHERE m.id = i.id)
+         AND (NOT i.check_head OR i.expected IS NULL)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING s.id, s.head AS seq, s.head_parent AS parent
+    ), written AS (
+      SELECT w.id, w.seq, w.parent, i.data, i.metadata, i.transcript, i.key, i.now
+        FROM (SELECT * FROM moved UNION ALL SELECT * FROM created) w JOIN input i ON i.id = w.id
+    ), checkpoint AS (
+      INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
+      SELECT id, seq, parent, now, metadata FROM written
+    ), body AS (
+      INSERT INTO ${ns}.bodies (session_id, seq, data) SELECT id, seq, data FROM written
+    ), transcript AS (
+      INSERT INTO ${ns}.transcripts (session_id, seq, items)
+      SELECT id, seq, transcript FROM written WHERE transcript <> '[]'
+    ), idempotency AS (
+      INSERT INTO ${ns}.idempotency (session_id, key, seq)
+      SELECT id, key, seq FROM written WHERE key IS NOT NULL
+    )
+    SELECT id, seq, parent FROM written`);
+  return { sql, args: (calls) => calls.flatMap(APPEND_ROW.args) };
+}
+
+/**
+ * A whole session as one statement: its row first, where the id is free (`ON CONFLICT DO
+ * NOTHING`), then the rows of its checkpoints, bodies, transcript items and needs from arrays,
+ * each only where the session's row went in. One round trip, one transaction, whatever the
+ * number of checkpoints; `imported` is 0 when the id was taken. Its values are listed by
+ * `args` below, in order.
+ */
+function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
+  const sql = prepared(`
+    WITH s AS (
+      INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id,
+                                  forked_from_seq, metadata, created_at, updated_at, head_created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id
+    ), checkpoint AS (
+      INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
+      SELECT s.id, u.* FROM s, unnest($12::bigint[], $13::bigint[], $14::bigint[], $15::text[]) AS u
+    ), body AS (
+      INSERT INTO ${ns}.bodies (session_id, seq, data)
+      SELECT s.id, u.* FROM s, unnest($12::bigint[], $16::text[]) AS u
+    ), transcript AS (
+      INSERT INTO ${ns}.transcripts (session_id, seq, items)
+      SELECT s.id, u.seq, u.items FROM s, unnest($12::bigint[], $17::text[]) AS u(seq, items)
+       WHERE u.items <> '[]'
+    ), needs AS (
+      INSERT INTO ${ns}.needs (session_id, seq, needed)
+      SELECT s.id, u.* FROM s, unnest($18::bigint[], $19::bigint[]) AS u
+    )
+    SELECT count(*)::int AS imported FROM s`);
+  const args = (input: ImportInput): unknown[] => {
+    const cps = input.checkpoints;
+    const row = importedSessionRow(input);
+    return [
+      // $1 to $11: the session's row
+      row.id,
+      row.head,
+      row.head_parent,
+      row.last_seq,
+      row.checkpoints,
+      row.forked_from_id,
+      row.forked_from_seq,
+      row.metadata,
+      row.created_at,
+      row.updated_at,
+      row.head_created_at,
+      // $12 to $17: a column each of the checkpoints' rows
+      cps.map((cp) => cp.seq),
+      cps.map((cp) => cp.parent),
+      cps.map((cp) => cp.createdAt),
+      cps.map((cp) => cp.metadata),
+      cps.map((cp) => cp.data),
+      cps.map((cp) => cp.transcript),
+      // $18, $19: one entry per need, the seq that needs and the seq it needs
+      cps.flatMap((cp) => cp.needs.map(() => cp.seq)),
+      cps.flatMap((cp) => cp.needs),
+    ];
+  };
+  return { sql, args };
+}
+
+/**
+ * The statements of a key-value table (`keys`: its key columns), the state table or the KV
+ * table: prepared, but for the page, whose plan depends on its bounds.
+ */
+function keyValueStatements(
+  table: string,
+  keys: readonly string[],
+): KeyValueStatements<PostgresSql> {
+  const sql = keyValueSql({
+    table,
+    keys,
+    onConflict: 'ON CONFLICT',
+    nullable: (n) => `$${n}::text`,
+  });
+  return { ...prepareKeyValue<PostgresSql>(sql, prepared), keys: sql.keys };
+}
+
+/** The backend's statements in schema `namespace`. */
+export function backendStatements(namespace: string) {
+  const ns = schemaIdentifier(namespace);
+  return {
+    reads: reads(ns),
+    procedures: procedures(ns),
+    appendDirect: appendDirect(ns),
+    /** The statement that appends n calls at once (see appendSet). */
+    appendSet: (n: number) => appendSet(ns, n),
+    importNew: importNew(ns),
+    /** Remove a session, before an import replaces it. */
+    removeSession: named<{ sessionId: string }>(`SELECT ${ns}.delete_session(:sessionId)`),
+    state: keyValueStatements(`${ns}.state`, ['scope', 'key']),
+  };
+}
+
+/** The KV store's statements in schema `namespace`. */
+export function kvStatements(namespace: string): KeyValueStatements<PostgresSql> {
+  return keyValueStatements(`${schemaIdentifier(namespace)}.kv`, ['key']);
+}
