@@ -10,6 +10,12 @@ import type { Cluster, Redis } from 'ioredis';
 
 export type RedisClient = Redis | Cluster;
 
+/** A namespace and the client its commands run on: what the reads, writes and state work in. */
+export interface RedisNamespace {
+  readonly client: RedisClient;
+  readonly namespace: string;
+}
+
 type Arg = string | number | Buffer;
 
 /** Whether a call only reads, or may write. */

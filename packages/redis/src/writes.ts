@@ -1,0 +1,151 @@
+/**
+ * The Redis backend's mutations. Each is one Lua script (statements.ts) on the slot of its
+ * session. Fork is the exception on a cluster, where source and copy may live on different
+ * nodes: it reads the source in one script, then publishes the whole copy in one script on the
+ * new id's slot (see the README).
+ */
+import type {
+  AppendInput,
+  AppendResult,
+  ForkInput,
+  ForkResult,
+  ImportInput,
+  RollbackInput,
+  RollbackResult,
+} from '@ckpt/core/adapter';
+import type { RedisNamespace } from './runner.js';
+import { sessionKeys } from './schema.js';
+import { checkpoint, padTime, type Reply, seqArg } from './script-values.js';
+import * as lua from './statements.js';
+
+const numberOrNull = (value: string | null | undefined) =>
+  value === null || value === undefined ? null : Number(value);
+
+/** A script's reply for a session or seq it did not find: `no_session` or `no_seq`. */
+function notFound(status: string | null | undefined) {
+  return { status: 'not_found', missing: status === 'no_session' ? 'session' : 'seq' } as const;
+}
+
+export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const [status, seq, third, data] = await lua.append.run<Reply>(
+    on.client,
+    [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
+    [
+      input.data,
+      input.metadata,
+      input.transcript,
+      input.expectedHead === undefined ? '0' : '1',
+      seqArg(input.expectedHead),
+      input.idempotencyKey === undefined ? '0' : '1',
+      input.idempotencyKey ?? '',
+      padTime(input.now),
+      k.hexId,
+      input.needs.join(','),
+    ],
+  );
+  switch (status) {
+    case 'written':
+      return { status, seq: Number(seq), parent: numberOrNull(third) };
+    case 'replayed':
+      return {
+        status,
+        seq: Number(seq),
+        checkpoint: third ? checkpoint(seq!, third, data!) : null,
+      };
+    default:
+      // conflict: the head in the second place
+      return { status: 'conflict', head: numberOrNull(seq) };
+  }
+}
+
+export async function rollback(on: RedisNamespace, input: RollbackInput): Promise<RollbackResult> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const [status, head] = await lua.rollback.run<Reply>(
+    on.client,
+    [k.session, k.info, k.data, k.catalog],
+    [
+      String(input.seq),
+      input.expectedHead === undefined ? '0' : '1',
+      seqArg(input.expectedHead),
+      padTime(input.now),
+      k.hexId,
+    ],
+  );
+  switch (status) {
+    case 'done':
+      return { status };
+    case 'conflict':
+      return { status, head: numberOrNull(head) };
+    default:
+      return notFound(status);
+  }
+}
+
+export async function fork(on: RedisNamespace, input: ForkInput): Promise<ForkResult> {
+  const from = sessionKeys(on.namespace, input.sessionId);
+  const [status, at, ...chain] = await lua.forkRead.run<Reply>(
+    on.client,
+    [from.session, from.info, from.data, from.transcript, from.needs],
+    [seqArg(input.atSeq)],
+  );
+  if (status !== 'found') return notFound(status);
+  const to = sessionKeys(on.namespace, input.newId);
+  const published = await lua.forkWrite.run<string>(
+    on.client,
+    [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog, to.needs, to.ids],
+    [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
+  );
+  return published === 'done' ? { status: 'done', seq: Number(at) } : { status: 'exists' };
+}
+
+export async function prune(
+  on: RedisNamespace,
+  sessionId: string,
+  keepLast: number,
+): Promise<number> {
+  const k = sessionKeys(on.namespace, sessionId);
+  return lua.prune.count(
+    on.client,
+    [k.session, k.info, k.data, k.transcript, k.seqs, k.needs],
+    [keepLast],
+  );
+}
+
+export async function deleteSession(on: RedisNamespace, sessionId: string): Promise<boolean> {
+  const k = sessionKeys(on.namespace, sessionId);
+  const deleted = await lua.deleteSession.count(
+    on.client,
+    [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
+    [k.hexId],
+  );
+  return deleted === 1;
+}
+
+export async function importSession(
+  on: RedisNamespace,
+  input: ImportInput,
+): Promise<'imported' | 'exists'> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const checkpoints = input.checkpoints.flatMap((cp) => [
+    String(cp.seq),
+    `${seqArg(cp.parent)} ${padTime(cp.createdAt)} ${cp.metadata}`,
+    cp.data,
+    cp.transcript,
+    cp.needs.join(','),
+  ]);
+  return lua.importSession.run<'imported' | 'exists'>(
+    on.client,
+    [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
+    [
+      input.replace ? '1' : '0',
+      k.hexId,
+      String(input.head),
+      input.forkedFrom?.sessionId ?? '',
+      seqArg(input.forkedFrom?.seq),
+      padTime(input.createdAt),
+      padTime(input.updatedAt),
+      ...checkpoints,
+    ],
+  );
+}
