@@ -15,7 +15,10 @@ export interface BackendCapabilities {
   listStateKeys: boolean;
 }
 
-/** A stored checkpoint. Values are JSON text, exactly as the facade encoded them. */
+/**
+ * A stored checkpoint. Values are text exactly as the facade encoded them: JSON text, or for
+ * data the text the store's codecs made of it.
+ */
 export interface StoredCheckpoint {
   seq: number;
   parent: number | null;
