@@ -1,4 +1,5 @@
 /** `compress()`: the compression codecs, from node:zlib. */
+import { constants } from 'node:buffer';
 import * as zlib from 'node:zlib';
 import { CkptError, invalidArgument } from '../values/errors.js';
 import { checkOptions, describe } from '../values/validate.js';
@@ -18,23 +19,30 @@ interface Compression {
 // zstd is in node:zlib from Node 22.15 and 23.8 on; the types of older Nodes do not name it.
 const zstd = zlib as unknown as {
   zstdCompressSync?: (bytes: Buffer) => Buffer;
-  zstdDecompressSync?: (bytes: Buffer) => Buffer;
+  zstdDecompressSync?: (bytes: Buffer, options: typeof UNPACKED) => Buffer;
 };
 
 // Brotli's default quality (11) is for files compressed once and read many times; a checkpoint
 // is written as often as it is read, and quality 5 keeps most of the ratio at a fraction of the time.
 const BROTLI = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } };
 
+// A value is read back into one string, so no more than a string can hold is ever unpacked:
+// a changed value that would unpack to gigabytes fails as damaged instead of filling memory.
+const UNPACKED = { maxOutputLength: constants.MAX_STRING_LENGTH };
+
 const COMPRESSIONS: Record<CompressionKind, Compression | undefined> = {
-  gzip: { pack: (b) => zlib.gzipSync(b), unpack: (b) => zlib.gunzipSync(b) },
-  deflate: { pack: (b) => zlib.deflateSync(b), unpack: (b) => zlib.inflateSync(b) },
+  gzip: { pack: (b) => zlib.gzipSync(b), unpack: (b) => zlib.gunzipSync(b, UNPACKED) },
+  deflate: { pack: (b) => zlib.deflateSync(b), unpack: (b) => zlib.inflateSync(b, UNPACKED) },
   brotli: {
     pack: (b) => zlib.brotliCompressSync(b, BROTLI),
-    unpack: (b) => zlib.brotliDecompressSync(b),
+    unpack: (b) => zlib.brotliDecompressSync(b, UNPACKED),
   },
   zstd:
     zstd.zstdCompressSync && zstd.zstdDecompressSync
-      ? { pack: zstd.zstdCompressSync, unpack: zstd.zstdDecompressSync }
+      ? {
+          pack: (b) => zstd.zstdCompressSync!(b),
+          unpack: (b) => zstd.zstdDecompressSync!(b, UNPACKED),
+        }
       : undefined,
 };
 

@@ -53,13 +53,14 @@ export class SessionValues {
 
   /**
    * Whether this session descends from `ancestor` by forks. A session along the way that was
-   * deleted ends what can be followed: the value is then taken as its own (core's README says so).
+   * deleted ends what can be followed: the value is then taken as its own (core's README says
+   * so). So is one read while this session itself was being deleted.
    */
   async #forkedFrom(ancestor: string): Promise<boolean> {
     let current = this.sessionId;
     for (let hop = 0; hop < MAX_FORK_HOPS; hop++) {
       const found = await this.backend.session(current);
-      if (found === null) return hop > 0;
+      if (found === null) return true;
       if (found.forkedFrom === null) return false;
       if (found.forkedFrom.sessionId === ancestor) return true;
       current = found.forkedFrom.sessionId;
