@@ -15,6 +15,7 @@ import {
 } from '@ckpt/core';
 import { describe, expect, it } from 'vitest';
 import type { ContractContext } from '../harness.js';
+import { sessionReads } from '../session-reads.js';
 import { allPages, expectCkptError } from '../util.js';
 
 // Fixed keys, so that a test can look for their bytes in every message it sees.
@@ -297,6 +298,42 @@ export function codecCases(t: ContractContext, caps: BackendCapabilities): void 
       await store.state('st').set('k', value);
       await expectCkptError(store.checkpoint('s', `${value}x`), 'PAYLOAD_TOO_LARGE');
       await expectCkptError(store.state('st').set('k', `${value}x`), 'PAYLOAD_TOO_LARGE');
+    });
+
+    it('reencode() rewrites every value under the current key beside a writer, changing nothing else', async () => {
+      const old = t.storeWith(sealedWith('k1'));
+      for (let i = 1; i <= 3; i++) {
+        await old.checkpoint('a', { i, DATA }, { transcript: [`item ${i}`], metadata: { i } });
+      }
+      await old.fork('a', { atSeq: 2, newId: 'b' });
+      for (const key of ['x', 'y', 'z']) await old.state('st').set(key, { key, SECRET });
+      const rotated = t.storeWith(sealedWith('k2'));
+      if (t.backend.rewriteCheckpoint === undefined) {
+        await expectCkptError(rotated.reencode(), 'UNSUPPORTED');
+        return;
+      }
+      const before = [await sessionReads(rotated, 'a'), await sessionReads(rotated, 'b')];
+      let writing = true;
+      const writer = (async () => {
+        for (let n = 1; writing || n < 5; n++) {
+          await rotated.checkpoint('live', { n }, { transcript: [n] });
+          await rotated.state('st').set('w', n);
+        }
+      })();
+      const result = await rotated.reencode().finally(() => {
+        writing = false;
+      });
+      await writer;
+      expect(result).toEqual({ checkpoints: 5, state: 3 });
+      expect(await rotated.reencode()).toEqual({ checkpoints: 0, state: 0 });
+
+      const onlyK2 = t.storeWith(sealedWith('k2', { k2: KEY2 }));
+      expect([await sessionReads(onlyK2, 'a'), await sessionReads(onlyK2, 'b')]).toEqual(before);
+      for (const key of ['x', 'y', 'z']) {
+        expect(await onlyK2.state('st').get(key)).toEqual({ key, SECRET });
+        expect(await t.backend.stateGet('st', key)).toContain('aes-256-gcm:k2;');
+      }
+      expect((await transcriptOf(onlyK2, 'live', 100)).length).toBeGreaterThanOrEqual(5);
     });
 
     it('never puts key material in an error message', async () => {

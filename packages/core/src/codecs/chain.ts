@@ -136,6 +136,15 @@ export class CodecChain {
   }
 }
 
+/**
+ * What made a stored value: its codecs, keys and session (`ckpt1;gzip,aes-256-gcm:k2;s`), or
+ * '' for a value stored as JSON text. Two values made alike have the same.
+ */
+export function madeBy(stored: string): string {
+  if (!stored.startsWith(MARKER)) return '';
+  return stored.slice(0, stored.lastIndexOf(';'));
+}
+
 function decodeOwner(text: string): string | undefined {
   try {
     return decodeURIComponent(text);

@@ -38,6 +38,7 @@ import {
 import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
 import { decodeCheckpoint } from './decode.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
+import { type ReencodeOptions, type ReencodeResult, reencode } from './reencode.js';
 import { exportSession, importSession } from './session-transfer.js';
 import { SessionValues, sealCheckpointValue } from './session-values.js';
 import { createStateScope } from './state.js';
@@ -459,6 +460,17 @@ export class CheckpointStore<T = JsonValue> {
       this.#maxPayloadBytes,
       this.#codecs,
     );
+  }
+
+  /**
+   * Rewrite every stored value (checkpoint data, transcript items, state values) that this
+   * store's codecs would not write as it is, such as one sealed under a key that is no longer
+   * current, beside live writers and without changing seqs, ids, times or metadata. A page at a
+   * time; needs the backend's `rewriteCheckpoint()` and both listings, else UNSUPPORTED.
+   */
+  async reencode(options?: ReencodeOptions): Promise<ReencodeResult> {
+    if (this.#closed) throw closedError();
+    return reencode(this.#backend, this.#codecs, (fn) => this.#run(fn), options);
   }
 
   /** The state scopes that hold at least one key, ascending (by UTF-8 bytes). */
