@@ -9,6 +9,7 @@
  */
 import { describe } from 'vitest';
 import { checkpointCases } from './cases/checkpoints.js';
+import { codecCases } from './cases/codecs.js';
 import { concurrencyCases } from './cases/concurrency.js';
 import { destroyCases } from './cases/destroy.js';
 import { idempotencyCases } from './cases/idempotency.js';
@@ -70,6 +71,7 @@ export function runContractTests(harness: ContractHarness): void {
     stateCases(t, caps);
     concurrencyCases(t, caps, harness.connections ?? 4);
     transferCases(t, caps);
+    codecCases(t, caps);
     surfaceCases(t, caps, harness.namespaced !== undefined);
     destroyCases(t, caps, harness.namespaced !== undefined);
     modelCases(t, caps, harness.modelRuns ?? 200);
@@ -78,6 +80,7 @@ export function runContractTests(harness: ContractHarness): void {
 
 export {
   checkpointCases,
+  codecCases,
   concurrencyCases,
   destroyCases,
   idempotencyCases,

@@ -15,7 +15,7 @@ export const EXIT = {
   CONFLICT: 4,
   /** Bad input: an invalid argument or value, a malformed export, a payload too large. */
   INVALID: 5,
-  /** The store cannot be used: unreachable, refused, a schema it cannot read, a missing adapter. */
+  /** The store cannot be used: unreachable, refused, a schema it cannot read, a missing adapter, a stored value it cannot decode. */
   STORE: 6,
   /** `ckpt doctor` found a problem (with `--strict`, a warning too). */
   DOCTOR: 7,
@@ -32,6 +32,7 @@ const BY_CODE: Record<CkptErrorCode, number> = {
   SCHEMA: EXIT.STORE,
   UNSUPPORTED: EXIT.STORE,
   CLOSED: EXIT.STORE,
+  UNREADABLE: EXIT.STORE,
 };
 
 /** The exit status for a failure. */

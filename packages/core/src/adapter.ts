@@ -21,6 +21,7 @@ export type {
   ForkInput,
   ForkResult,
   ImportInput,
+  RewriteInput,
   RollbackInput,
   RollbackResult,
   SessionPosition,

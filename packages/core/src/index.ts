@@ -9,9 +9,17 @@
 export type { BackendCapabilities, CheckpointBackend, Diagnosis } from './adapter/backend.js';
 export { MAX_NEEDS } from './adapter/needs.js';
 export { compareCodePoints } from './adapter/order.js';
+export type { Codec } from './codecs/codec.js';
+export { type CompressionKind, compress } from './codecs/compress.js';
+export { type EncryptOptions, encrypt } from './codecs/encrypt.js';
 export { type KvBackendOptions, kvBackend } from './kv/kv-backend.js';
 export type { KvStore } from './kv/kv-store.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './store/paging.js';
+export type {
+  ReencodeOptions,
+  ReencodeProgress,
+  ReencodeResult,
+} from './store/reencode.js';
 export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store/store.js';
 export type {
   Checkpoint,

@@ -14,6 +14,7 @@ import {
   type ForkInput,
   type ForkResult,
   type ImportInput,
+  type RewriteInput,
   type RollbackInput,
   type RollbackResult,
   type SessionPosition,
@@ -209,6 +210,20 @@ export class MemoryBackend implements CheckpointBackend {
       .sort((a, b) => a.seq - b.seq)
       .slice(0, query.limit)
       .map((cp) => ({ ...cp, needs: [...cp.needs] }));
+  }
+
+  async rewriteCheckpoint(input: RewriteInput): Promise<boolean> {
+    const found = this.#sessions.get(input.sessionId)?.checkpoints.get(input.seq);
+    if (
+      found === undefined ||
+      found.data !== input.from.data ||
+      found.transcript !== input.from.transcript
+    ) {
+      return false;
+    }
+    found.data = input.to.data;
+    found.transcript = input.to.transcript;
+    return true;
   }
 
   async importSession(input: ImportInput): Promise<'imported' | 'exists'> {

@@ -28,6 +28,7 @@ const STATUS: Record<CkptErrorCode, number> = {
   SCHEMA: 500,
   CLOSED: 503,
   BACKEND: 502,
+  UNREADABLE: 500,
 };
 
 /** The body of an error response. */

@@ -15,7 +15,10 @@ export interface BackendCapabilities {
   listStateKeys: boolean;
 }
 
-/** A stored checkpoint. Values are JSON text, exactly as the facade encoded them. */
+/**
+ * A stored checkpoint. Values are text exactly as the facade encoded them: JSON text, or for
+ * data the text the store's codecs made of it.
+ */
 export interface StoredCheckpoint {
   seq: number;
   parent: number | null;
@@ -121,6 +124,15 @@ export interface ExportedStoredCheckpoint extends StoredCheckpoint {
   transcript: string;
   /** The seqs of the stored checkpoints it needs, ascending, each once (`[]` when none). */
   needs: number[];
+}
+
+/** What `rewriteCheckpoint` changes: a stored checkpoint's data and transcript text. */
+export interface RewriteInput {
+  sessionId: string;
+  seq: number;
+  /** The texts it must still hold; otherwise nothing is written. */
+  from: { data: string; transcript: string };
+  to: { data: string; transcript: string };
 }
 
 /** A whole session for `importSession`, every value already checked and encoded. */
@@ -252,6 +264,14 @@ export interface SessionTransfer {
    * what the id held before is gone. The session keeps no idempotency keys.
    */
   importSession(input: ImportInput): Promise<'imported' | 'exists'>;
+  /**
+   * Optional: atomically replace the data and transcript text of stored checkpoint `seq` with
+   * `to`, only while they are still `from`; false (writing nothing) when they are not, or the
+   * checkpoint is not stored. Nothing else changes: not its seq, parent, metadata, time or
+   * needs, nor the session's head, times or keys. `reencode()` rewrites values with it beside
+   * live writers; without it, `reencode()` is UNSUPPORTED.
+   */
+  rewriteCheckpoint?(input: RewriteInput): Promise<boolean>;
 }
 
 /** Lifecycle: what the backend is and can do, opening, closing, removing and checking it. */

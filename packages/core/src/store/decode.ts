@@ -1,12 +1,13 @@
 /** A stored checkpoint as the store returns it: its values decoded, its time a Date. */
 import type { StoredCheckpoint } from '../adapter/backend.js';
 import { decodeJson, decodeMetadata } from '../values/encode.js';
+import type { SessionValues } from './session-values.js';
 
-export function decodeCheckpoint(stored: StoredCheckpoint) {
+export async function decodeCheckpoint(values: SessionValues, stored: StoredCheckpoint) {
   return {
     seq: stored.seq,
     parent: stored.parent,
-    data: decodeJson(stored.data),
+    data: decodeJson(await values.open(stored.data, 'data')),
     metadata: decodeMetadata(stored.metadata),
     createdAt: new Date(stored.createdAt),
   };

@@ -10,6 +10,7 @@ import type {
   StoredSession,
 } from '../adapter/backend.js';
 import { checkNeeds } from '../adapter/needs.js';
+import type { CodecChain } from '../codecs/chain.js';
 import {
   checkCheckpointSize,
   decodeJson,
@@ -21,6 +22,7 @@ import { CkptError, invalidArgument } from '../values/errors.js';
 import type { JsonValue } from '../values/json.js';
 import { checkName, checkOptions, checkPositiveInteger, describe } from '../values/validate.js';
 import { decodeCheckpoint } from './decode.js';
+import { type SessionValues, sealCheckpointValue } from './session-values.js';
 import type { Runner } from './state.js';
 import type { ExportedCheckpoint, ImportOptions, SessionExport, SessionImport } from './types.js';
 
@@ -29,10 +31,10 @@ export const EXPORT_PAGE = 64;
 
 /** `sessionId` exactly as stored, its checkpoints read as they are iterated; null when absent. */
 export async function exportSession(
-  backend: CheckpointBackend,
+  values: SessionValues,
   run: Runner,
-  sessionId: string,
 ): Promise<SessionExport | null> {
+  const { backend, sessionId } = values;
   const found = await run(() => backend.session(sessionId));
   if (found === null) return null;
   return {
@@ -42,7 +44,7 @@ export async function exportSession(
     createdAt: new Date(found.createdAt),
     updatedAt: new Date(found.updatedAt),
     count: found.checkpoints,
-    checkpoints: pages(backend, run, found),
+    checkpoints: pages(values, run, found),
   };
 }
 
@@ -52,10 +54,11 @@ export async function exportSession(
  * prune, a delete), the pages may not fit together, and the export fails with CONFLICT.
  */
 async function* pages(
-  backend: CheckpointBackend,
+  values: SessionValues,
   run: Runner,
   found: StoredSession,
 ): AsyncGenerator<ExportedCheckpoint> {
+  const { backend } = values;
   const { sessionId } = found;
   let afterSeq: number | null = null;
   let read = 0;
@@ -63,7 +66,7 @@ async function* pages(
     const page = await run(() =>
       backend.exportCheckpoints(sessionId, { afterSeq, limit: EXPORT_PAGE }),
     );
-    for (const stored of page) yield decoded(stored);
+    for (const stored of page) yield await decoded(values, stored);
     read += page.length;
     if (page.length < EXPORT_PAGE) break;
     afterSeq = page.at(-1)!.seq;
@@ -84,10 +87,13 @@ async function* pages(
   }
 }
 
-function decoded(stored: ExportedStoredCheckpoint): ExportedCheckpoint {
+async function decoded(
+  values: SessionValues,
+  stored: ExportedStoredCheckpoint,
+): Promise<ExportedCheckpoint> {
   const cp: ExportedCheckpoint = {
-    ...decodeCheckpoint(stored),
-    transcript: decodeJson(stored.transcript) as JsonValue[],
+    ...(await decodeCheckpoint(values, stored)),
+    transcript: decodeJson(await values.open(stored.transcript, 'transcript')) as JsonValue[],
   };
   // Omitted when empty, as a checkpoint without needs was exported before needs existed (and
   // as a backend written before them may leave it out).
@@ -105,6 +111,7 @@ export async function importSession(
   session: SessionImport,
   options: ImportOptions | undefined,
   maxPayloadBytes: number,
+  codecs: CodecChain,
 ): Promise<'imported' | 'skipped'> {
   const ifExists = checkIfExists(checkOptions(options, 'options', ['ifExists']).ifExists);
   if (typeof session !== 'object' || session === null) {
@@ -116,6 +123,10 @@ export async function importSession(
   const createdAt = checkTime(session.createdAt, 'session.createdAt');
   const updatedAt = checkTime(session.updatedAt, 'session.updatedAt');
   const checkpoints = await checkCheckpoints(session.checkpoints, maxPayloadBytes);
+  for (const cp of checkpoints) {
+    cp.data = sealCheckpointValue(codecs, sessionId, 'data', cp.data);
+    cp.transcript = sealCheckpointValue(codecs, sessionId, 'transcript', cp.transcript);
+  }
   if (!checkpoints.some((cp) => cp.seq === head)) {
     throw invalidArgument(
       'session.head',

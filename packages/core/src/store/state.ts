@@ -1,5 +1,6 @@
 /** `StateScope`: a small JSON key-value space beside the checkpoints. */
 import type { CheckpointBackend } from '../adapter/backend.js';
+import type { CodecChain } from '../codecs/chain.js';
 import {
   checkPayloadSize,
   decodeJson,
@@ -28,34 +29,38 @@ export function createStateScope(
   scope: string,
   run: Runner,
   maxValueBytes: number,
+  codecs: CodecChain,
 ): StateScope {
   // A value is held to the store's maxPayloadBytes, as a checkpoint is: on every backend the
   // same value is refused, before anything is written, rather than by the server mid-write.
-  const encodeValue = (value: unknown): Encoded => {
+  // The limit counts the JSON text, before the codecs; `stored` is what the backend keeps.
+  const encodeValue = (key: string, value: unknown): Encoded & { stored: string } => {
     const encoded = encodeJson(value, 'value');
     const { text } = encoded;
     checkPayloadSize('state value', text.length, () => encodedSize(text), maxValueBytes);
-    return encoded;
+    return { ...encoded, stored: codecs.encode(text, { scope, key }) };
   };
+  const decodeValue = (key: string, stored: string) =>
+    decodeJson(codecs.decode(stored, { scope, key }).text);
 
   return {
     get: (key) =>
       run(async () => {
         checkName(key, 'key');
         const text = await backend.stateGet(scope, key);
-        return text === undefined ? undefined : decodeJson(text);
+        return text === undefined ? undefined : decodeValue(key, text);
       }),
 
     set: (key, value) =>
       run(async () => {
         checkName(key, 'key');
-        await backend.stateSet(scope, key, encodeValue(value).text);
+        await backend.stateSet(scope, key, encodeValue(key, value).stored);
       }),
 
     setIfAbsent: (key, value) =>
       run(async () => {
         checkName(key, 'key');
-        return backend.stateCompareAndSet(scope, key, null, encodeValue(value).text);
+        return backend.stateCompareAndSet(scope, key, null, encodeValue(key, value).stored);
       }),
 
     delete: (key) =>
@@ -94,8 +99,9 @@ export function createStateScope(
       });
       for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
         const before = await run(async () => (await backend.stateGet(scope, key)) ?? null);
-        const next = encodeValue(fn(before === null ? undefined : decodeJson(before)));
-        if (await run(() => backend.stateCompareAndSet(scope, key, before, next.text))) {
+        // The compare-and-set compares the stored text as read, so it holds with codecs too.
+        const next = encodeValue(key, fn(before === null ? undefined : decodeValue(key, before)));
+        if (await run(() => backend.stateCompareAndSet(scope, key, before, next.stored))) {
           return next.value;
         }
       }

@@ -12,6 +12,7 @@ import type {
   StoredSession,
 } from '../adapter/backend.js';
 import { checkNeeds } from '../adapter/needs.js';
+import { CodecChain } from '../codecs/chain.js';
 import {
   checkCheckpointSize,
   decodeMetadata,
@@ -37,7 +38,9 @@ import {
 import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
 import { decodeCheckpoint } from './decode.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
+import { type ReencodeOptions, type ReencodeResult, reencode } from './reencode.js';
 import { exportSession, importSession } from './session-transfer.js';
+import { SessionValues, sealCheckpointValue } from './session-values.js';
 import { createStateScope } from './state.js';
 import { walkTranscript } from './transcript-walk.js';
 import type {
@@ -73,6 +76,7 @@ export class CheckpointStore<T = JsonValue> {
   readonly #backend: CheckpointBackend;
   readonly #errorHint: ErrorHint | undefined;
   readonly #maxPayloadBytes: number;
+  readonly #codecs: CodecChain;
   #closed = false;
   #closing: Promise<void> | undefined;
   /**
@@ -92,13 +96,14 @@ export class CheckpointStore<T = JsonValue> {
         'new CheckpointStore(backend) needs a backend, such as memory() from @ckpt/memory or kvBackend(kv).',
       );
     }
-    const opts = checkOptions(options, 'options', ['maxPayloadBytes']);
+    const opts = checkOptions(options, 'options', ['maxPayloadBytes', 'codecs']);
     this.#backend = backend;
     this.#errorHint = backend.errorHint?.bind(backend);
     this.#maxPayloadBytes =
       opts.maxPayloadBytes === undefined
         ? DEFAULT_MAX_PAYLOAD_BYTES
         : checkPositiveInteger(opts.maxPayloadBytes, 'maxPayloadBytes');
+    this.#codecs = new CodecChain(opts.codecs ?? []);
   }
 
   /** The backend this store runs on. */
@@ -170,9 +175,9 @@ export class CheckpointStore<T = JsonValue> {
       const now = Date.now();
       const result = await this.#backend.append({
         sessionId,
-        data: encoded.text,
+        data: sealCheckpointValue(this.#codecs, sessionId, 'data', encoded.text),
         metadata: metadata.text,
-        transcript: transcript.text,
+        transcript: sealCheckpointValue(this.#codecs, sessionId, 'transcript', transcript.text),
         expectedHead,
         idempotencyKey,
         now,
@@ -197,7 +202,7 @@ export class CheckpointStore<T = JsonValue> {
               { details: { argument: 'idempotencyKey', seq: result.seq } },
             );
           }
-          return toCheckpoint(sessionId, result.checkpoint);
+          return this.#toCheckpoint(sessionId, result.checkpoint);
         case 'conflict':
           throw headConflict(sessionId, expectedHead ?? null, result.head);
       }
@@ -239,7 +244,7 @@ export class CheckpointStore<T = JsonValue> {
       checkName(sessionId, 'sessionId');
       const wanted = seq === undefined ? null : checkPositiveInteger(seq, 'seq');
       const stored = await this.#backend.load(sessionId, wanted);
-      return stored === null ? null : toCheckpoint<D>(sessionId, stored);
+      return stored === null ? null : this.#toCheckpoint<D>(sessionId, stored);
     });
   }
 
@@ -253,7 +258,7 @@ export class CheckpointStore<T = JsonValue> {
       checkName(sessionId, 'sessionId');
       const key = checkName(idempotencyKey, 'idempotencyKey');
       const stored = await this.#backend.loadByKey(sessionId, key);
-      return stored === null ? null : toCheckpoint<D>(sessionId, stored);
+      return stored === null ? null : this.#toCheckpoint<D>(sessionId, stored);
     });
   }
 
@@ -315,7 +320,7 @@ export class CheckpointStore<T = JsonValue> {
       const owner: CursorOwner = { method: 'transcript', listing: sessionId };
       const { limit, after } = readPage<[number, number]>(page, owner);
       const start = after === null ? null : transcriptPosition(after);
-      const { entries, resumeAt } = await walkTranscript(this.#backend, sessionId, limit, start);
+      const { entries, resumeAt } = await walkTranscript(this.#values(sessionId), limit, start);
       if (entries.length > limit) {
         return toPage(entries, limit, owner, (last) => [last.seq, last.index]);
       }
@@ -434,7 +439,7 @@ export class CheckpointStore<T = JsonValue> {
    */
   async exportSession(sessionId: string): Promise<SessionExport | null> {
     checkName(sessionId, 'sessionId');
-    return exportSession(this.#backend, (fn) => this.#run(fn), sessionId);
+    return exportSession(this.#values(sessionId), (fn) => this.#run(fn));
   }
 
   /**
@@ -453,7 +458,19 @@ export class CheckpointStore<T = JsonValue> {
       session,
       options,
       this.#maxPayloadBytes,
+      this.#codecs,
     );
+  }
+
+  /**
+   * Rewrite every stored value (checkpoint data, transcript items, state values) that this
+   * store's codecs would not write as it is, such as one sealed under a key that is no longer
+   * current, beside live writers and without changing seqs, ids, times or metadata. A page at a
+   * time; needs the backend's `rewriteCheckpoint()` and both listings, else UNSUPPORTED.
+   */
+  async reencode(options?: ReencodeOptions): Promise<ReencodeResult> {
+    if (this.#closed) throw closedError();
+    return reencode(this.#backend, this.#codecs, (fn) => this.#run(fn), options);
   }
 
   /** The state scopes that hold at least one key, ascending (by UTF-8 bytes). */
@@ -480,6 +497,7 @@ export class CheckpointStore<T = JsonValue> {
       scope,
       (fn) => this.#run(fn),
       this.#maxPayloadBytes,
+      this.#codecs,
     ) as unknown as StateScope<V>;
   }
 
@@ -535,6 +553,20 @@ export class CheckpointStore<T = JsonValue> {
     await this.#backend.close();
   }
 
+  /** Reads the stored values of `sessionId` through the codecs. */
+  #values(sessionId: string): SessionValues {
+    return new SessionValues(this.#backend, this.#codecs, sessionId);
+  }
+
+  /** A stored checkpoint as the store returns it; its data is `D` for TypeScript only. */
+  async #toCheckpoint<D = JsonValue>(
+    sessionId: string,
+    stored: StoredCheckpoint,
+  ): Promise<Checkpoint<D>> {
+    const decoded = await decodeCheckpoint(this.#values(sessionId), stored);
+    return { sessionId, ...decoded } as Checkpoint<D>;
+  }
+
   /** Run one public call: refuse after close, and wrap driver failures as BACKEND. */
   async #run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#closed) throw closedError();
@@ -561,11 +593,6 @@ type CheckedOptions = Omit<CheckpointOptions, 'transcript'> & { transcript?: rea
  * function, so that `update<MyState>` checks against `MyState`).
  */
 type UpdatedData<D> = JsonCompatible<[D][D extends unknown ? 0 : never]>;
-
-/** A stored checkpoint as the store returns it; its data is `D` for TypeScript only. */
-function toCheckpoint<D = JsonValue>(sessionId: string, stored: StoredCheckpoint): Checkpoint<D> {
-  return { sessionId, ...decodeCheckpoint(stored) } as Checkpoint<D>;
-}
 
 function toSessionInfo(stored: StoredSession): SessionInfo {
   return {

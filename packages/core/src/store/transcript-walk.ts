@@ -2,9 +2,9 @@
  * A page of a transcript: the items of the checkpoints on the active timeline, newest first,
  * read by walking from a checkpoint up its parents a chunk of lineage at a time.
  */
-import type { CheckpointBackend } from '../adapter/backend.js';
 import { decodeJson } from '../values/encode.js';
 import type { JsonValue } from '../values/json.js';
+import type { SessionValues } from './session-values.js';
 import type { TranscriptEntry } from './types.js';
 
 // How many checkpoints one page may walk past without finding items before it returns what
@@ -25,10 +25,9 @@ export interface TranscriptWalk {
   resumeAt: TranscriptPosition | null;
 }
 
-/** Walk session `sessionId`'s timeline from `start` (null: the head) for up to `limit + 1` entries. */
+/** Walk the session's timeline from `start` (null: the head) for up to `limit + 1` entries. */
 export async function walkTranscript(
-  backend: CheckpointBackend,
-  sessionId: string,
+  values: SessionValues,
   limit: number,
   start: TranscriptPosition | null,
 ): Promise<TranscriptWalk> {
@@ -37,11 +36,17 @@ export async function walkTranscript(
   let walked = 0;
   let lastWalked: number | null = null;
   while (walked < WALK_BUDGET) {
-    const chunk = await backend.lineage(sessionId, { fromSeq, limit: limit + 1, transcript: true });
+    const chunk = await values.backend.lineage(values.sessionId, {
+      fromSeq,
+      limit: limit + 1,
+      transcript: true,
+    });
     for (const entry of chunk) {
       walked++;
       lastWalked = entry.seq;
-      const items = decodeJson(entry.transcript ?? '[]') as JsonValue[];
+      const items = decodeJson(
+        await values.open(entry.transcript ?? '[]', 'transcript'),
+      ) as JsonValue[];
       // The checkpoint the previous page ended in goes on below the entry it ended on.
       const below = start !== null && entry.seq === start[0] ? start[1] : items.length;
       for (let index = Math.min(below, items.length) - 1; index >= 0; index--) {

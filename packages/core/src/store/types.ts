@@ -1,3 +1,4 @@
+import type { Codec } from '../codecs/codec.js';
 import type { JsonCompatible, JsonInput, JsonValue, Metadata } from '../values/json.js';
 
 /** One saved step of a session, whose data is of type `T`. */
@@ -63,8 +64,16 @@ export interface ListOptions extends PageOptions {
 
 /** Options of a `CheckpointStore`. */
 export interface StoreOptions {
-  /** Largest encoded size of one checkpoint (data + metadata + transcript items). Default 8 MiB. */
+  /**
+   * Largest size of one checkpoint (data + metadata + transcript items) as JSON text, before
+   * any codec. Default 8 MiB.
+   */
   maxPayloadBytes?: number;
+  /**
+   * What stored values go through: `compress()` and `encrypt()` codecs, applied in order on write
+   * and reversed on read, to checkpoint data, transcript items and state values.
+   */
+  codecs?: Codec[];
 }
 
 /** Options of `openStore`: the store's, and whether it may create a store that is not there. */

@@ -114,6 +114,7 @@ function sqlitePath(rest: string): string {
 export async function openStore(url: string, options?: OpenStoreOptions): Promise<CheckpointStore> {
   const { create: given, ...storeOptions } = checkOptions(options, 'options', [
     'maxPayloadBytes',
+    'codecs',
     'create',
   ]);
   const create = checkCreate(given, 'openStore');

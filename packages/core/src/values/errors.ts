@@ -7,7 +7,8 @@ export type CkptErrorCode =
   | 'UNSUPPORTED'
   | 'SCHEMA'
   | 'CLOSED'
-  | 'BACKEND';
+  | 'BACKEND'
+  | 'UNREADABLE';
 
 /** Extra facts an error carries, for code that handles it. */
 export interface CkptErrorDetails {

@@ -1,0 +1,160 @@
+/**
+ * A store's codec chain, and the form of what it stores. A value the chain changed is stored as
+ *
+ *     ckpt1;<steps>;<owner>;<base64 of the bytes>
+ *
+ * where `<steps>` lists, in the order they ran, what each codec recorded (`gzip`,
+ * `aes-256-gcm:k2`) and `<owner>` is the percent-encoded id of the session a checkpoint value was
+ * written for (empty for a state value). No JSON text begins with `c`, so a value stored before
+ * the codecs were turned on, or one every codec left as it is, is told apart and read as it is.
+ * The form holds no newline, which the KV layout separates a body's parts with.
+ */
+import { invalidArgument } from '../values/errors.js';
+import { describe } from '../values/validate.js';
+import { type Codec, type CodecStep, stepOf, unreadable } from './codec.js';
+import { decompress, isCompression } from './compress.js';
+import { encryptionKeyOf } from './encrypt.js';
+
+const MARKER = 'ckpt1;';
+
+/** Where a value belongs: a checkpoint's data or transcript items in a session, or a state key. */
+export type ValuePlace =
+  | { session: string; part: 'data' | 'transcript' }
+  | { scope: string; key: string };
+
+/** A stored value read back: its JSON text, and the session an encryption proved it was written for. */
+export interface OpenedValue {
+  text: string;
+  /**
+   * For a checkpoint value that was encrypted: the session it was written for, which its
+   * encryption authenticated (a fork holds values written for the session it came from).
+   * Null for a value that was not encrypted, and for state values, whose place is bound whole.
+   */
+  sealedFor: string | null;
+}
+
+/** The associated data an encryption binds a value to: its place, with `owner` for its session. */
+function boundPlace(place: ValuePlace, owner: string): string {
+  return 'scope' in place
+    ? JSON.stringify(['state', place.scope, place.key])
+    : JSON.stringify(['checkpoint', place.part, owner]);
+}
+
+/** Encodes JSON text as a store keeps it, and reads it back; with no codecs, text stays text. */
+export class CodecChain {
+  readonly #steps: CodecStep[];
+  readonly #encryption: CodecStep | undefined;
+
+  constructor(codecs: unknown = []) {
+    if (!Array.isArray(codecs)) {
+      throw invalidArgument(
+        'codecs',
+        `codecs must be an array such as [compress('gzip'), encrypt({ keys, current })], got ${describe(codecs)}.`,
+      );
+    }
+    this.#steps = codecs.map((codec, i) => {
+      const step = stepOf(codec);
+      if (step === undefined) {
+        throw invalidArgument(
+          `codecs[${i}]`,
+          `codecs[${i}] is not a codec; make codecs with compress() or encrypt() from @ckpt/core.`,
+        );
+      }
+      return step;
+    });
+    const names = (codecs as Codec[]).map((codec) => codec.name);
+    const encryptAt = names.indexOf('aes-256-gcm');
+    if (encryptAt !== -1 && names.lastIndexOf('aes-256-gcm') !== encryptAt) {
+      throw invalidArgument(
+        'codecs',
+        'codecs holds encrypt() twice; give one with every key in keys.',
+      );
+    }
+    if (encryptAt !== -1 && encryptAt < names.length - 1) {
+      throw invalidArgument(
+        'codecs',
+        'codecs compresses after it encrypts, which cannot shrink anything; put compress() before encrypt().',
+      );
+    }
+    this.#encryption = encryptAt === -1 ? undefined : this.#steps[encryptAt];
+  }
+
+  /** The text to store for `text`, a value's JSON text at `place`. */
+  encode(text: string, place: ValuePlace): string {
+    if (this.#steps.length === 0) return text;
+    const owner = 'scope' in place ? '' : place.session;
+    const bound = boundPlace(place, owner);
+    let bytes: Buffer = Buffer.from(text, 'utf8');
+    const labels: string[] = [];
+    for (const step of this.#steps) {
+      const sealed = step.seal(bytes, bound);
+      if (sealed === null) continue;
+      bytes = sealed.bytes;
+      labels.push(sealed.label);
+    }
+    if (labels.length === 0) return text;
+    return `${MARKER}${labels.join(',')};${encodeURIComponent(owner)};${bytes.toString('base64')}`;
+  }
+
+  /** Read back a value stored at `place`; refuses with UNREADABLE what cannot be read. */
+  decode(stored: string, place: ValuePlace): OpenedValue {
+    if (!stored.startsWith(MARKER)) return { text: stored, sealedFor: null };
+    const stepsEnd = stored.indexOf(';', MARKER.length);
+    const ownerEnd = stepsEnd === -1 ? -1 : stored.indexOf(';', stepsEnd + 1);
+    const owner = ownerEnd === -1 ? undefined : decodeOwner(stored.slice(stepsEnd + 1, ownerEnd));
+    if (owner === undefined) {
+      throw unreadable('damaged', `a stored value of ${describePlace(place)} is damaged.`);
+    }
+    const bound = boundPlace(place, owner);
+    let bytes: Buffer = Buffer.from(stored.slice(ownerEnd + 1), 'base64');
+    let encrypted = false;
+    for (const label of stored.slice(MARKER.length, stepsEnd).split(',').reverse()) {
+      if (isCompression(label)) {
+        bytes = decompress(label, bytes);
+      } else if (encryptionKeyOf(label) !== undefined) {
+        if (this.#encryption === undefined) {
+          throw unreadable(
+            'key',
+            `a stored value of ${describePlace(place)} is encrypted (key ${JSON.stringify(encryptionKeyOf(label))}), and this store has no encrypt() codec; open it with codecs that hold the key.`,
+            { key: encryptionKeyOf(label) },
+          );
+        }
+        bytes = this.#encryption.open(bytes, label, bound);
+        encrypted = true;
+      } else {
+        throw unreadable(
+          'codec',
+          `a stored value of ${describePlace(place)} was made by codec ${JSON.stringify(label)}, which this version of @ckpt/core does not know.`,
+          { codec: label },
+        );
+      }
+    }
+    return {
+      text: bytes.toString('utf8'),
+      sealedFor: encrypted && !('scope' in place) ? owner : null,
+    };
+  }
+}
+
+/**
+ * What made a stored value: its codecs, keys and session (`ckpt1;gzip,aes-256-gcm:k2;s`), or
+ * '' for a value stored as JSON text. Two values made alike have the same.
+ */
+export function madeBy(stored: string): string {
+  if (!stored.startsWith(MARKER)) return '';
+  return stored.slice(0, stored.lastIndexOf(';'));
+}
+
+function decodeOwner(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function describePlace(place: ValuePlace): string {
+  return 'scope' in place
+    ? `state key ${JSON.stringify(place.key)} of scope ${JSON.stringify(place.scope)}`
+    : `session ${JSON.stringify(place.session)}`;
+}
