@@ -336,6 +336,12 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
       expect(plain.stderr).toBe(
         `ckpt: error NOT_FOUND: session "thread 1" does not exist; a LangGraph thread has that id: give --thread 'thread 1'\n`,
       );
+      // prune too: a thread's id given as a session id removes nothing and says so.
+      const prunedPlain = await run('prune', 'thread 1', '--keep-last', '1');
+      expect(prunedPlain.code).toBe(3);
+      expect(prunedPlain.stderr).toBe(
+        `ckpt: error NOT_FOUND: session "thread 1" does not exist; a LangGraph thread has that id: give --thread 'thread 1'\n`,
+      );
       const none = await run('show', '--thread', 'nobody');
       expect(none.code).toBe(3);
       expect(none.stderr).toMatch(/^ckpt: error NOT_FOUND: thread "nobody" does not exist/);
@@ -394,6 +400,7 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
       stderr:
         'ckpt: error NOT_FOUND: session "nobody" does not exist; list the sessions with: ckpt sessions\n',
     });
+    expect(await run('prune', 'nobody', '--keep-last', '1')).toEqual({ ...missing, stdout: '' });
     const badSeq = await run('show', 'main', '--seq', 'x');
     expect(badSeq.code).toBe(2);
     expect(badSeq.stderr).toMatch(/seq must be a whole number/);

@@ -1,10 +1,10 @@
 /** Changing sessions: rollback, fork, prune, delete. */
-import { CkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import { confirm } from '../confirm.js';
 import type { Context } from '../context.js';
 import { count } from '../io.js';
 import { parseArgument, positiveInteger } from '../parse.js';
+import { existingSession } from '../reads.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
 import { deleteSession, forkSession, pruneSession, rollbackSession } from '../writes.js';
 import { example } from './help.js';
@@ -76,7 +76,7 @@ export function registerRepair(program: Command, ctx: Context): void {
       program
         .command('prune')
         .description(
-          'keep the n newest checkpoints and the head; remove the rest with their transcript items',
+          'keep the n newest checkpoints, the head and the checkpoints those need; remove the rest with their transcript items',
         ),
     )
       .requiredOption(
@@ -86,7 +86,10 @@ export function registerRepair(program: Command, ctx: Context): void {
       )
       .action(async (id: string | undefined, opts: ThreadOptions & { keepLast: number }) => {
         const { session: ref } = sessionAndRest([id], opts);
-        const done = await pruneSession(await ctx.store(), ref.sessionId, opts.keepLast);
+        const store = await ctx.store();
+        // A misspelt id, or a thread's id given as a session's, is told apart from "nothing to remove".
+        await existingSession(store, ref);
+        const done = await pruneSession(store, ref.sessionId, opts.keepLast);
         ctx.output(done, () =>
           ctx.print(`${ref.sessionId}: removed ${count(done.removed, 'checkpoint')}`),
         );
@@ -106,12 +109,7 @@ export function registerRepair(program: Command, ctx: Context): void {
       .action(async (id: string | undefined, opts: ThreadOptions & { yes?: boolean }) => {
         const { session: ref } = sessionAndRest([id], opts);
         const store = await ctx.store();
-        const info = await store.info(ref.sessionId);
-        if (info === null) {
-          throw new CkptError('NOT_FOUND', `${ref.label} does not exist; nothing was deleted.`, {
-            details: { argument: 'sessionId' },
-          });
-        }
+        const info = await existingSession(store, ref);
         if (!opts.yes) {
           if (ctx.io.stdin.isTTY !== true) {
             throw new NotConfirmed(
