@@ -191,7 +191,9 @@ describe('README examples', () => {
           words!
             .replace(/#.*/, '')
             .split(/\s+/)
-            .filter((word) => word && !word.startsWith('-')),
+            .filter((word) => word && !word.startsWith('-'))
+            // `ai@7` installs `ai`: a version after the name (not a scope's leading @).
+            .map((word) => word.replace(/(?<=.)@.*$/, '')),
         ),
       );
       if (installed.size === 0) continue;
