@@ -167,6 +167,8 @@ export async function sweep(
   const report = () => opts.onProgress?.({ ...progress });
 
   const batch = backend.deleteIdleBatch?.bind(backend);
+  // Whether the walk below still has idle sessions to delete, one at a time.
+  let deletesIdle = idleBefore !== null;
   if (idleBefore !== null && !dryRun && batch !== undefined) {
     for (;;) {
       signal?.throwIfAborted();
@@ -179,6 +181,7 @@ export async function sweep(
     }
     // Every idle session without a pin is gone; what is left to do is pruning.
     if (rule === null) return { sessions: progress.sessions, checkpoints: progress.checkpoints };
+    deletesIdle = false;
   }
 
   if (!backend.capabilities.listSessions) throw unsupported(backend.name, 'sweep()', 'list');
@@ -197,7 +200,7 @@ export async function sweep(
       signal?.throwIfAborted();
       const { sessionId } = session;
       progress.walked++;
-      if (idleBefore !== null && session.updatedAt < idleBefore) {
+      if (deletesIdle && idleBefore !== null && session.updatedAt < idleBefore) {
         const decided = await run(() => backend.deleteIdle(sessionId, idleBefore, dryRun));
         if (decided.status === 'deleted') {
           progress.sessions++;
