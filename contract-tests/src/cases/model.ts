@@ -96,6 +96,12 @@ const KEYS = ['k1', 'k2'];
 
 type Cmd = fc.AsyncCommand<Model, Real>;
 
+/** Mostly a stored seq of the session, picked by `pick`; sometimes (or for none) one that is not. */
+function pickSeq(s: ModelSession | undefined, pick: number): number {
+  const seqs = s ? [...s.checkpoints.keys()] : [];
+  return seqs.length > 0 && pick < 8 ? seqs[pick % seqs.length]! : pick + 1;
+}
+
 /** Commands over a few sessions with odd ids. */
 function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
   const id = fc.constantFrom(...IDS);
@@ -185,8 +191,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
     check = () => true;
     async run(m: Model, r: Real) {
       const s = m.sessions.get(this.id);
-      const seqs = s ? [...s.checkpoints.keys()] : [];
-      const seq = seqs.length > 0 && this.pick < 8 ? seqs[this.pick % seqs.length]! : this.pick + 1;
+      const seq = pickSeq(s, this.pick);
       const outcome = await r.store.rollback(full(r, this.id), seq).catch((err: unknown) => err);
       if (!s?.checkpoints.has(seq)) {
         expect(isCkptError(outcome, 'NOT_FOUND')).toBe(true);
@@ -289,8 +294,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
     check = () => true;
     async run(m: Model, r: Real) {
       const s = m.sessions.get(this.id);
-      const seqs = s ? [...s.checkpoints.keys()] : [];
-      const seq = seqs.length > 0 && this.pick < 8 ? seqs[this.pick % seqs.length]! : this.pick + 1;
+      const seq = pickSeq(s, this.pick);
       const cp = s?.checkpoints.get(seq);
       if (this.unpin) {
         expect(await r.store.unpin(full(r, this.id), seq)).toBe(cp?.pin !== undefined);
