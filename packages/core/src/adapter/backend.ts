@@ -28,6 +28,10 @@ export interface StoredCheckpoint {
   metadata: string;
   /** Milliseconds since the epoch. */
   createdAt: number;
+  /** Whether the checkpoint is pinned (`pin`): no prune, sweep or retention removes it. */
+  pinned: boolean;
+  /** The note given to `pin`, when pinned with one; else null. */
+  pinNote: string | null;
 }
 
 /** A stored checkpoint without its data. */
@@ -126,6 +130,28 @@ export interface ExportedStoredCheckpoint extends StoredCheckpoint {
   needs: number[];
 }
 
+/**
+ * Which checkpoints a prune lets go: a checkpoint goes only when every rule given lets it go
+ * (it is not among the `keepLast` highest seqs, and it was created before `createdBefore`).
+ * At least one of the two is not null.
+ */
+export interface PruneRule {
+  /** Keep the checkpoints with the `keepLast` highest seqs (a positive integer), or null. */
+  keepLast: number | null;
+  /** Keep the checkpoints created at or after this time (ms since the epoch), or null. */
+  createdBefore: number | null;
+}
+
+/** How `pin` ended. */
+export type PinResult = { status: 'done' } | { status: 'not_found'; missing: 'session' | 'seq' };
+
+/** What `deleteIdle` decided for one session. */
+export type DeleteIdleResult =
+  /** Deleted (or with `dryRun`, would be): it held `checkpoints` checkpoints. */
+  | { status: 'deleted'; checkpoints: number }
+  /** Left as it is: written since `idleBefore`, holding a pin, or not stored. */
+  | { status: 'kept' };
+
 /** What `rewriteCheckpoint` changes: a stored checkpoint's data and transcript text. */
 export interface RewriteInput {
   sessionId: string;
@@ -203,12 +229,13 @@ export interface CheckpointLog {
    */
   fork(input: ForkInput): Promise<ForkResult>;
   /**
-   * Keep the `keepLast` highest seqs, the head, and every checkpoint those need, directly or
-   * through one another; remove the rest; return how many were removed. What is kept is decided
-   * in the same atomic step as the removal, so that a checkpoint appended meanwhile never
-   * loses what it needs.
+   * Remove the checkpoints `rule` lets go, except the head, pinned checkpoints, and every
+   * checkpoint a kept one needs, directly or through one another; return how many were removed
+   * (with `dryRun`: how many would be, removing nothing). What is kept is decided in the same
+   * atomic step as the removal, so that a checkpoint appended meanwhile never loses what it
+   * needs. 0 for a session that does not exist. Never changes the session's updatedAt.
    */
-  prune(sessionId: string, keepLast: number): Promise<number>;
+  prune(sessionId: string, rule: PruneRule, dryRun?: boolean): Promise<number>;
   /** Remove the session entirely; false when it did not exist. */
   delete(sessionId: string): Promise<boolean>;
   /**
@@ -274,6 +301,35 @@ export interface SessionTransfer {
   rewriteCheckpoint?(input: RewriteInput): Promise<boolean>;
 }
 
+/**
+ * Retention: pins, and the atomic decisions `sweep` is built from. A decision about a session
+ * is made in the same atomic step as what it removes, so a writer that lands meanwhile wins.
+ */
+export interface Retention {
+  /**
+   * Pin stored checkpoint `seq` with `note` (null: none); pinning a pinned one replaces its
+   * note. Changes nothing else (not the session's updatedAt).
+   */
+  pin(input: { sessionId: string; seq: number; note: string | null }): Promise<PinResult>;
+  /** Unpin checkpoint `seq`; false when it was not pinned (or not stored). */
+  unpin(sessionId: string, seq: number): Promise<boolean>;
+  /**
+   * Atomically: delete the session only if its updatedAt is before `idleBefore` (ms since the
+   * epoch) and none of its checkpoints is pinned. With `dryRun`, only say what it would do.
+   */
+  deleteIdle(sessionId: string, idleBefore: number, dryRun: boolean): Promise<DeleteIdleResult>;
+  /**
+   * Optional native help for sweeps: delete, in one step, up to `limit` sessions whose
+   * updatedAt is before `idleBefore` and that hold no pin, each decided atomically as
+   * `deleteIdle` does; return how many sessions and checkpoints went (0 sessions: none is
+   * left). Without it, a sweep lists sessions and calls `deleteIdle` on each.
+   */
+  deleteIdleBatch?(query: {
+    idleBefore: number;
+    limit: number;
+  }): Promise<{ sessions: number; checkpoints: number }>;
+}
+
 /** Lifecycle: what the backend is and can do, opening, closing, removing and checking it. */
 export interface BackendLifecycle {
   /** A short name for messages and test titles, e.g. `sqlite`. */
@@ -316,11 +372,12 @@ export interface BackendLifecycle {
 }
 
 /**
- * The storage behind a `CheckpointStore`: one method per atomic operation, in four roles (the
- * checkpoint log, the state store, session transfer and lifecycle).
+ * The storage behind a `CheckpointStore`: one method per atomic operation, in five roles (the
+ * checkpoint log, the state store, session transfer, retention and lifecycle).
  */
 export interface CheckpointBackend
   extends CheckpointLog,
     StateStore,
     SessionTransfer,
+    Retention,
     BackendLifecycle {}
