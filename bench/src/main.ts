@@ -4,6 +4,7 @@
  *   CKPT_BENCH_QUICK=1          a short run (smaller plans and databases)
  *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres,mysql,redis)
  *   CKPT_BENCH_ONLY=chats       only the chat table (@ckpt/ai-sdk against the recipe)
+ *   CKPT_BENCH_ONLY=retention   only the retention table (sweeps and prunes against raw DELETEs)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -22,6 +23,7 @@ import { benchMysql, mysqlSettings } from './mysql.js';
 import { benchPostgres, postgresSettings } from './postgres.js';
 import { benchRedis, redisSettings } from './redis.js';
 import { printStorage, printTable, type Row, writeJson } from './report.js';
+import { benchRetention, printRetention } from './retention-bench.js';
 import type { Sizes } from './scenarios.js';
 import { benchSqlite, sqliteSettings } from './sqlite.js';
 
@@ -42,6 +44,7 @@ const chatLengths = [10, 1_000, 10_000];
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ckpt-bench-'));
   if (process.env.CKPT_BENCH_ONLY === 'chats') return chatsOnly(dir);
+  if (process.env.CKPT_BENCH_ONLY === 'retention') return retentionOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -117,6 +120,32 @@ async function main() {
       concurrency: concurrent,
       copy: copies,
       chats,
+    });
+    console.log(`\nwritten to ${out}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The retention table alone, written to bench/results/retention.json. */
+async function retentionOnly(dir: string) {
+  try {
+    console.log('ckpt benchmark, retention', quick ? '(quick)' : '', `node ${process.version}`);
+    const settings = {
+      ...(backends.includes('sqlite') ? { sqlite: sqliteSettings(dir) } : {}),
+      ...(backends.includes('postgres') ? { postgres: await postgresSettings(postgresUrl) } : {}),
+    };
+    console.log('durability settings:', JSON.stringify(settings));
+    const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
+    const rows = await benchRetention(backends, dir, postgresUrl, sizes);
+    printRetention(rows);
+    const out = fileURLToPath(new URL('../results/retention.json', import.meta.url));
+    writeJson(out, {
+      when: new Date().toISOString(),
+      node: process.version,
+      quick,
+      settings,
+      rows,
     });
     console.log(`\nwritten to ${out}`);
   } finally {

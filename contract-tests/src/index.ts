@@ -25,6 +25,7 @@ import { transferCases } from './cases/transfer.js';
 import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
+export { backendRetentionCases, type RetentionHarness } from './backend-retention.js';
 export { CALLS_AT_ONCE_MAX_PAYLOAD, expectOwnOutcomesForCallsAtOnce } from './calls-at-once.js';
 export {
   type ConnectionOptionsShape,

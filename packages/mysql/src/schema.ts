@@ -9,7 +9,7 @@
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -97,6 +97,18 @@ export function migrations(ns: string): string[][] {
         needed     BIGINT NOT NULL,
         PRIMARY KEY (session_id, seq, needed)
       ) ${TABLE}`,
+    ],
+    // Pins: a row per pinned checkpoint, with its note. The session row counts them, so that
+    // whether a session may be swept is a column of the row a sweep locks (a locking read sees
+    // the row's newest version).
+    [
+      `CREATE TABLE ${t.pins} (
+        session_id ${ID} NOT NULL,
+        seq        BIGINT NOT NULL,
+        note       ${TEXT} NULL,
+        PRIMARY KEY (session_id, seq)
+      ) ${TABLE}`,
+      `ALTER TABLE ${t.sessions} ADD COLUMN pinned BIGINT NOT NULL DEFAULT 0`,
     ],
   ];
 }

@@ -18,6 +18,9 @@ import {
 import { type MysqlStatement, statement } from './runner.js';
 import { tables } from './schema.js';
 
+/** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
+const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
+
 const SESSION_COLUMNS =
   'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
 
@@ -27,24 +30,29 @@ function reads(ns: string): SqlReads<MysqlStatement> {
   const texts: SqlReads<string> = {
     // A load is one SELECT, so it reads the head and its checkpoint from one snapshot.
     loadHead: named(`
-      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata, b.data
+      SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata, b.data,
+             ${PINNED}
         FROM ${t.sessions} s JOIN ${t.bodies} b ON b.session_id = s.id AND b.seq = s.head
+        LEFT JOIN ${t.pins} p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
     loadSeq: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
     loadByKey: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
         FROM ${t.idempotency} i
         JOIN ${t.checkpoints} c ON c.session_id = i.session_id AND c.seq = i.seq
         JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE i.session_id = :sessionId AND i.k = :idempotencyKey`),
     session: named(`SELECT ${SESSION_COLUMNS} FROM ${t.sessions} WHERE id = :sessionId`),
     listCheckpoints: named(`
-      SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
-       WHERE session_id = :sessionId AND (:beforeSeq IS NULL OR seq < :beforeSeq)
-       ORDER BY seq DESC LIMIT :limit`),
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${PINNED} FROM ${t.checkpoints} c
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
+       WHERE c.session_id = :sessionId AND (:beforeSeq IS NULL OR c.seq < :beforeSeq)
+       ORDER BY c.seq DESC LIMIT :limit`),
     // Both servers stop a recursive query after 1,000 steps by default (MariaDB silently, with
     // a partial result), far fewer than a long session's history: each raises it for this
     // statement alone, MariaDB through its executable comment, MySQL 8 through a hint, and
@@ -83,10 +91,12 @@ function reads(ns: string): SqlReads<MysqlStatement> {
     exportCheckpoints: named(`
       SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, COALESCE(x.items, '[]') AS transcript,
              (SELECT CAST(JSON_ARRAYAGG(n.needed) AS CHAR) FROM ${t.needs} n
-               WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs
+               WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs,
+             ${PINNED}
         FROM ${t.checkpoints} c
         JOIN ${t.bodies} b ON b.session_id = c.session_id AND b.seq = c.seq
         LEFT JOIN ${t.transcripts} x ON x.session_id = c.session_id AND x.seq = c.seq
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq > COALESCE(:afterSeq, 0)
        ORDER BY c.seq LIMIT :limit`),
     stateScopes: named(`
@@ -105,8 +115,12 @@ function procedures(ns: string): SqlProcedures<MysqlStatement> {
                           :idempotencyKey, :now, :needs)`),
       rollback: named(`CALL ${ns}_rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`),
       fork: named(`CALL ${ns}_fork(:sessionId, :atSeq, :newId, :now)`),
-      prune: named(`CALL ${ns}_prune(:sessionId, :keepLast)`),
+      prune: named(`CALL ${ns}_prune(:sessionId, :keepLast, :createdBefore, :dryRun)`),
       delete: named(`CALL ${ns}_delete(:sessionId)`),
+      pin: named(`CALL ${ns}_pin(:sessionId, :seq, :note)`),
+      unpin: named(`CALL ${ns}_unpin(:sessionId, :seq)`),
+      deleteIdle: named(`CALL ${ns}_delete_idle(:sessionId, :idleBefore, :dryRun)`),
+      deleteIdleBatch: named(`CALL ${ns}_delete_idle_batch(:idleBefore, :limit)`),
     },
     statement,
   );
@@ -162,7 +176,7 @@ function importStatements(ns: string) {
     lockSession: `SELECT head FROM ${t.sessions} WHERE id = ? FOR UPDATE`,
     /** Remove a session's rows: sessionId each. */
     removeSession: [
-      ...[t.checkpoints, t.bodies, t.transcripts, t.idempotency, t.needs].map(
+      ...[t.checkpoints, t.bodies, t.transcripts, t.idempotency, t.needs, t.pins].map(
         (table) => `DELETE FROM ${table} WHERE session_id = ?`,
       ),
       `DELETE FROM ${t.sessions} WHERE id = ?`,
@@ -176,6 +190,7 @@ function importStatements(ns: string) {
       bodies: { table: t.bodies, columns: 'session_id, seq, data' },
       transcripts: { table: t.transcripts, columns: 'session_id, seq, items' },
       needs: { table: t.needs, columns: 'session_id, seq, needed' },
+      pins: { table: t.pins, columns: 'session_id, seq, note' },
     },
     /** `n` rows of `columns` into `table`. */
     insert: (table: string, columns: string, n: number) => {

@@ -14,6 +14,9 @@ const BEGIN = `
     SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
     START TRANSACTION;`;
 
+/** The ids in `json` (a JSON array of them in hex), as a derived table of one column, `id`. */
+const idsOf = (json: string) => `JSON_TABLE(${json}, '$[*]' COLUMNS (id VARCHAR(2040) PATH '$'))`;
+
 /** The seqs in `json` (a JSON array of them), as a derived table of one column, `seq`. */
 const seqsOf = (json: string) => `JSON_TABLE(${json}, '$[*]' COLUMNS (seq BIGINT PATH '$'))`;
 
@@ -48,10 +51,12 @@ function appendSteps(
          END IF;
          IF v_seen IS NOT NULL THEN
            ${end.undo};
-           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at
+           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at,
+                  p.seq IS NOT NULL AS pinned, p.note AS pin_note
              FROM (SELECT 1 AS one) AS one
              LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
-             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen;
+             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen
+             LEFT JOIN ${t.pins} p ON p.session_id = p_id AND p.seq = v_seen;
            ${end.leave};
          END IF;
          IF p_check AND NOT (v_parent <=> p_expected) THEN
@@ -77,6 +82,20 @@ function appendSteps(
          END IF;
          ${end.keep};
          SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;`;
+}
+
+/** The tables of the rows a session owns beside its own row. */
+const owned = (t: ReturnType<typeof tables>) =>
+  [t.checkpoints, t.bodies, t.transcripts, t.idempotency, t.needs, t.pins] as const;
+
+/**
+ * The statements that remove every row session `id` owns but its own, which the caller has
+ * locked or removed first: every writer takes a session's row before its other rows.
+ */
+function removeOwnedRows(t: ReturnType<typeof tables>, id: string): string {
+  return owned(t)
+    .map((table) => `DELETE FROM ${table} WHERE session_id = ${id};`)
+    .join('\n         ');
 }
 
 /** The statements that drop and create every procedure of namespace `ns`. */
@@ -222,57 +241,140 @@ export function procedures(ns: string): string[] {
          COMMIT;
          SELECT 'done' AS status, COALESCE(p_at, v_head) AS seq;
        END`,
-    // prune removes what is below the keepLast-th highest seq, but the head and what the kept
-    // checkpoints need: found a round at a time (v_next: the seqs found in the last round; v_kept:
-    // all found so far), without recursive queries, whose depth both servers bound.
-    prune: `CREATE PROCEDURE ${ns}_prune(IN p_id ${ID}, IN p_keep BIGINT)
+    // prune removes what the rule lets go (below the p_keep-th highest seq, created before
+    // p_before; null: no bound), but the head, the pinned, and what the kept checkpoints need:
+    // found a round at a time (v_next: the seqs found in the last round; v_kept: all found so
+    // far), without recursive queries, whose depth both servers bound. With p_dry, only counts.
+    prune: `CREATE PROCEDURE ${ns}_prune(IN p_id ${ID}, IN p_keep BIGINT, IN p_before BIGINT, IN p_dry BOOLEAN)
        proc: BEGIN
          DECLARE v_head BIGINT DEFAULT NULL;
          DECLARE v_below BIGINT DEFAULT NULL;
-         DECLARE v_skip BIGINT DEFAULT p_keep - 1;
+         DECLARE v_before BIGINT DEFAULT COALESCE(p_before, 9223372036854775807);
+         DECLARE v_skip BIGINT DEFAULT COALESCE(p_keep, 1) - 1;
          DECLARE v_removed BIGINT DEFAULT 0;
          DECLARE v_needs BOOLEAN DEFAULT FALSE;
          DECLARE v_kept LONGTEXT DEFAULT '[]';
          DECLARE v_next LONGTEXT;
+         DECLARE v_gone LONGTEXT;
          ${BEGIN}
          SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
-         IF v_head IS NOT NULL THEN
+         IF v_head IS NOT NULL AND p_keep IS NULL THEN
+           SET v_below = 9223372036854775807;
+         ELSEIF v_head IS NOT NULL THEN
            SELECT seq INTO v_below FROM ${t.checkpoints} WHERE session_id = p_id ORDER BY seq DESC LIMIT v_skip, 1;
          END IF;
          IF v_below IS NOT NULL THEN
            SET v_needs = EXISTS (SELECT 1 FROM ${t.needs} WHERE session_id = p_id);
            IF v_needs THEN
-             -- What the keepLast highest and the head need, then what that needs, and so on.
+             -- What the rule keeps, the head and the pinned need, then what that needs, and so on.
              SELECT CAST(JSON_ARRAYAGG(m.needed) AS CHAR) INTO v_next FROM (
-               SELECT DISTINCT needed FROM ${t.needs}
-                WHERE session_id = p_id AND (seq >= v_below OR seq = v_head)
-                  AND needed < v_below AND needed <> v_head
+               SELECT DISTINCT n.needed FROM ${t.needs} n
+                 JOIN ${t.checkpoints} c ON c.session_id = n.session_id AND c.seq = n.seq
+                WHERE n.session_id = p_id
+                  AND (n.seq >= v_below OR c.created_at >= v_before OR n.seq = v_head
+                       OR EXISTS (SELECT 1 FROM ${t.pins} p WHERE p.session_id = p_id AND p.seq = n.seq))
              ) AS m;
              WHILE v_next IS NOT NULL DO
                SET v_kept = JSON_MERGE_PRESERVE(v_kept, v_next);
                SELECT CAST(JSON_ARRAYAGG(m.needed) AS CHAR) INTO v_next FROM (
                  SELECT DISTINCT n.needed FROM ${t.needs} n
-                  WHERE n.session_id = p_id AND n.needed <> v_head
+                  WHERE n.session_id = p_id
                     AND n.seq IN (SELECT j.seq FROM ${seqsOf('v_next')} AS j)
                     AND n.needed NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k)
                ) AS m;
              END WHILE;
            END IF;
-           DELETE FROM ${t.bodies} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
-              AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
-           DELETE FROM ${t.transcripts} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
-              AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
-           DELETE FROM ${t.checkpoints} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
-              AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
-           SET v_removed = ROW_COUNT();
-           IF v_needs THEN
-             DELETE FROM ${t.needs} WHERE session_id = p_id AND seq < v_below AND seq <> v_head
-                AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k);
+           SELECT CAST(JSON_ARRAYAGG(seq) AS CHAR), COUNT(*) INTO v_gone, v_removed FROM ${t.checkpoints}
+            WHERE session_id = p_id AND seq < v_below AND created_at < v_before AND seq <> v_head
+              AND seq NOT IN (SELECT k.seq FROM ${seqsOf('v_kept')} AS k)
+              AND seq NOT IN (SELECT p.seq FROM ${t.pins} p WHERE p.session_id = p_id);
+           IF v_removed > 0 AND NOT p_dry THEN
+             DELETE FROM ${t.checkpoints} WHERE session_id = p_id AND seq IN (SELECT j.seq FROM ${seqsOf('v_gone')} AS j);
+             DELETE FROM ${t.bodies} WHERE session_id = p_id AND seq IN (SELECT j.seq FROM ${seqsOf('v_gone')} AS j);
+             DELETE FROM ${t.transcripts} WHERE session_id = p_id AND seq IN (SELECT j.seq FROM ${seqsOf('v_gone')} AS j);
+             IF v_needs THEN
+               DELETE FROM ${t.needs} WHERE session_id = p_id AND seq IN (SELECT j.seq FROM ${seqsOf('v_gone')} AS j);
+             END IF;
+             UPDATE ${t.sessions} SET checkpoints = checkpoints - v_removed WHERE id = p_id;
            END IF;
-           UPDATE ${t.sessions} SET checkpoints = checkpoints - v_removed WHERE id = p_id;
          END IF;
          COMMIT;
          SELECT v_removed AS removed;
+       END`,
+    // pin and unpin lock the session row, as prune and the sweeps do, so that none of them
+    // decides on pins another is changing; the row counts the session's pins.
+    pin: `CREATE PROCEDURE ${ns}_pin(IN p_id ${ID}, IN p_seq BIGINT, IN p_note LONGTEXT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         ${BEGIN}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status; LEAVE proc; END IF;
+         IF NOT EXISTS (SELECT 1 FROM ${t.checkpoints} WHERE session_id = p_id AND seq = p_seq) THEN
+           ROLLBACK; SELECT 'no_seq' AS status; LEAVE proc;
+         END IF;
+         IF EXISTS (SELECT 1 FROM ${t.pins} WHERE session_id = p_id AND seq = p_seq) THEN
+           UPDATE ${t.pins} SET note = p_note WHERE session_id = p_id AND seq = p_seq;
+         ELSE
+           INSERT INTO ${t.pins} (session_id, seq, note) VALUES (p_id, p_seq, p_note);
+           UPDATE ${t.sessions} SET pinned = pinned + 1 WHERE id = p_id;
+         END IF;
+         COMMIT;
+         SELECT 'done' AS status;
+       END`,
+    unpin: `CREATE PROCEDURE ${ns}_unpin(IN p_id ${ID}, IN p_seq BIGINT)
+       proc: BEGIN
+         DECLARE v_head BIGINT DEFAULT NULL;
+         DECLARE v_found BIGINT DEFAULT 0;
+         ${BEGIN}
+         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_head IS NOT NULL THEN
+           DELETE FROM ${t.pins} WHERE session_id = p_id AND seq = p_seq;
+           SET v_found = ROW_COUNT();
+           IF v_found > 0 THEN UPDATE ${t.sessions} SET pinned = pinned - 1 WHERE id = p_id; END IF;
+         END IF;
+         COMMIT;
+         SELECT v_found AS unpinned;
+       END`,
+    // delete_idle: the session's checkpoint count when it was (or, with p_dry, would be)
+    // deleted: written before p_before and holding no pin, as the locked row says; else null.
+    delete_idle: `CREATE PROCEDURE ${ns}_delete_idle(IN p_id ${ID}, IN p_before BIGINT, IN p_dry BOOLEAN)
+       proc: BEGIN
+         DECLARE v_count BIGINT DEFAULT NULL;
+         ${BEGIN}
+         SELECT checkpoints INTO v_count FROM ${t.sessions}
+          WHERE id = p_id AND updated_at < p_before AND pinned = 0 FOR UPDATE;
+         IF v_count IS NULL OR p_dry THEN ROLLBACK; SELECT v_count AS checkpoints; LEAVE proc; END IF;
+         DELETE FROM ${t.sessions} WHERE id = p_id;
+         ${removeOwnedRows(t, 'p_id')}
+         COMMIT;
+         SELECT v_count AS checkpoints;
+       END`,
+    // delete_idle_batch: up to p_limit idle sessions, whole. The locking read takes the oldest
+    // sessions written before p_before that hold no pin, as their newest versions say (a writer
+    // that changed a row first makes it wait, then see the change), and keeps them locked; the
+    // deletes that follow remove those sessions alone (v_ids: their ids, in hex).
+    delete_idle_batch: `CREATE PROCEDURE ${ns}_delete_idle_batch(IN p_before BIGINT, IN p_limit BIGINT)
+       proc: BEGIN
+         DECLARE v_ids LONGTEXT DEFAULT NULL;
+         DECLARE v_sessions BIGINT DEFAULT 0;
+         DECLARE v_checkpoints BIGINT DEFAULT 0;
+         ${BEGIN}
+         SELECT CAST(JSON_ARRAYAGG(HEX(b.id)) AS CHAR), COUNT(*), COALESCE(SUM(b.checkpoints), 0)
+           INTO v_ids, v_sessions, v_checkpoints
+           FROM (SELECT id, checkpoints FROM ${t.sessions}
+                  WHERE updated_at < p_before AND pinned = 0
+                  ORDER BY updated_at, id LIMIT p_limit FOR UPDATE) AS b;
+         IF v_sessions > 0 THEN
+           DELETE s FROM ${idsOf('v_ids')} AS j JOIN ${t.sessions} s ON s.id = UNHEX(j.id);
+           ${owned(t)
+             .map(
+               (table) =>
+                 `DELETE o FROM ${idsOf('v_ids')} AS j JOIN ${table} o ON o.session_id = UNHEX(j.id);`,
+             )
+             .join('\n           ')}
+         END IF;
+         COMMIT;
+         SELECT v_sessions AS sessions, v_checkpoints AS checkpoints;
        END`,
     delete: `CREATE PROCEDURE ${ns}_delete(IN p_id ${ID})
        proc: BEGIN
@@ -280,11 +382,7 @@ export function procedures(ns: string): string[] {
          ${BEGIN}
          DELETE FROM ${t.sessions} WHERE id = p_id;
          SET v_found = ROW_COUNT();
-         DELETE FROM ${t.checkpoints} WHERE session_id = p_id;
-         DELETE FROM ${t.bodies} WHERE session_id = p_id;
-         DELETE FROM ${t.transcripts} WHERE session_id = p_id;
-         DELETE FROM ${t.idempotency} WHERE session_id = p_id;
-         DELETE FROM ${t.needs} WHERE session_id = p_id;
+         ${removeOwnedRows(t, 'p_id')}
          COMMIT;
          SELECT v_found AS deleted;
        END`,

@@ -18,6 +18,7 @@ import {
   type BatchOutcome,
   batchAppendOutcomeFromRow,
   batchedAppends,
+  importedPins,
   importedSessionRow,
   procedureWrites,
   type RunStatement,
@@ -197,6 +198,10 @@ async function importSession(on: MysqlWriting, input: ImportInput): Promise<'imp
     await insert(
       sql.rows.needs,
       cps.flatMap((cp) => cp.needs.map((needed) => [id, cp.seq, needed])),
+    );
+    await insert(
+      sql.rows.pins,
+      importedPins(input).map((pin) => [id, pin.seq, pin.note]),
     );
     const row = importedSessionRow(input);
     await conn.query(sql.insertSession(Object.keys(row)), Object.values(row));

@@ -7,7 +7,7 @@
 import { invalidArgument } from '@ckpt/core/adapter';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * Schema `namespace` as an SQL identifier. Quoted, so that a namespace PostgreSQL reserves as
@@ -130,6 +130,19 @@ export function migrations(namespace: string): string[] {
       needed     bigint NOT NULL,  -- the earlier checkpoint it needs
       PRIMARY KEY (session_id, seq, needed)
     );
+    `,
+
+    // Pins: a row per pinned checkpoint, with its note. The session row counts them, so that
+    // whether a session may be swept is a column of the row a sweep locks and deletes, which
+    // the server checks again on the row's newest version when a writer changed it meanwhile.
+    `
+    CREATE TABLE ${ns}.pins (
+      session_id text COLLATE "C" NOT NULL,
+      seq        bigint NOT NULL,
+      note       text,
+      PRIMARY KEY (session_id, seq)
+    );
+    ALTER TABLE ${ns}.sessions ADD COLUMN pinned bigint NOT NULL DEFAULT 0;
     `,
   ];
 }

@@ -8,6 +8,7 @@
 import type { ImportInput } from '@ckpt/core/adapter';
 import {
   type AppendValues,
+  importedPins,
   importedSessionRow,
   type KeyValueStatements,
   keyValueSql,
@@ -29,6 +30,9 @@ function once<In extends object>(text: string): SqlStatement<PostgresSql, In> {
   return { sql: prepared(sql), args };
 }
 
+/** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
+const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
+
 const SESSION_COLUMNS =
   'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
 
@@ -42,24 +46,30 @@ function reads(ns: string): SqlReads<PostgresSql> {
     // up by its whole key.
     loadHead: once(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
-             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data
+             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data,
+             ${PINNED}
         FROM ${ns}.sessions s
+        LEFT JOIN ${ns}.pins p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
     loadSeq: once(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
         FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+        LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
     loadByKey: once(`
       SELECT c.seq, c.parent, c.created_at, c.metadata,
-             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data
+             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data,
+             ${PINNED}
         FROM ${ns}.idempotency i
         JOIN ${ns}.checkpoints c ON c.session_id = i.session_id AND c.seq = i.seq
+        LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE i.session_id = :sessionId AND i.key = :idempotencyKey`),
     session: once(`SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE id = :sessionId`),
     listCheckpoints: planned(`
-      SELECT seq, parent, created_at, metadata FROM ${ns}.checkpoints
-       WHERE session_id = :sessionId AND (:beforeSeq::bigint IS NULL OR seq < :beforeSeq)
-       ORDER BY seq DESC LIMIT :limit`),
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${PINNED} FROM ${ns}.checkpoints c
+        LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
+       WHERE c.session_id = :sessionId AND (:beforeSeq::bigint IS NULL OR c.seq < :beforeSeq)
+       ORDER BY c.seq DESC LIMIT :limit`),
     lineage: once(`SELECT * FROM ${ns}.lineage(:sessionId, :fromSeq, :limit, :transcript)`),
     sessionsFirst: once(
       `SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT :limit`,
@@ -80,10 +90,12 @@ function reads(ns: string): SqlReads<PostgresSql> {
     exportCheckpoints: once(`
       SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, coalesce(x.items, '[]') AS transcript,
              (SELECT json_agg(n.needed ORDER BY n.needed) FROM ${ns}.needs n
-               WHERE n.session_id = c.session_id AND n.seq = c.seq)::text AS needs
+               WHERE n.session_id = c.session_id AND n.seq = c.seq)::text AS needs,
+             ${PINNED}
         FROM ${ns}.checkpoints c
         JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
         LEFT JOIN ${ns}.transcripts x ON x.session_id = c.session_id AND x.seq = c.seq
+        LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq > coalesce(:afterSeq::bigint, 0)
        ORDER BY c.seq LIMIT :limit`),
     stateScopes: once(`
@@ -102,9 +114,48 @@ function procedures(ns: string): SqlProcedures<PostgresSql> {
       `SELECT * FROM ${ns}.rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`,
     ),
     fork: once(`SELECT * FROM ${ns}.fork(:sessionId, :atSeq, :newId, :now)`),
-    prune: once(`SELECT ${ns}.prune(:sessionId, :keepLast) AS removed`),
+    prune: once(`SELECT ${ns}.prune(:sessionId, :keepLast, :createdBefore, :dryRun) AS removed`),
     delete: once(`SELECT ${ns}.delete_session(:sessionId) AS deleted`),
+    pin: once(`SELECT ${ns}.pin(:sessionId, :seq, :note) AS status`),
+    unpin: once(`SELECT ${ns}.unpin(:sessionId, :seq) AS unpinned`),
+    deleteIdle: once(`SELECT ${ns}.delete_idle(:sessionId, :idleBefore, :dryRun) AS checkpoints`),
+    deleteIdleBatch: deleteIdleBatch(ns),
   };
+}
+
+/**
+ * Up to `limit` idle sessions, whole, as one statement: the oldest sessions written before
+ * `idleBefore` that hold no pin are locked, then deleted with every row they own. Both
+ * conditions are columns of the session row, so a writer that changed a row after the statement
+ * began (an append moves updated_at, a pin counts up) makes the server check them again on the
+ * row's newest version, and skip it. A writer that comes after waits for the lock, then finds
+ * no session and starts a new one.
+ */
+function deleteIdleBatch(
+  ns: string,
+): SqlStatement<PostgresSql, { idleBefore: number; limit: number }> {
+  return once(`
+    WITH idle AS (
+      SELECT s.id FROM ${ns}.sessions s
+       WHERE s.updated_at < :idleBefore AND s.pinned = 0
+       ORDER BY s.updated_at, s.id LIMIT :limit
+         FOR UPDATE
+    ), gone AS (
+      DELETE FROM ${ns}.sessions s USING idle
+       WHERE s.id = idle.id AND s.updated_at < :idleBefore AND s.pinned = 0
+      RETURNING s.id, s.checkpoints
+    ), checkpoints AS (
+      DELETE FROM ${ns}.checkpoints c USING gone WHERE c.session_id = gone.id
+    ), bodies AS (
+      DELETE FROM ${ns}.bodies b USING gone WHERE b.session_id = gone.id
+    ), transcripts AS (
+      DELETE FROM ${ns}.transcripts x USING gone WHERE x.session_id = gone.id
+    ), keys AS (
+      DELETE FROM ${ns}.idempotency i USING gone WHERE i.session_id = gone.id
+    ), needs AS (
+      DELETE FROM ${ns}.needs n USING gone WHERE n.session_id = gone.id
+    )
+    SELECT count(*) AS sessions, sum(checkpoints) AS checkpoints FROM gone`);
 }
 
 /**
@@ -221,8 +272,9 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
   const sql = prepared(`
     WITH s AS (
       INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id,
-                                  forked_from_seq, metadata, created_at, updated_at, head_created_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                                  forked_from_seq, metadata, created_at, updated_at, head_created_at,
+                                  pinned)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $20)
       ON CONFLICT (id) DO NOTHING
       RETURNING id
     ), checkpoint AS (
@@ -238,11 +290,15 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
     ), needs AS (
       INSERT INTO ${ns}.needs (session_id, seq, needed)
       SELECT s.id, u.* FROM s, unnest($18::bigint[], $19::bigint[]) AS u
+    ), pins AS (
+      INSERT INTO ${ns}.pins (session_id, seq, note)
+      SELECT s.id, u.* FROM s, unnest($21::bigint[], $22::text[]) AS u
     )
     SELECT count(*)::int AS imported FROM s`);
   const args = (input: ImportInput): unknown[] => {
     const cps = input.checkpoints;
     const row = importedSessionRow(input);
+    const pins = importedPins(input);
     return [
       // $1 to $11: the session's row
       row.id,
@@ -266,6 +322,10 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
       // $18, $19: one entry per need, the seq that needs and the seq it needs
       cps.flatMap((cp) => cp.needs.map(() => cp.seq)),
       cps.flatMap((cp) => cp.needs),
+      // $20: how many are pinned; $21, $22: one entry per pin, its seq and note
+      row.pinned,
+      pins.map((pin) => pin.seq),
+      pins.map((pin) => pin.note),
     ];
   };
   return { sql, args };

@@ -16,14 +16,19 @@ export function functions(namespace: string): string {
     DROP FUNCTION IF EXISTS ${ns}.load(text, bigint);
     -- Versions before 5 appended without needs.
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint);
+    -- Versions before 6 returned no pin with a replayed checkpoint, and pruned by keepLast alone:
+    -- a function's result type and arguments are part of what CREATE OR REPLACE cannot change.
+    DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint, text);
+    DROP FUNCTION IF EXISTS ${ns}.prune(text, bigint);
 
     -- append: idempotency, expectedHead, then seq = last + 1 under the session's row lock.
     -- p_needs: JSON text of the seqs the checkpoint needs ('[]' for none).
-    -- Returns (status, seq, parent, head, data, metadata, created_at).
+    -- Returns (status, seq, parent, head, data, metadata, created_at, pinned, pin_note).
     CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data text, p_metadata text, p_transcript text,
                                  p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint,
                                  p_needs text)
-    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint)
+    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint,
+                   pinned boolean, pin_note text)
     LANGUAGE plpgsql AS $fn$
     DECLARE
       v_parent bigint;
@@ -38,10 +43,12 @@ export function functions(namespace: string): string {
           SELECT i.seq INTO v_seen FROM ${ns}.idempotency i WHERE i.session_id = p_id AND i.key = p_key;
           IF FOUND THEN
             RETURN QUERY
-              SELECT 'replayed', v_seen, c.parent, NULL::bigint, b.data, c.metadata, c.created_at
+              SELECT 'replayed', v_seen, c.parent, NULL::bigint, b.data, c.metadata, c.created_at,
+                     p.seq IS NOT NULL, p.note
                 FROM (SELECT 1) AS one
                 LEFT JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = v_seen
-                LEFT JOIN ${ns}.bodies b ON b.session_id = p_id AND b.seq = v_seen;
+                LEFT JOIN ${ns}.bodies b ON b.session_id = p_id AND b.seq = v_seen
+                LEFT JOIN ${ns}.pins p ON p.session_id = p_id AND p.seq = v_seen;
             RETURN;
           END IF;
         END IF;
@@ -59,13 +66,15 @@ export function functions(namespace: string): string {
         SELECT s.head INTO v_parent FROM ${ns}.sessions s WHERE s.id = p_id;
         IF FOUND THEN
           IF p_check_head AND v_parent IS DISTINCT FROM p_expected_head THEN
-            RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_parent, NULL::text, NULL::text, NULL::bigint;
+            RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_parent, NULL::text, NULL::text, NULL::bigint,
+                                NULL::boolean, NULL::text;
             RETURN;
           END IF;
           CONTINUE;  -- created or moved since the UPDATE looked: take the next seq again
         END IF;
         IF p_check_head AND p_expected_head IS NOT NULL THEN
-          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
+          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint,
+                              NULL::boolean, NULL::text;
           RETURN;
         END IF;
         -- A new session; a concurrent creator makes this insert wait, then do nothing, and the
@@ -95,7 +104,7 @@ export function functions(namespace: string): string {
       IF p_key IS NOT NULL THEN
         INSERT INTO ${ns}.idempotency VALUES (p_id, p_key, v_seq);
       END IF;
-      RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::text, NULL::text, p_now;
+      RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::text, NULL::text, p_now, false, NULL::text;
     END $fn$;
 
     CREATE OR REPLACE FUNCTION ${ns}.rollback(p_id text, p_seq bigint, p_check_head boolean, p_expected_head bigint, p_now bigint)
@@ -183,49 +192,106 @@ export function functions(namespace: string): string {
       RETURN QUERY SELECT 'done', v_at;
     END $fn$;
 
-    CREATE OR REPLACE FUNCTION ${ns}.prune(p_id text, p_keep bigint)
+    -- prune: what the rule lets go (below the p_keep-th highest seq, created before p_before;
+    -- null: no bound), but the head, the pinned, and what a kept checkpoint needs, directly or
+    -- through one another. With p_dry, only counts.
+    CREATE OR REPLACE FUNCTION ${ns}.prune(p_id text, p_keep bigint, p_before bigint, p_dry boolean)
     RETURNS bigint
     LANGUAGE plpgsql AS $fn$
     DECLARE
       v_head bigint;
-      v_below bigint;
-      v_removed bigint;
+      v_below bigint := 9223372036854775807;
+      v_before bigint := coalesce(p_before, 9223372036854775807);
       v_needs boolean;
-      v_needed bigint[] := '{}';
+      v_kept bigint[] := '{}';
+      v_gone bigint[];
     BEGIN
       SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
       IF NOT FOUND THEN RETURN 0; END IF;
-      -- The keepLast-th highest seq: everything below it goes, except the head and what a kept
-      -- checkpoint needs.
-      SELECT c.seq INTO v_below FROM ${ns}.checkpoints c WHERE c.session_id = p_id
-       ORDER BY c.seq DESC OFFSET p_keep - 1 LIMIT 1;
-      IF NOT FOUND THEN RETURN 0; END IF;
+      IF p_keep IS NOT NULL THEN
+        SELECT c.seq INTO v_below FROM ${ns}.checkpoints c WHERE c.session_id = p_id
+         ORDER BY c.seq DESC OFFSET p_keep - 1 LIMIT 1;
+        IF NOT FOUND THEN RETURN 0; END IF;
+      END IF;
       v_needs := EXISTS (SELECT FROM ${ns}.needs n WHERE n.session_id = p_id);
       IF v_needs THEN
-        -- Kept for their own sake: the keepLast highest and the head; kept besides: what those
-        -- need, directly or through one another.
+        -- Kept for their own sake: what the rule keeps, the head and the pinned; kept besides:
+        -- what those need.
         WITH RECURSIVE kept (seq) AS (
-          SELECT c.seq FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq >= v_below
+          SELECT c.seq FROM ${ns}.checkpoints c
+           WHERE c.session_id = p_id AND (c.seq >= v_below OR c.created_at >= v_before)
           UNION
           SELECT v_head
           UNION
+          SELECT p.seq FROM ${ns}.pins p WHERE p.session_id = p_id
+          UNION
           SELECT n.needed FROM kept JOIN ${ns}.needs n ON n.session_id = p_id AND n.seq = kept.seq
         )
-        SELECT coalesce(array_agg(seq), '{}') INTO v_needed FROM kept WHERE seq < v_below;
+        SELECT coalesce(array_agg(seq), '{}') INTO v_kept FROM kept;
       END IF;
-      DELETE FROM ${ns}.bodies b WHERE b.session_id = p_id AND b.seq < v_below AND b.seq <> v_head
-         AND b.seq <> ALL (v_needed);
-      DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq < v_below AND x.seq <> v_head
-         AND x.seq <> ALL (v_needed);
-      DELETE FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq < v_below AND c.seq <> v_head
-         AND c.seq <> ALL (v_needed);
-      GET DIAGNOSTICS v_removed = ROW_COUNT;
+      SELECT coalesce(array_agg(c.seq), '{}') INTO v_gone FROM ${ns}.checkpoints c
+       WHERE c.session_id = p_id AND c.seq < v_below AND c.created_at < v_before AND c.seq <> v_head
+         AND c.seq <> ALL (v_kept)
+         AND NOT EXISTS (SELECT FROM ${ns}.pins p WHERE p.session_id = p_id AND p.seq = c.seq);
+      IF p_dry OR cardinality(v_gone) = 0 THEN RETURN cardinality(v_gone); END IF;
+      DELETE FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = ANY (v_gone);
+      DELETE FROM ${ns}.bodies b WHERE b.session_id = p_id AND b.seq = ANY (v_gone);
+      DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq = ANY (v_gone);
       IF v_needs THEN
-        DELETE FROM ${ns}.needs n WHERE n.session_id = p_id AND n.seq < v_below AND n.seq <> v_head
-           AND n.seq <> ALL (v_needed);
+        DELETE FROM ${ns}.needs n WHERE n.session_id = p_id AND n.seq = ANY (v_gone);
       END IF;
-      UPDATE ${ns}.sessions s SET checkpoints = s.checkpoints - v_removed WHERE s.id = p_id;
-      RETURN v_removed;
+      UPDATE ${ns}.sessions s SET checkpoints = s.checkpoints - cardinality(v_gone) WHERE s.id = p_id;
+      RETURN cardinality(v_gone);
+    END $fn$;
+
+    -- pin and unpin hold the session row, as prune and the sweeps do, so that none of them
+    -- decides on pins another is changing; the row counts the session's pins.
+    CREATE OR REPLACE FUNCTION ${ns}.pin(p_id text, p_seq bigint, p_note text)
+    RETURNS text
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      PERFORM FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
+      IF NOT FOUND THEN RETURN 'no_session'; END IF;
+      PERFORM FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = p_seq;
+      IF NOT FOUND THEN RETURN 'no_seq'; END IF;
+      UPDATE ${ns}.pins p SET note = p_note WHERE p.session_id = p_id AND p.seq = p_seq;
+      IF NOT FOUND THEN
+        INSERT INTO ${ns}.pins (session_id, seq, note) VALUES (p_id, p_seq, p_note);
+        UPDATE ${ns}.sessions s SET pinned = s.pinned + 1 WHERE s.id = p_id;
+      END IF;
+      RETURN 'done';
+    END $fn$;
+
+    CREATE OR REPLACE FUNCTION ${ns}.unpin(p_id text, p_seq bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      PERFORM FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
+      IF NOT FOUND THEN RETURN false; END IF;
+      DELETE FROM ${ns}.pins p WHERE p.session_id = p_id AND p.seq = p_seq;
+      IF NOT FOUND THEN RETURN false; END IF;
+      UPDATE ${ns}.sessions s SET pinned = s.pinned - 1 WHERE s.id = p_id;
+      RETURN true;
+    END $fn$;
+
+    -- delete_idle: the session's checkpoint count when it was (or, with p_dry, would be)
+    -- deleted: written before p_before and holding no pin, as the locked row says; else null.
+    CREATE OR REPLACE FUNCTION ${ns}.delete_idle(p_id text, p_before bigint, p_dry boolean)
+    RETURNS bigint
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_count bigint;
+    BEGIN
+      IF p_dry THEN
+        SELECT s.checkpoints INTO v_count FROM ${ns}.sessions s
+         WHERE s.id = p_id AND s.updated_at < p_before AND s.pinned = 0;
+        RETURN v_count;
+      END IF;
+      SELECT s.checkpoints INTO v_count FROM ${ns}.sessions s
+       WHERE s.id = p_id AND s.updated_at < p_before AND s.pinned = 0 FOR UPDATE;
+      IF NOT FOUND THEN RETURN NULL; END IF;
+      PERFORM ${ns}.delete_session(p_id);
+      RETURN v_count;
     END $fn$;
 
     -- A walk up the parents, one primary-key lookup a step: its cost follows the steps taken,
@@ -267,6 +333,7 @@ export function functions(namespace: string): string {
       DELETE FROM ${ns}.transcripts x WHERE x.session_id = p_id;
       DELETE FROM ${ns}.idempotency i WHERE i.session_id = p_id;
       DELETE FROM ${ns}.needs n WHERE n.session_id = p_id;
+      DELETE FROM ${ns}.pins p WHERE p.session_id = p_id;
       RETURN true;
     END $fn$;
   `;

@@ -6,7 +6,7 @@
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -86,6 +86,18 @@ export function checkpointMigrations(ns: string): string[] {
       needed     INTEGER NOT NULL,  -- the earlier checkpoint it needs
       PRIMARY KEY (session_id, seq, needed)
     ) WITHOUT ROWID;
+    `,
+
+    // Pins: a row per pinned checkpoint, with its note. The session row counts them, so that
+    // whether a session may be swept is a column of the row a sweep deletes.
+    `
+    CREATE TABLE ${t.pins} (
+      session_id TEXT    NOT NULL,
+      seq        INTEGER NOT NULL,
+      note       TEXT,
+      PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;
+    ALTER TABLE ${t.sessions} ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
     `,
   ];
 }

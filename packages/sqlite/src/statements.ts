@@ -37,29 +37,36 @@ function chain(t: Tables, columns: string): string {
     SELECT ${columns} FROM chain ORDER BY chain.depth`;
 }
 
+/** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
+const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
+
 /** The reads every SQL backend has, in SQLite's SQL. */
 function reads(t: Tables): SqlReads<string> {
   return {
     loadHead: named(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
-             s.metadata, b.data
+             s.metadata, b.data, ${PINNED}
         FROM ${t.sessions} s JOIN ${t.bodies} b ON b.id = s.head_body
+        LEFT JOIN ${t.pins} p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
     loadSeq: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
     loadByKey: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
         FROM ${t.idempotency} i
         JOIN ${t.checkpoints} c ON c.session_id = i.session_id AND c.seq = i.seq
         JOIN ${t.bodies} b ON b.id = c.body
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE i.session_id = :sessionId AND i.key = :idempotencyKey`),
     session: named(`SELECT * FROM ${t.sessions} WHERE id = :sessionId`),
     listCheckpoints: named(`
-      SELECT seq, parent, created_at, metadata FROM ${t.checkpoints}
-       WHERE session_id = :sessionId AND seq < coalesce(:beforeSeq, 9007199254740992)
-       ORDER BY seq DESC LIMIT :limit`),
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${PINNED} FROM ${t.checkpoints} c
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
+       WHERE c.session_id = :sessionId AND c.seq < coalesce(:beforeSeq, 9007199254740992)
+       ORDER BY c.seq DESC LIMIT :limit`),
     lineage: named(
       chain(
         t,
@@ -69,11 +76,12 @@ function reads(t: Tables): SqlReads<string> {
       ),
     ),
     exportCheckpoints: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data,
+      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED},
              coalesce((SELECT items FROM ${t.transcripts} WHERE id = c.transcript), '[]') AS transcript,
              (SELECT json_group_array(needed) FROM ${t.needs} n
                WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
+        LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq > coalesce(:afterSeq, 0)
        ORDER BY c.seq LIMIT :limit`),
     stateScopes: named(`
@@ -96,7 +104,7 @@ function reads(t: Tables): SqlReads<string> {
 }
 
 /** The mutations' statements that read one column, and give its values alone. */
-export const PLUCKED = ['hasNeeds', 'needsOf', 'newestFrom'] as const;
+export const PLUCKED = ['hasNeeds', 'needsOf', 'pruneRoots', 'pruneGone', 'isPinned'] as const;
 
 /**
  * The statements only the mutations run, inside their transactions, as better-sqlite3 takes
@@ -151,39 +159,65 @@ export function mutations(t: Tables) {
                                  head_parent, head_created_at, head_body, metadata, created_at, updated_at)
       VALUES (:newId, :at, :at, :count, :id, :at, :parent, :createdAt, :body, :metadata, :now, :now)`,
     pruneThreshold: `SELECT seq FROM ${t.checkpoints} WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?`,
-    // Prune and delete remove bodies and transcripts first, while the rows naming them exist.
-    // Prune removes what is below the keepLast-th highest seq, but the head and the checkpoints
-    // kept because a kept one needs them (a JSON array, `[]` for none).
+    // Kept for their own sake: what the rule keeps (at or above :below, or created at or after
+    // :before) and the pinned; the head comes on top.
+    pruneRoots: `
+      SELECT seq FROM ${t.checkpoints} WHERE session_id = :id AND (seq >= :below OR created_at >= :before)
+      UNION SELECT seq FROM ${t.pins} WHERE session_id = :id`,
+    // What the rule lets go, but the head, the pinned and what a kept one needs (a JSON array).
+    pruneGone: `
+      SELECT seq FROM ${t.checkpoints}
+       WHERE session_id = :id AND seq < :below AND created_at < :before AND seq <> :head
+         AND seq NOT IN (SELECT value FROM json_each(:needed))
+         AND seq NOT IN (SELECT seq FROM ${t.pins} WHERE session_id = :id)`,
+    // Prune removes bodies and transcripts first, while the rows naming them exist; :gone is a
+    // JSON array of the seqs that go.
     pruneBodies: `
       DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints}
-       WHERE session_id = :id AND seq < :below AND seq <> :head
-         AND seq NOT IN (SELECT value FROM json_each(:needed)))`,
+       WHERE session_id = :id AND seq IN (SELECT value FROM json_each(:gone)))`,
     pruneTranscripts: `
       DELETE FROM ${t.transcripts} WHERE id IN (SELECT transcript FROM ${t.checkpoints}
-       WHERE session_id = :id AND seq < :below AND seq <> :head
-         AND seq NOT IN (SELECT value FROM json_each(:needed)))`,
+       WHERE session_id = :id AND seq IN (SELECT value FROM json_each(:gone)))`,
     pruneCheckpoints: `
-      DELETE FROM ${t.checkpoints} WHERE session_id = :id AND seq < :below AND seq <> :head
-         AND seq NOT IN (SELECT value FROM json_each(:needed))`,
+      DELETE FROM ${t.checkpoints} WHERE session_id = :id AND seq IN (SELECT value FROM json_each(:gone))`,
     pruneNeeds: `
-      DELETE FROM ${t.needs} WHERE session_id = :id AND seq < :below AND seq <> :head
-         AND seq NOT IN (SELECT value FROM json_each(:needed))`,
-    newestFrom: `SELECT seq FROM ${t.checkpoints} WHERE session_id = ? AND seq >= ?`,
+      DELETE FROM ${t.needs} WHERE session_id = :id AND seq IN (SELECT value FROM json_each(:gone))`,
     countDown: `UPDATE ${t.sessions} SET checkpoints = checkpoints - ? WHERE id = ?`,
-    deleteBodies: `DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints} WHERE session_id = ?)`,
-    deleteTranscripts: `
-      DELETE FROM ${t.transcripts}
-       WHERE id IN (SELECT transcript FROM ${t.checkpoints} WHERE session_id = ?)`,
-    deleteCheckpoints: `DELETE FROM ${t.checkpoints} WHERE session_id = ?`,
-    deleteIdempotency: `DELETE FROM ${t.idempotency} WHERE session_id = ?`,
-    deleteNeeds: `DELETE FROM ${t.needs} WHERE session_id = ?`,
-    deleteSession: `DELETE FROM ${t.sessions} WHERE id = ?`,
+    isPinned: `SELECT 1 FROM ${t.pins} WHERE session_id = ? AND seq = ?`,
+    insertPin: `INSERT INTO ${t.pins} (session_id, seq, note) VALUES (?, ?, ?)`,
+    renotePin: `UPDATE ${t.pins} SET note = ? WHERE session_id = ? AND seq = ?`,
+    deletePin: `DELETE FROM ${t.pins} WHERE session_id = ? AND seq = ?`,
+    countPins: `UPDATE ${t.sessions} SET pinned = pinned + ? WHERE id = ?`,
+    // Idle: written before the cutoff, and holding no pin.
+    idleSession: `SELECT checkpoints FROM ${t.sessions} WHERE id = ? AND updated_at < ? AND pinned = 0`,
+    idleBatch: `
+      SELECT id, checkpoints FROM ${t.sessions} WHERE updated_at < ? AND pinned = 0
+       ORDER BY updated_at, id LIMIT ?`,
     insertImported: `
       INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
-                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at)
+                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at,
+                                 pinned)
       VALUES (:id, :head, :last_seq, :checkpoints, :forked_from_id, :forked_from_seq, :head_parent,
-              :head_created_at, :head_body, :metadata, :created_at, :updated_at)`,
+              :head_created_at, :head_body, :metadata, :created_at, :updated_at, :pinned)`,
   };
+}
+
+/**
+ * The statements that remove whole sessions, in the order they run (bodies and transcripts
+ * first, while the rows naming them exist): of the session `?` names, and of a batch, whose ids
+ * `?` gives as a JSON array.
+ */
+export function removals(t: Tables): { one: string[]; batch: string[] } {
+  const of = (match: string) => [
+    `DELETE FROM ${t.bodies} WHERE id IN (SELECT body FROM ${t.checkpoints} WHERE session_id ${match})`,
+    `DELETE FROM ${t.transcripts}
+      WHERE id IN (SELECT transcript FROM ${t.checkpoints} WHERE session_id ${match})`,
+    ...[t.checkpoints, t.idempotency, t.needs, t.pins].map(
+      (table) => `DELETE FROM ${table} WHERE session_id ${match}`,
+    ),
+    `DELETE FROM ${t.sessions} WHERE id ${match}`,
+  ];
+  return { one: of('= ?'), batch: of('IN (SELECT value FROM json_each(?))') };
 }
 
 /** The backend's reads and state statements, prepared on `db`. */

@@ -9,9 +9,11 @@ import {
   type AppendInput,
   type AppendResult,
   closeOverNeeds,
+  type DeleteIdleResult,
   type ForkInput,
   type ForkResult,
   type ImportInput,
+  type PruneRule,
   type RollbackInput,
   type RollbackResult,
 } from '@ckpt/core/adapter';
@@ -27,7 +29,7 @@ import type Database from 'better-sqlite3';
 import { GroupCommit } from './group-commit.js';
 import { prepare, rowsOf, type SqliteStatement } from './runner.js';
 import type { tables } from './schema.js';
-import { mutations, PLUCKED } from './statements.js';
+import { mutations, PLUCKED, removals } from './statements.js';
 
 /** A checkpoint's row, where its data and transcript items are named by the ids of their rows. */
 interface CheckpointRefs {
@@ -38,6 +40,9 @@ interface CheckpointRefs {
   body: number;
   transcript: number | null;
 }
+
+/** Above every seq and every time: a bound of a prune rule that was not given. */
+const NO_BOUND = Number.MAX_SAFE_INTEGER;
 
 /** Each statement of a set, prepared on `db` as better-sqlite3 takes it. */
 function prepareAll<K extends string>(
@@ -174,39 +179,97 @@ export function sqliteWrites(
     return { status: 'done', seq: at };
   });
 
-  const prune = db.transaction((sessionId: string, keepLast: number): number => {
+  const prune = db.transaction((sessionId: string, rule: PruneRule, dryRun: boolean): number => {
     const session = sql.headOf.get(sessionId) as { head: number } | undefined;
     if (!session) return 0;
-    // The keepLast-th highest seq: everything below it goes, except the head.
-    const lowestKept = sql.pruneThreshold.get(sessionId, keepLast - 1) as
-      | { seq: number }
-      | undefined;
-    if (!lowestKept) return 0;
-    const below = lowestKept.seq;
-    let needed: number[] = [];
-    const withNeeds = sql.hasNeeds.get(sessionId) !== undefined;
-    if (withNeeds) {
-      // Kept for their own sake: the newest and the head; kept besides: what those need.
-      const roots = [...(sql.newestFrom.all(sessionId, below) as number[]), session.head];
-      const needsOf = (seq: number) => sql.needsOf.all(sessionId, seq) as number[];
-      needed = [...closeOverNeeds(roots, needsOf)].filter((seq) => seq < below);
+    // What the rule lets go lies below the keepLast-th highest seq and before the cutoff.
+    let below = NO_BOUND;
+    if (rule.keepLast !== null) {
+      const lowestKept = sql.pruneThreshold.get(sessionId, rule.keepLast - 1) as
+        | { seq: number }
+        | undefined;
+      if (!lowestKept) return 0;
+      below = lowestKept.seq;
     }
-    const range = { id: sessionId, below, head: session.head, needed: JSON.stringify(needed) };
+    const before = rule.createdBefore ?? NO_BOUND;
+    let needed: number[] = [];
+    if (sql.hasNeeds.get(sessionId) !== undefined) {
+      const roots = [
+        ...(sql.pruneRoots.all({ id: sessionId, below, before }) as number[]),
+        session.head,
+      ];
+      const needsOf = (seq: number) => sql.needsOf.all(sessionId, seq) as number[];
+      needed = [...closeOverNeeds(roots, needsOf)];
+    }
+    const gone = sql.pruneGone.all({
+      id: sessionId,
+      below,
+      before,
+      head: session.head,
+      needed: JSON.stringify(needed),
+    }) as number[];
+    if (dryRun || gone.length === 0) return gone.length;
+    const range = { id: sessionId, gone: JSON.stringify(gone) };
     sql.pruneBodies.run(range);
     sql.pruneTranscripts.run(range);
-    const removed = sql.pruneCheckpoints.run(range).changes;
-    if (withNeeds && removed > 0) sql.pruneNeeds.run(range);
-    if (removed > 0) sql.countDown.run(removed, sessionId);
-    return removed;
+    sql.pruneCheckpoints.run(range);
+    if (needed.length > 0) sql.pruneNeeds.run(range);
+    sql.countDown.run(gone.length, sessionId);
+    return gone.length;
   });
 
-  const remove = db.transaction((sessionId: string): boolean => {
-    sql.deleteBodies.run(sessionId);
-    sql.deleteTranscripts.run(sessionId);
-    sql.deleteCheckpoints.run(sessionId);
-    sql.deleteIdempotency.run(sessionId);
-    sql.deleteNeeds.run(sessionId);
-    return sql.deleteSession.run(sessionId).changes > 0;
+  const pin = db.transaction((input: { sessionId: string; seq: number; note: string | null }) => {
+    const { sessionId, seq, note } = input;
+    if (!sql.headOf.get(sessionId)) return { status: 'not_found', missing: 'session' } as const;
+    if (!sql.checkpointRow.get(sessionId, seq)) {
+      return { status: 'not_found', missing: 'seq' } as const;
+    }
+    if (sql.isPinned.get(sessionId, seq) === undefined) {
+      sql.insertPin.run(sessionId, seq, note);
+      sql.countPins.run(1, sessionId);
+    } else {
+      sql.renotePin.run(note, sessionId, seq);
+    }
+    return { status: 'done' } as const;
+  });
+
+  const unpin = db.transaction((sessionId: string, seq: number): boolean => {
+    if (sql.deletePin.run(sessionId, seq).changes === 0) return false;
+    sql.countPins.run(-1, sessionId);
+    return true;
+  });
+
+  const removing = removals(t);
+  const removeOne = removing.one.map((text) => db.prepare(text));
+  const removeBatch = removing.batch.map((text) => db.prepare(text));
+  /** Run each removal with `ids`; how many session rows went. */
+  const removeWith = (statements: Database.Statement[], ids: string) =>
+    statements.reduce((_, statement) => statement.run(ids).changes, 0);
+
+  const remove = db.transaction(
+    (sessionId: string): boolean => removeWith(removeOne, sessionId) > 0,
+  );
+
+  const deleteIdle = db.transaction(
+    (sessionId: string, idleBefore: number, dryRun: boolean): DeleteIdleResult => {
+      const idle = sql.idleSession.get(sessionId, idleBefore) as
+        | { checkpoints: number }
+        | undefined;
+      if (!idle) return { status: 'kept' };
+      if (!dryRun) remove(sessionId);
+      return { status: 'deleted', checkpoints: idle.checkpoints };
+    },
+  );
+
+  // One transaction: the batch is chosen and removed under the write lock, so a session written
+  // meanwhile is either written before (and not idle) or after (and created anew).
+  const deleteIdleBatch = db.transaction((idleBefore: number, limit: number) => {
+    const batch = sql.idleBatch.all(idleBefore, limit) as { id: string; checkpoints: number }[];
+    if (batch.length === 0) return { sessions: 0, checkpoints: 0 };
+    removeWith(removeBatch, JSON.stringify(batch.map((row) => row.id)));
+    let checkpoints = 0;
+    for (const row of batch) checkpoints += row.checkpoints;
+    return { sessions: batch.length, checkpoints };
   });
 
   const importSession = db.transaction((input: ImportInput): 'imported' | 'exists' => {
@@ -222,6 +285,7 @@ export function sqliteWrites(
         cp.transcript === '[]' ? null : sql.insertTranscript.run(cp.transcript).lastInsertRowid;
       sql.insertCheckpoint.run(id, cp.seq, cp.parent, cp.createdAt, cp.metadata, body, transcript);
       for (const needed of cp.needs) sql.insertNeed.run(id, cp.seq, needed);
+      if (cp.pinned) sql.insertPin.run(id, cp.seq, cp.pinNote);
       if (cp.seq === input.head) headBody = Number(body);
     }
     sql.insertImported.run({ ...importedSessionRow(input), head_body: headBody });
@@ -246,8 +310,13 @@ export function sqliteWrites(
       append: async (input) => write(append, [input], appendBytes(input)),
       rollback: async (input) => write(rollback, [input]),
       fork: async (input) => write(fork, [input]),
-      prune: async (sessionId, keepLast) => write(prune, [sessionId, keepLast]),
+      prune: async (sessionId, rule, dryRun = false) => write(prune, [sessionId, rule, dryRun]),
       delete: async (sessionId) => write(remove, [sessionId]),
+      pin: async (input) => write(pin, [input]),
+      unpin: async (sessionId, seq) => write(unpin, [sessionId, seq]),
+      deleteIdle: async (sessionId, idleBefore, dryRun) =>
+        write(deleteIdle, [sessionId, idleBefore, dryRun]),
+      deleteIdleBatch: async ({ idleBefore, limit }) => write(deleteIdleBatch, [idleBefore, limit]),
       importSession: async (input) => {
         let bytes = 0;
         for (const cp of input.checkpoints) bytes += appendBytes(cp);

@@ -6,15 +6,21 @@
 import type {
   AppendInput,
   AppendResult,
+  DeleteIdleResult,
   ForkInput,
   ForkResult,
+  PinResult,
+  PruneRule,
   RollbackInput,
   RollbackResult,
 } from '../adapter/backend.js';
 import {
   type AppendRow,
   appendResultFromRow,
+  deleteIdleResultFromRow,
   forkResultFromRow,
+  idleBatchFromRow,
+  pinResultFromRow,
   rollbackResultFromRow,
 } from './rows.js';
 import type { RunStatement } from './run.js';
@@ -78,9 +84,25 @@ export interface SqlProcedures<S> {
   rollback: SqlStatement<S, RollbackValues>;
   fork: SqlStatement<S, ForkInput>;
   /** One row: `removed` (see CheckpointBackend.prune for what is kept). */
-  prune: SqlStatement<S, { sessionId: string; keepLast: number }>;
+  prune: SqlStatement<S, PruneValues>;
   /** One row: `deleted` (true or a count above 0 when there was a session). */
   delete: SqlStatement<S, { sessionId: string }>;
+  /** One row: `status`, `done`, `no_session` or `no_seq`. */
+  pin: SqlStatement<S, { sessionId: string; seq: number; note: string | null }>;
+  /** One row: `unpinned` (true or 1 when a pin went). */
+  unpin: SqlStatement<S, { sessionId: string; seq: number }>;
+  /** One row: `checkpoints`, the count of the session deleted, or null when it was kept. */
+  deleteIdle: SqlStatement<S, { sessionId: string; idleBefore: number; dryRun: boolean }>;
+  /** One row: `sessions` and `checkpoints`, how many of each went (null or 0 for none). */
+  deleteIdleBatch: SqlStatement<S, { idleBefore: number; limit: number }>;
+}
+
+/** A prune as the prune procedure takes it: the rule's two bounds (null: none) and dryRun. */
+export interface PruneValues {
+  sessionId: string;
+  keepLast: number | null;
+  createdBefore: number | null;
+  dryRun: boolean;
 }
 
 /** The outcome of an append statement's rows: its one row's, or null for no row. */
@@ -114,13 +136,14 @@ export function procedureWrites<S>(
       forkResultFromRow(
         await call<ForkInput, { status: string; seq: number | null }>(procedures.fork, input),
       ),
-    prune: async (sessionId: string, keepLast: number): Promise<number> =>
+    prune: async (sessionId: string, rule: PruneRule, dryRun = false): Promise<number> =>
       Number(
         (
-          await call<{ sessionId: string; keepLast: number }, { removed: number | string }>(
-            procedures.prune,
-            { sessionId, keepLast },
-          )
+          await call<PruneValues, { removed: number | string }>(procedures.prune, {
+            sessionId,
+            ...rule,
+            dryRun,
+          })
         ).removed,
       ),
     // A boolean on PostgreSQL, a count on MySQL.
@@ -132,5 +155,35 @@ export function procedureWrites<S>(
           })
         ).deleted,
       ) > 0,
+    pin: async (input): Promise<PinResult> =>
+      pinResultFromRow(await call<typeof input, { status: string }>(procedures.pin, input)),
+    // A boolean on PostgreSQL, a count on MySQL.
+    unpin: async (sessionId: string, seq: number): Promise<boolean> =>
+      Number(
+        (
+          await call<{ sessionId: string; seq: number }, { unpinned: boolean | number }>(
+            procedures.unpin,
+            { sessionId, seq },
+          )
+        ).unpinned,
+      ) > 0,
+    deleteIdle: async (
+      sessionId: string,
+      idleBefore: number,
+      dryRun: boolean,
+    ): Promise<DeleteIdleResult> =>
+      deleteIdleResultFromRow(
+        await call<
+          { sessionId: string; idleBefore: number; dryRun: boolean },
+          { checkpoints: number | string | null }
+        >(procedures.deleteIdle, { sessionId, idleBefore, dryRun }),
+      ),
+    deleteIdleBatch: async (query: { idleBefore: number; limit: number }) =>
+      idleBatchFromRow(
+        await call<
+          { idleBefore: number; limit: number },
+          { sessions: number | string | null; checkpoints: number | string | null }
+        >(procedures.deleteIdleBatch, query),
+      ),
   };
 }

@@ -5,8 +5,10 @@
  */
 import type {
   AppendResult,
+  DeleteIdleResult,
   ForkResult,
   ImportInput,
+  PinResult,
   RollbackResult,
   StoredCheckpoint,
   StoredCheckpointInfo,
@@ -39,6 +41,9 @@ export interface CheckpointRow {
   created_at: Num;
   metadata: string;
   data: string;
+  /** A boolean on PostgreSQL, 1 or 0 elsewhere. */
+  pinned: boolean | Num;
+  pin_note: string | null;
 }
 
 /** A step of a lineage walk; `transcript` null or absent when not asked for. */
@@ -58,6 +63,8 @@ export interface AppendRow {
   data?: string | null;
   metadata?: string | null;
   created_at?: Num | null;
+  pinned?: boolean | Num | null;
+  pin_note?: string | null;
 }
 
 /** The session a row describes. */
@@ -78,22 +85,19 @@ export function sessionFromRow(row: SessionRow): StoredSession {
 
 /** The checkpoint a row describes. */
 export function checkpointFromRow(row: CheckpointRow): StoredCheckpoint {
-  return {
-    seq: num(row.seq),
-    parent: numOrNull(row.parent),
-    data: row.data,
-    metadata: row.metadata,
-    createdAt: num(row.created_at),
-  };
+  return { ...checkpointInfoFromRow(row), data: row.data };
 }
 
 /** The checkpoint a row describes, without data. */
 export function checkpointInfoFromRow(row: Omit<CheckpointRow, 'data'>): StoredCheckpointInfo {
+  const pinned = row.pinned === true || Number(row.pinned) === 1;
   return {
     seq: num(row.seq),
     parent: numOrNull(row.parent),
     metadata: row.metadata,
     createdAt: num(row.created_at),
+    pinned,
+    pinNote: pinned ? row.pin_note : null,
   };
 }
 
@@ -134,6 +138,8 @@ export function appendResultFromRow(row: AppendRow): AppendResult {
                 created_at: row.created_at as Num,
                 metadata: row.metadata as string,
                 data: row.data,
+                pinned: row.pinned ?? false,
+                pin_note: row.pin_note ?? null,
               }),
       };
   }
@@ -159,7 +165,15 @@ export function importedSessionRow(input: ImportInput) {
     metadata: head.metadata,
     created_at: input.createdAt,
     updated_at: input.updatedAt,
+    pinned: importedPins(input).length,
   };
+}
+
+/** The pinned checkpoints of an import: seq and note each, seq ascending. */
+export function importedPins(input: ImportInput): { seq: number; note: string | null }[] {
+  return input.checkpoints
+    .filter((cp) => cp.pinned)
+    .map((cp) => ({ seq: cp.seq, note: cp.pinNote }));
 }
 
 /** A row of a batch of appends: an append's row, or the error that refused that call alone. */
@@ -200,6 +214,33 @@ export function rollbackResultFromRow(row: { status: string; head: Num | null })
     default:
       return { status: 'not_found', missing: 'seq' };
   }
+}
+
+/** The outcome of a pin procedure: `done`, `no_session` or `no_seq`. */
+export function pinResultFromRow(row: { status: string }): PinResult {
+  switch (row.status) {
+    case 'done':
+      return { status: 'done' };
+    case 'no_session':
+      return { status: 'not_found', missing: 'session' };
+    default:
+      return { status: 'not_found', missing: 'seq' };
+  }
+}
+
+/** The outcome of a deleteIdle procedure: the deleted session's checkpoints, or null for kept. */
+export function deleteIdleResultFromRow(row: { checkpoints: Num | null }): DeleteIdleResult {
+  return row.checkpoints === null
+    ? { status: 'kept' }
+    : { status: 'deleted', checkpoints: num(row.checkpoints) };
+}
+
+/** The outcome of a batch of idle sessions deleted: how many sessions and checkpoints went. */
+export function idleBatchFromRow(row: { sessions: Num | null; checkpoints: Num | null }): {
+  sessions: number;
+  checkpoints: number;
+} {
+  return { sessions: num(row.sessions ?? 0), checkpoints: num(row.checkpoints ?? 0) };
 }
 
 /** The outcome of a fork procedure: `done`, `exists`, `no_session` or `no_seq`. */

@@ -10,11 +10,14 @@ import type {
   AppendInput,
   AppendResult,
   CheckpointBackend,
+  DeleteIdleResult,
   Diagnosis,
   ExportedStoredCheckpoint,
   ForkInput,
   ForkResult,
   ImportInput,
+  PinResult,
+  PruneRule,
   RollbackInput,
   RollbackResult,
   SessionPosition,
@@ -59,7 +62,7 @@ type Range = { prefix: string; bound: string };
 
 /** A SQL backend's reads, by name, each with the input it is given and the rows it returns. */
 export interface SqlReads<S> {
-  /** The head's row: seq, parent, created_at, metadata, data. */
+  /** The head's row: seq, parent, created_at, metadata, data, pinned, pin_note. */
   loadHead: SqlStatement<S, { sessionId: string }>;
   /** As loadHead, for the checkpoint `seq`. */
   loadSeq: SqlStatement<S, { sessionId: string; seq: number }>;
@@ -67,7 +70,7 @@ export interface SqlReads<S> {
   loadByKey: SqlStatement<S, { sessionId: string; idempotencyKey: string }>;
   /** The session's row. */
   session: SqlStatement<S, { sessionId: string }>;
-  /** Rows without data, seq descending, below `beforeSeq` (null: all). */
+  /** Rows without data (with pinned, pin_note), seq descending, below `beforeSeq` (null: all). */
   listCheckpoints: SqlStatement<S, { sessionId: string; beforeSeq: number | null; limit: number }>;
   /** From `fromSeq` (null: the head) along the parents, newest first; transcripts when asked. */
   lineage: SqlStatement<
@@ -84,7 +87,7 @@ export interface SqlReads<S> {
   prefixSessionsAfter: SqlStatement<S, Range & After & { limit: number }>;
   /**
    * Whole checkpoints after `afterSeq` (null: from the first), seq ascending: seq, parent,
-   * created_at, metadata, data, transcript (`[]` when none), needs (JSON text of an array of
+   * created_at, metadata, data, pinned, pin_note, transcript (`[]` when none), needs (JSON text of an array of
    * the seqs it needs; null or `[]` when none).
    */
   exportCheckpoints: SqlStatement<S, { sessionId: string; afterSeq: number | null; limit: number }>;
@@ -92,11 +95,23 @@ export interface SqlReads<S> {
   stateScopes: SqlStatement<S, { after: string | null; limit: number }>;
 }
 
-/** A SQL backend's mutations: a transaction in its driver, or a procedure call each (procedure-writes.ts). */
+/**
+ * A SQL backend's mutations: a transaction in its driver, or a procedure call each
+ * (procedure-writes.ts). Every SQL backend deletes a batch of idle sessions in one step.
+ */
 export type SqlWrites = Pick<
   CheckpointBackend,
-  'append' | 'rollback' | 'fork' | 'prune' | 'delete' | 'importSession'
->;
+  | 'append'
+  | 'rollback'
+  | 'fork'
+  | 'prune'
+  | 'delete'
+  | 'importSession'
+  | 'pin'
+  | 'unpin'
+  | 'deleteIdle'
+> &
+  Required<Pick<CheckpointBackend, 'deleteIdleBatch'>>;
 
 /** The parts a `SqlBackend` is built from. */
 export interface SqlBackendParts<S> {
@@ -254,8 +269,8 @@ export class SqlBackend<S> implements CheckpointBackend {
     return this.#writes.fork(input);
   }
 
-  prune(sessionId: string, keepLast: number): Promise<number> {
-    return this.#writes.prune(sessionId, keepLast);
+  prune(sessionId: string, rule: PruneRule, dryRun = false): Promise<number> {
+    return this.#writes.prune(sessionId, rule, dryRun);
   }
 
   delete(sessionId: string): Promise<boolean> {
@@ -264,6 +279,25 @@ export class SqlBackend<S> implements CheckpointBackend {
 
   importSession(input: ImportInput): Promise<'imported' | 'exists'> {
     return this.#writes.importSession(input);
+  }
+
+  pin(input: { sessionId: string; seq: number; note: string | null }): Promise<PinResult> {
+    return this.#writes.pin(input);
+  }
+
+  unpin(sessionId: string, seq: number): Promise<boolean> {
+    return this.#writes.unpin(sessionId, seq);
+  }
+
+  deleteIdle(sessionId: string, idleBefore: number, dryRun: boolean): Promise<DeleteIdleResult> {
+    return this.#writes.deleteIdle(sessionId, idleBefore, dryRun);
+  }
+
+  deleteIdleBatch(query: {
+    idleBefore: number;
+    limit: number;
+  }): Promise<{ sessions: number; checkpoints: number }> {
+    return this.#writes.deleteIdleBatch(query);
   }
 
   async stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {

@@ -7,6 +7,7 @@ export const SQL_TABLES = [
   'transcripts',
   'idempotency',
   'needs',
+  'pins',
   'state',
   'kv',
 ] as const;
