@@ -9,12 +9,15 @@ import {
   type AppendResult,
   afterReady,
   type CheckpointBackend,
+  type DeleteIdleResult,
   type Diagnosis,
   type ExportedStoredCheckpoint,
   type ForkInput,
   type ForkResult,
   type ImportInput,
   openAdapter,
+  type PinResult,
+  type PruneRule,
   type RollbackInput,
   type RollbackResult,
   type SessionPosition,
@@ -108,12 +111,24 @@ export class RedisBackend implements CheckpointBackend {
     return writes.fork(this, input);
   }
 
-  prune(sessionId: string, keepLast: number): Promise<number> {
-    return writes.prune(this, sessionId, keepLast);
+  prune(sessionId: string, rule: PruneRule, dryRun?: boolean): Promise<number> {
+    return writes.prune(this, sessionId, rule, dryRun);
   }
 
   delete(sessionId: string): Promise<boolean> {
     return writes.deleteSession(this, sessionId);
+  }
+
+  pin(input: { sessionId: string; seq: number; note: string | null }): Promise<PinResult> {
+    return writes.pin(this, input);
+  }
+
+  unpin(sessionId: string, seq: number): Promise<boolean> {
+    return writes.unpin(this, sessionId, seq);
+  }
+
+  deleteIdle(sessionId: string, idleBefore: number, dryRun: boolean): Promise<DeleteIdleResult> {
+    return writes.deleteIdle(this, sessionId, idleBefore, dryRun);
   }
 
   sessions(query: {
