@@ -34,6 +34,7 @@ import { findNamespace, markNamespace } from './migrate.js';
 import * as reads from './reads.js';
 import type { RedisClient } from './runner.js';
 import { scopeState } from './state.js';
+import { deleteIdleBatch } from './sweep.js';
 import * as writes from './writes.js';
 
 /** The Redis backend (see `redis()`). */
@@ -129,6 +130,14 @@ export class RedisBackend implements CheckpointBackend {
 
   deleteIdle(sessionId: string, idleBefore: number, dryRun: boolean): Promise<DeleteIdleResult> {
     return writes.deleteIdle(this, sessionId, idleBefore, dryRun);
+  }
+
+  /** Sweeps' native help: one script per shard for a page of the oldest idle sessions (see sweep.ts). */
+  deleteIdleBatch(query: {
+    idleBefore: number;
+    limit: number;
+  }): Promise<{ sessions: number; checkpoints: number }> {
+    return deleteIdleBatch(this, query);
   }
 
   sessions(query: {

@@ -126,6 +126,14 @@ export function sessionKeys(ns: string, sessionId: string): SessionKeys {
   };
 }
 
+/**
+ * The keys that belong to a session alone, in the order the scripts take them: session info
+ * data transcript seqs idempotency needs pins.
+ */
+export function ownKeys(k: SessionKeys): string[] {
+  return [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.needs, k.pins];
+}
+
 /** A hash of values and the sorted set of their keys that orders them (see IndexedHash). */
 export interface IndexedHashKeys {
   values: string;

@@ -22,26 +22,45 @@
  */
 import { Script } from './runner.js';
 
-// Remove a whole session (KEYS: session info data transcript seqs idempotency catalog needs ids
-// pins) whose updatedAt is `updated` and hex id `hexId`: its keys and its catalog entries.
+// Remove a whole session: its entries in its shard's catalog and index of ids (it was last
+// written at `updated`, its id is `hexId`), and its own keys, given after those.
 const UNLINK_SESSION = `
-local function unlinkSession(updated, hexId)
-  redis.call('ZREM', KEYS[7], updated .. ':' .. hexId)
-  redis.call('ZREM', KEYS[9], hexId)
-  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8], KEYS[10])
+local function unlinkSession(catalog, ids, updated, hexId, ...)
+  redis.call('ZREM', catalog, updated .. ':' .. hexId)
+  redis.call('ZREM', ids, hexId)
+  redis.call('UNLINK', ...)
+end
+`;
+
+// The session of the scripts that take its every key (its own eight, then catalog and ids:
+// see wholeSession in writes.ts), removed whole.
+const UNLINK_THIS_SESSION = `${UNLINK_SESSION}
+local function unlinkThisSession(updated, hexId)
+  unlinkSession(KEYS[9], KEYS[10], updated, hexId, unpack(KEYS, 1, 8))
+end
+`;
+
+// A sweep's decision about a session: its updatedAt and checkpoint count when it was last
+// written before `before` (ms) and holds no pin, else nil.
+const IDLE = `
+local function idle(session, pins, before)
+  local current = redis.call('HMGET', session, 'updated', 'count')
+  if not current[1] or tonumber(current[1]) >= before then return nil end
+  if redis.call('EXISTS', pins) == 1 then return nil end
+  return current
 end
 `;
 
 // Each script says whether it writes: a write cut off by a broken connection may or may not
 // have run, a read has nothing to leave half-done.
 
-// KEYS: session info data transcript seqs idempotency catalog needs ids pins
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids
 // ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId needs
 // (needs: `<seq>,<seq>,…`, '' for none)
 export const append = new Script(
   'write',
   `
-local session, info, data, transcript, seqs, idem, catalog, needs, ids, pins =
+local session, info, data, transcript, seqs, idem, needs, pins, catalog, ids =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 if ARGV[6] == '1' then
   local seq = redis.call('HGET', idem, ARGV[7])
@@ -332,13 +351,13 @@ return removed
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency catalog needs ids pins. ARGV: hexId
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids. ARGV: hexId
 export const deleteSession = new Script(
   'write',
-  `${UNLINK_SESSION}
+  `${UNLINK_THIS_SESSION}
 local updated = redis.call('HGET', KEYS[1], 'updated')
 if not updated then return 0 end
-unlinkSession(updated, ARGV[1])
+unlinkThisSession(updated, ARGV[1])
 return 1
 `,
 );
@@ -370,18 +389,36 @@ return 1
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency catalog needs ids pins.
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids.
 // ARGV: hexId idleBefore (ms) dryRun. Deletes the session only if it was last written before
 // idleBefore and holds no pin; returns how many checkpoints it held, or -1 when it stays.
 export const deleteIdle = new Script(
   'write',
-  `${UNLINK_SESSION}
-local current = redis.call('HMGET', KEYS[1], 'updated', 'count')
-if not current[1] then return -1 end
-if tonumber(current[1]) >= tonumber(ARGV[2]) then return -1 end
-if redis.call('EXISTS', KEYS[10]) == 1 then return -1 end
-if ARGV[3] ~= '1' then unlinkSession(current[1], ARGV[1]) end
+  `${UNLINK_THIS_SESSION}${IDLE}
+local current = idle(KEYS[1], KEYS[8], tonumber(ARGV[2]))
+if not current then return -1 end
+if ARGV[3] ~= '1' then unlinkThisSession(current[1], ARGV[1]) end
 return tonumber(current[2])
+`,
+);
+
+// KEYS: catalog ids of one shard, then session info data transcript seqs idempotency needs
+// pins of each session to decide about (all of that shard). ARGV: idleBefore (ms), then the
+// hex id of each. Deletes, each decided as deleteIdle decides, those last written before
+// idleBefore that hold no pin. Returns how many sessions went, and how many checkpoints.
+export const deleteIdleBatch = new Script(
+  'write',
+  `${UNLINK_SESSION}${IDLE}
+local before, sessions, checkpoints = tonumber(ARGV[1]), 0, 0
+for n = 2, #ARGV do
+  local at = 2 + 8 * (n - 2)
+  local current = idle(KEYS[at + 1], KEYS[at + 8], before)
+  if current then
+    unlinkSession(KEYS[1], KEYS[2], current[1], ARGV[n], unpack(KEYS, at + 1, at + 8))
+    sessions, checkpoints = sessions + 1, checkpoints + tonumber(current[2])
+  end
+end
+return {sessions, checkpoints}
 `,
 );
 
@@ -475,19 +512,19 @@ return out
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency catalog needs ids pins.
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids.
 // ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
 // transcript needs ('' for none) pin ('' for none) per checkpoint, seq ascending. The whole
 // session appears at once, or not at all.
 export const importSession = new Script(
   'write',
-  `${UNLINK_SESSION}
+  `${UNLINK_THIS_SESSION}
 local old = redis.call('HGET', KEYS[1], 'updated')
 if old then
   if ARGV[1] ~= '1' then return 'exists' end
-  unlinkSession(old, ARGV[2])
+  unlinkThisSession(old, ARGV[2])
 else
-  redis.call('DEL', KEYS[10])
+  redis.call('DEL', KEYS[8])
 end
 local count, last, hinfo, hdata, hpin = 0, nil, nil, nil, nil
 for k = 8, #ARGV, 6 do
@@ -495,8 +532,8 @@ for k = 8, #ARGV, 6 do
   redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
   redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
   if ARGV[k + 3] ~= '[]' then redis.call('HSET', KEYS[4], seq, ARGV[k + 3]) end
-  if ARGV[k + 4] ~= '' then redis.call('HSET', KEYS[8], seq, ARGV[k + 4]) end
-  if ARGV[k + 5] ~= '' then redis.call('HSET', KEYS[10], seq, ARGV[k + 5]) end
+  if ARGV[k + 4] ~= '' then redis.call('HSET', KEYS[7], seq, ARGV[k + 4]) end
+  if ARGV[k + 5] ~= '' then redis.call('HSET', KEYS[8], seq, ARGV[k + 5]) end
   redis.call('ZADD', KEYS[5], seq, seq)
   if seq == ARGV[3] then hinfo, hdata, hpin = ARGV[k + 1], ARGV[k + 2], ARGV[k + 5] end
   count, last = count + 1, seq
@@ -505,8 +542,8 @@ redis.call('HSET', KEYS[1], 'head', ARGV[3], 'last', last, 'count', count,
   'created', ARGV[6], 'updated', ARGV[7], 'hseq', ARGV[3], 'hinfo', hinfo, 'hdata', hdata,
   'hpin', ARGV[3] .. ' ' .. hpin)
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5]) end
-redis.call('ZADD', KEYS[7], 0, ARGV[7] .. ':' .. ARGV[2])
-redis.call('ZADD', KEYS[9], 0, ARGV[2])
+redis.call('ZADD', KEYS[9], 0, ARGV[7] .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[10], 0, ARGV[2])
 return 'imported'
 `,
 );

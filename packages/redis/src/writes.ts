@@ -17,7 +17,7 @@ import type {
   RollbackResult,
 } from '@ckpt/core/adapter';
 import type { RedisNamespace } from './runner.js';
-import { type SessionKeys, sessionKeys } from './schema.js';
+import { ownKeys, type SessionKeys, sessionKeys } from './schema.js';
 import { checkpoint, padTime, pinArg, type Reply, seqArg } from './script-values.js';
 import * as lua from './statements.js';
 
@@ -29,20 +29,12 @@ function notFound(status: string | null | undefined) {
   return { status: 'not_found', missing: status === 'no_session' ? 'session' : 'seq' } as const;
 }
 
-/** Every key of a session, in the order the scripts that remove or replace it whole take them. */
+/**
+ * Every key of a session, in the order the scripts that create, remove or replace it whole
+ * take them: its own keys, then its shard's catalog and index of ids.
+ */
 export function wholeSession(k: SessionKeys): string[] {
-  return [
-    k.session,
-    k.info,
-    k.data,
-    k.transcript,
-    k.seqs,
-    k.idempotency,
-    k.catalog,
-    k.needs,
-    k.ids,
-    k.pins,
-  ];
+  return [...ownKeys(k), k.catalog, k.ids];
 }
 
 export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {

@@ -378,10 +378,10 @@ describe.each(where)('redis retention on $name', ({ cluster, up }) => {
       ).toEqual([]);
       // The catalog slice and the index of ids hold the busy session alone.
       const k = sessionKeys(backend.namespace, 'idle');
-      expect(await backend.client.zrange(k.catalog, 0, -1)).not.toContainEqual(
+      expect(await backend.client.zrange(k.catalog, '0', '-1')).not.toContainEqual(
         expect.stringContaining(hexId),
       );
-      expect(await backend.client.zrange(k.ids, 0, -1)).not.toContain(hexId);
+      expect(await backend.client.zrange(k.ids, '0', '-1')).not.toContain(hexId);
       // Written again, it is a new session.
       expect(await write(backend, 'idle', 6000)).toBe(1);
     });
@@ -425,8 +425,8 @@ describe.each(where)('redis retention on $name', ({ cluster, up }) => {
       const keys = (await keysOf(backend.client, backend.namespace)).sort();
       const catalog = await backend.client.zrange(
         sessionKeys(backend.namespace, 's').catalog,
-        0,
-        -1,
+        '0',
+        '-1',
       );
       expect(await backend.deleteIdle('s', 10_000, true)).toEqual({
         status: 'deleted',
@@ -434,7 +434,7 @@ describe.each(where)('redis retention on $name', ({ cluster, up }) => {
       });
       expect((await keysOf(backend.client, backend.namespace)).sort()).toEqual(keys);
       expect(
-        await backend.client.zrange(sessionKeys(backend.namespace, 's').catalog, 0, -1),
+        await backend.client.zrange(sessionKeys(backend.namespace, 's').catalog, '0', '-1'),
       ).toEqual(catalog);
       expect(await seqsOf(backend, 's')).toEqual([1, 2, 3, 4]);
     });
@@ -455,6 +455,103 @@ describe.each(where)('redis retention on $name', ({ cluster, up }) => {
         expect(head?.seq).toBe(appended);
         // Deleted first: the append started a new session; else the append kept the old one.
         expect(appended).toBe(decided.status === 'deleted' ? 1 : 2);
+      }
+    }, 60_000);
+  });
+
+  describe.skipIf(!up)('deleteIdleBatch', () => {
+    /** Call deleteIdleBatch until it says none is left; each call's sessions. */
+    async function drain(backend: RedisBackend, idleBefore: number, limit: number) {
+      const calls: number[] = [];
+      let checkpoints = 0;
+      for (;;) {
+        const gone = await backend.deleteIdleBatch({ idleBefore, limit });
+        checkpoints += gone.checkpoints;
+        if (gone.sessions === 0) return { calls, checkpoints };
+        calls.push(gone.sessions);
+      }
+    }
+
+    const ids = async (backend: RedisBackend) =>
+      (await backend.sessions({ after: null, limit: 1000, prefix: '' }))
+        .map((s) => s.sessionId)
+        .sort();
+
+    it('deletes the idle sessions without pins, at most limit a call, oldest first', async () => {
+      const backend = fresh();
+      // 40 idle sessions of 1 to 3 checkpoints, written at 1000 + i; 5 recent; 5 idle and pinned.
+      let idleCheckpoints = 0;
+      for (let i = 0; i < 40; i++) {
+        for (let c = 0; c <= i % 3; c++) await write(backend, `idle-${i}`, 1000 + i);
+        idleCheckpoints += (i % 3) + 1;
+      }
+      for (let i = 0; i < 5; i++) {
+        await write(backend, `recent-${i}`, 1000 + i);
+        await write(backend, `recent-${i}`, 9000 + i);
+        await write(backend, `pinned-${i}`, 500 + i);
+        await backend.pin({ sessionId: `pinned-${i}`, seq: 1, note: null });
+      }
+      const first = 1 + 2 + 3 + 1 + 2 + 3 + 1;
+      expect(await backend.deleteIdleBatch({ idleBefore: 5000, limit: 7 })).toEqual({
+        sessions: 7,
+        checkpoints: first,
+      });
+      // The oldest seven went.
+      const left = await ids(backend);
+      for (let i = 0; i < 40; i++) expect(left.includes(`idle-${i}`)).toBe(i >= 7);
+      const { calls, checkpoints } = await drain(backend, 5000, 7);
+      expect(calls).toEqual([7, 7, 7, 7, 5]);
+      expect(checkpoints + first).toBe(idleCheckpoints);
+      expect(await ids(backend)).toEqual(
+        [0, 1, 2, 3, 4].flatMap((i) => [`pinned-${i}`, `recent-${i}`]).sort(),
+      );
+      // Nothing of the deleted sessions is left: no key, no catalog or index entry.
+      const own = (await keysOf(backend.client, backend.namespace)).filter((key) =>
+        key.includes(`:${sessionKeys(backend.namespace, 'idle-1').hexId.slice(0, 8)}`),
+      );
+      expect(own).toEqual([]);
+      expect(
+        (await backend.sessions({ after: null, limit: 100, prefix: 'idle' })).map(
+          (s) => s.sessionId,
+        ),
+      ).toEqual([]);
+    });
+
+    it('never deletes more than limit, even below the number of shards', async () => {
+      const backend = fresh();
+      for (let i = 0; i < 20; i++) await write(backend, `s-${i}`, 1000 + i);
+      expect((await drain(backend, 5000, 1)).calls).toEqual(Array(20).fill(1));
+      for (let i = 0; i < 20; i++) await write(backend, `s-${i}`, 1000 + i);
+      expect((await drain(backend, 5000, 3)).calls).toEqual([3, 3, 3, 3, 3, 3, 2]);
+    });
+
+    it('reads past idle sessions that hold pins to the ones that do not', async () => {
+      const backend = fresh();
+      for (let i = 0; i < 30; i++) {
+        await write(backend, `pinned-${i}`, 1000 + i);
+        await backend.pin({ sessionId: `pinned-${i}`, seq: 1, note: null });
+      }
+      for (let i = 0; i < 4; i++) await write(backend, `later-${i}`, 2000 + i);
+      expect(await drain(backend, 5000, 2)).toEqual({ calls: [2, 2], checkpoints: 4 });
+      expect((await ids(backend)).filter((id) => id.startsWith('later'))).toEqual([]);
+      expect(await ids(backend)).toHaveLength(30);
+    });
+
+    it('never loses a checkpoint appended while a batch decides', async () => {
+      const backend = fresh();
+      const writer = fresh(backend.namespace);
+      for (let round = 0; round < 20; round++) {
+        const sessionIds = Array.from({ length: 20 }, (_, i) => `race-${round}-${i}`);
+        for (const id of sessionIds) await write(backend, id, 1000);
+        const [appended] = await Promise.all([
+          Promise.all(sessionIds.map((id) => write(writer, id, 9000 + round))),
+          drain(backend, 2000, 5),
+        ]);
+        for (const [n, id] of sessionIds.entries()) {
+          const head = await backend.load(id, null);
+          expect(head?.data).toBe(JSON.stringify(9000 + round));
+          expect(head?.seq).toBe(appended[n]);
+        }
       }
     }, 60_000);
   });
