@@ -18,6 +18,7 @@ import { lifecycleCases } from './cases/lifecycle.js';
 import { listingCases } from './cases/listings.js';
 import { modelCases } from './cases/model.js';
 import { needsCases } from './cases/needs.js';
+import { retentionCases } from './cases/retention.js';
 import { stateCases } from './cases/state.js';
 import { surfaceCases } from './cases/surface.js';
 import { transferCases } from './cases/transfer.js';
@@ -71,6 +72,7 @@ export function runContractTests(harness: ContractHarness): void {
     stateCases(t, caps);
     concurrencyCases(t, caps, harness.connections ?? 4);
     transferCases(t, caps);
+    retentionCases(t, caps);
     codecCases(t, caps);
     surfaceCases(t, caps, harness.namespaced !== undefined);
     destroyCases(t, caps, harness.namespaced !== undefined);
@@ -89,6 +91,7 @@ export {
   listingCases,
   modelCases,
   needsCases,
+  retentionCases,
   stateCases,
   surfaceCases,
   transferCases,

@@ -39,6 +39,8 @@ export function listingCases(t: ContractContext, caps: BackendCapabilities): voi
         parent: 1,
         metadata: { i: 4 },
         createdAt: expect.any(Date),
+        pinned: false,
+        pinNote: null,
       });
       expect(page.items[0]).not.toHaveProperty('data');
     });

@@ -20,6 +20,14 @@ export type {
   ReencodeProgress,
   ReencodeResult,
 } from './store/reencode.js';
+export {
+  type PruneOptions,
+  RETENTION_INTERVAL,
+  type RetentionPolicy,
+  type SweepOptions,
+  type SweepProgress,
+  type SweepResult,
+} from './store/retention.js';
 export { CheckpointStore, DEFAULT_MAX_PAYLOAD_BYTES } from './store/store.js';
 export type {
   Checkpoint,

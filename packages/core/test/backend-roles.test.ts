@@ -1,5 +1,5 @@
 /**
- * The native backend is four roles joined into one: every member of `CheckpointBackend` belongs
+ * The native backend is five roles joined into one: every member of `CheckpointBackend` belongs
  * to exactly one of them, so a member added to the contract is added to a role. Checked by
  * `pnpm typecheck`; the run only repeats what the types say.
  */
@@ -7,6 +7,7 @@ import type {
   BackendLifecycle,
   CheckpointBackend,
   CheckpointLog,
+  Retention,
   SessionTransfer,
   StateStore,
 } from '@ckpt/core/adapter';
@@ -15,18 +16,22 @@ import { describe, expectTypeOf, it } from 'vitest';
 type Log = keyof CheckpointLog;
 type State = keyof StateStore;
 type Transfer = keyof SessionTransfer;
+type Kept = keyof Retention;
 type Lifecycle = keyof BackendLifecycle;
 
 describe('CheckpointBackend', () => {
-  it('is its four roles and nothing else', () => {
-    expectTypeOf<keyof CheckpointBackend>().toEqualTypeOf<Log | State | Transfer | Lifecycle>();
+  it('is its five roles and nothing else', () => {
+    expectTypeOf<keyof CheckpointBackend>().toEqualTypeOf<
+      Log | State | Transfer | Kept | Lifecycle
+    >();
   });
 
   it('gives each member to one role', () => {
     type Shared =
-      | (Log & (State | Transfer | Lifecycle))
-      | (State & (Transfer | Lifecycle))
-      | (Transfer & Lifecycle);
+      | (Log & (State | Transfer | Kept | Lifecycle))
+      | (State & (Transfer | Kept | Lifecycle))
+      | (Transfer & (Kept | Lifecycle))
+      | (Kept & Lifecycle);
     expectTypeOf<Shared>().toEqualTypeOf<never>();
   });
 });

@@ -6,7 +6,6 @@ import {
   rangesDescending,
   rangesFrom,
   rangesHas,
-  rangesPrune,
 } from '../src/kv/seq-ranges.js';
 
 const seqSets = fc.uniqueArray(fc.integer({ min: 1, max: 60 }), { maxLength: 40 });
@@ -33,24 +32,5 @@ describe('seq ranges', () => {
 
   it('list below a seq, highest first, up to a limit', () => {
     expect(rangesDescending(rangesFrom([1, 2, 3, 7, 8]), 8, 3)).toEqual([7, 3, 2]);
-  });
-
-  it('prune to the newest keepLast plus the head', () => {
-    fc.assert(
-      fc.property(
-        seqSets.filter((s) => s.length > 0),
-        fc.nat(),
-        fc.integer({ min: 1, max: 10 }),
-        (seqs, pick, keep) => {
-          const head = seqs[pick % seqs.length]!;
-          const { kept, removed } = rangesPrune(rangesFrom(seqs), keep, head);
-          const want = new Set([...seqs.sort((a, b) => b - a).slice(0, keep), head]);
-          expect(rangesDescending(kept, null, 1000)).toEqual([...want].sort((a, b) => b - a));
-          expect(removed.sort((a, b) => a - b)).toEqual(
-            seqs.filter((s) => !want.has(s)).sort((a, b) => a - b),
-          );
-        },
-      ),
-    );
   });
 });

@@ -11,9 +11,12 @@ import {
   type CheckpointBackend,
   closeOverNeeds,
   compareSessionsNewestFirst,
+  type DeleteIdleResult,
   type ForkInput,
   type ForkResult,
   type ImportInput,
+  type PinResult,
+  type PruneRule,
   type RewriteInput,
   type RollbackInput,
   type RollbackResult,
@@ -75,6 +78,8 @@ export class MemoryBackend implements CheckpointBackend {
       metadata: input.metadata,
       transcript: input.transcript,
       createdAt: input.now,
+      pinned: false,
+      pinNote: null,
       needs: input.needs.filter((needed) => target.checkpoints.has(needed)),
     });
     target.head = seq;
@@ -111,7 +116,14 @@ export class MemoryBackend implements CheckpointBackend {
       .filter((cp) => cp.seq < below)
       .sort((a, b) => b.seq - a.seq)
       .slice(0, query.limit)
-      .map(({ seq, parent, metadata, createdAt }) => ({ seq, parent, metadata, createdAt }));
+      .map(({ seq, parent, metadata, createdAt, pinned, pinNote }) => ({
+        seq,
+        parent,
+        metadata,
+        createdAt,
+        pinned,
+        pinNote,
+      }));
   }
 
   async lineage(
@@ -162,29 +174,67 @@ export class MemoryBackend implements CheckpointBackend {
     });
     for (const seq of [...copied].sort((a, b) => a - b)) {
       const cp = source.checkpoints.get(seq);
-      if (cp) copy.checkpoints.set(seq, { ...cp, needs: [...cp.needs] });
+      // A fork copies no pins: what its source keeps, the fork may let go.
+      if (cp)
+        copy.checkpoints.set(seq, { ...cp, pinned: false, pinNote: null, needs: [...cp.needs] });
     }
     copy.head = at;
     copy.last = at;
     return { status: 'done', seq: at };
   }
 
-  async prune(sessionId: string, keepLast: number): Promise<number> {
+  async prune(sessionId: string, rule: PruneRule, dryRun = false): Promise<number> {
     const session = this.#sessions.get(sessionId);
     if (!session) return 0;
     const newestFirst = [...session.checkpoints.keys()].sort((a, b) => b - a);
+    const keptForThemselves = newestFirst.filter((seq, rank) => {
+      const cp = session.checkpoints.get(seq)!;
+      const beyondKeepLast = rule.keepLast === null || rank >= rule.keepLast;
+      const oldEnough = rule.createdBefore === null || cp.createdAt < rule.createdBefore;
+      return seq === session.head || cp.pinned || !(beyondKeepLast && oldEnough);
+    });
     const kept = closeOverNeeds(
-      [...newestFirst.slice(0, keepLast), session.head],
+      keptForThemselves,
       (seq) => session.checkpoints.get(seq)?.needs ?? [],
     );
     let removed = 0;
     for (const seq of newestFirst) {
       if (!kept.has(seq)) {
-        session.checkpoints.delete(seq);
+        if (!dryRun) session.checkpoints.delete(seq);
         removed++;
       }
     }
     return removed;
+  }
+
+  async pin(input: { sessionId: string; seq: number; note: string | null }): Promise<PinResult> {
+    const session = this.#sessions.get(input.sessionId);
+    if (!session) return { status: 'not_found', missing: 'session' };
+    const cp = session.checkpoints.get(input.seq);
+    if (!cp) return { status: 'not_found', missing: 'seq' };
+    cp.pinned = true;
+    cp.pinNote = input.note;
+    return { status: 'done' };
+  }
+
+  async unpin(sessionId: string, seq: number): Promise<boolean> {
+    const cp = this.#sessions.get(sessionId)?.checkpoints.get(seq);
+    if (!cp?.pinned) return false;
+    cp.pinned = false;
+    cp.pinNote = null;
+    return true;
+  }
+
+  async deleteIdle(
+    sessionId: string,
+    idleBefore: number,
+    dryRun: boolean,
+  ): Promise<DeleteIdleResult> {
+    const session = this.#sessions.get(sessionId);
+    if (!session || session.updatedAt >= idleBefore) return { status: 'kept' };
+    for (const cp of session.checkpoints.values()) if (cp.pinned) return { status: 'kept' };
+    if (!dryRun) this.#sessions.delete(sessionId);
+    return { status: 'deleted', checkpoints: session.checkpoints.size };
   }
 
   async delete(sessionId: string): Promise<boolean> {

@@ -12,8 +12,10 @@ import type {
   AppendInput,
   AppendResult,
   CheckpointBackend,
+  DeleteIdleResult,
   ForkInput,
   ForkResult,
+  PinResult,
   RollbackInput,
   RollbackResult,
   SessionPosition,
@@ -31,7 +33,15 @@ import { CkptError, invalidArgument } from '../values/errors.js';
 import { checkOptions, describe } from '../values/validate.js';
 import { conformingKv } from './conformance.js';
 import type { KvStore } from './kv-store.js';
-import { type Body, kvKeys, makeBody, parseBody, type SessionRecord, token } from './layout.js';
+import {
+  type Body,
+  kvKeys,
+  makeBody,
+  parseBody,
+  type SessionRecord,
+  TOMBSTONE,
+  token,
+} from './layout.js';
 import {
   rangesAppend,
   rangesAscending,
@@ -39,7 +49,6 @@ import {
   rangesDescending,
   rangesFrom,
   rangesHas,
-  rangesPrune,
   type SeqRanges,
 } from './seq-ranges.js';
 
@@ -53,6 +62,21 @@ export interface KvBackendOptions {
 interface Snapshot {
   raw: string;
   rec: SessionRecord;
+}
+
+/**
+ * A session's key as read: its record (null when there is no session), and the text that a
+ * compare-and-set creating the session must expect (null: no key; else a tombstone's text).
+ */
+interface Slot {
+  snap: Snapshot | null;
+  expected: string | null;
+}
+
+/** A stored checkpoint: a body with its pin, as the record names it. */
+function withPin(rec: SessionRecord, body: Body): StoredCheckpoint & Body {
+  const pin = rec.pins?.find(([seq]) => seq === body.seq);
+  return { ...body, pinned: pin !== undefined, pinNote: pin?.[1] ?? null };
 }
 
 function checkPrefix(prefix: unknown = 'ckpt:'): string {
@@ -90,17 +114,45 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     return true;
   };
 
-  const read = async (id: string): Promise<Snapshot | null> => {
+  const readSlot = async (id: string): Promise<Slot> => {
     const raw = await kv.get(sessionKey(id));
-    return raw === undefined ? null : { raw, rec: JSON.parse(raw) as SessionRecord };
+    if (raw === undefined) return { snap: null, expected: null };
+    if (raw === TOMBSTONE) return { snap: null, expected: raw };
+    return { snap: { raw, rec: JSON.parse(raw) as SessionRecord }, expected: raw };
   };
 
+  const read = async (id: string): Promise<Snapshot | null> => (await readSlot(id)).snap;
+
   /** Read the session with no pending write, finishing one left by another caller. */
-  const readSettled = async (id: string): Promise<Snapshot | null> => {
+  const readSettledSlot = async (id: string): Promise<Slot> => {
     for (let race = 0; race < MAX_RACES; race++) {
-      const snap = await read(id);
-      if (snap === null || snap.rec.pending === null) return snap;
-      await finishPending(id, snap);
+      const slot = await readSlot(id);
+      if (slot.snap === null || slot.snap.rec.pending === null) return slot;
+      await finishPending(id, slot.snap);
+    }
+    throw tooManyRaces(id);
+  };
+
+  const readSettled = async (id: string): Promise<Snapshot | null> =>
+    (await readSettledSlot(id)).snap;
+
+  /**
+   * Change the session's record with `change` (given the settled record; null: leave it and
+   * answer `unchanged`), by compare-and-set, again from a fresh read whenever it races.
+   */
+  const changeRecord = async <T>(
+    id: string,
+    absent: T,
+    change: (rec: SessionRecord) => { next: SessionRecord; answer: T } | { unchanged: T },
+  ): Promise<T> => {
+    for (let race = 0; race < MAX_RACES; race++) {
+      const snap = await readSettled(id);
+      if (snap === null) return absent;
+      const outcome = change(snap.rec);
+      if ('unchanged' in outcome) return outcome.unchanged;
+      if (await compareAndSet(sessionKey(id), snap.raw, JSON.stringify(outcome.next))) {
+        return outcome.answer;
+      }
     }
     throw tooManyRaces(id);
   };
@@ -198,7 +250,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     async append(input: AppendInput): Promise<AppendResult> {
       const id = input.sessionId;
       for (let race = 0; race < MAX_RACES; race++) {
-        const snap = await readSettled(id);
+        const { snap, expected } = await readSettledSlot(id);
         const rec = snap?.rec ?? null;
         if (rec !== null && input.idempotencyKey !== undefined) {
           const seen = await kv.get(idemPrefix(id, rec.gen) + input.idempotencyKey);
@@ -207,7 +259,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
             // The key was recorded by a write newer than the record read above: read again.
             if (seq > rec.last) continue;
             const body = rangesHas(rec.seqs, seq) ? await readBody(id, rec, seq) : null;
-            return { status: 'replayed', seq, checkpoint: body };
+            return { status: 'replayed', seq, checkpoint: body && withPin(rec, body) };
           }
         }
         const head = rec?.head ?? null;
@@ -239,9 +291,10 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           updatedAt: input.now,
           pending: { seq, nonce, key: input.idempotencyKey ?? null },
           ...(needy === undefined ? {} : { needy }),
+          ...(rec?.pins === undefined ? {} : { pins: rec.pins }),
         };
         const raw = JSON.stringify(next);
-        if (await compareAndSet(sessionKey(id), snap?.raw ?? null, raw)) {
+        if (await compareAndSet(sessionKey(id), expected, raw)) {
           await finishPending(id, { raw, rec: next }, body);
           return { status: 'written', seq, parent: head };
         }
@@ -253,7 +306,8 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     async load(sessionId, seq): Promise<StoredCheckpoint | null> {
       return readAsOfOneRecord(sessionId, null, async (rec, body) => {
         const target = seq ?? rec.head;
-        return rangesHas(rec.seqs, target) ? body(target) : null;
+        const found = rangesHas(rec.seqs, target) ? await body(target) : null;
+        return found === null ? null : withPin(rec, found);
       });
     },
 
@@ -261,13 +315,17 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       for (let race = 0; race < MAX_RACES; race++) {
         const found = await readAsOfOneRecord(sessionId, null, async (rec, body) => {
           // A write in flight has not recorded its key yet; its record names it.
-          if (rec.pending?.key === idempotencyKey) return body(rec.pending.seq);
+          const pinned = async (seq: number) => {
+            const found = await body(seq);
+            return found === null ? null : withPin(rec, found);
+          };
+          if (rec.pending?.key === idempotencyKey) return pinned(rec.pending.seq);
           const seen = await kv.get(idemPrefix(sessionId, rec.gen) + idempotencyKey);
           if (seen === undefined) return null;
           const seq = Number(seen);
           // Recorded by a write newer than the record read: read again.
           if (seq > rec.last) return RACED;
-          return rangesHas(rec.seqs, seq) ? body(seq) : null;
+          return rangesHas(rec.seqs, seq) ? pinned(seq) : null;
         });
         if (found !== RACED) return found;
       }
@@ -285,11 +343,14 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         for (const seq of rangesDescending(rec.seqs, beforeSeq, limit)) {
           const found = await body(seq);
           if (found !== null) {
+            const { pinned, pinNote } = withPin(rec, found);
             out.push({
               seq,
               parent: found.parent,
               metadata: found.metadata,
               createdAt: found.createdAt,
+              pinned,
+              pinNote,
             });
           }
         }
@@ -343,7 +404,8 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         const { rec } = snap;
         const at = input.atSeq ?? rec.head;
         if (!rangesHas(rec.seqs, at)) return { status: 'not_found', missing: 'seq' };
-        if ((await kv.get(sessionKey(input.newId))) !== undefined) return { status: 'exists' };
+        const target = await readSlot(input.newId);
+        if (target.snap !== null) return { status: 'exists' };
         // Copy under a fresh generation, then publish with one compare-and-set: until then
         // the copies are invisible, so a crash half-way leaves no half-made session.
         const gen = token();
@@ -389,7 +451,10 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           pending: null,
           ...(needy.length > 0 ? { needy: rangesFrom(needy) } : {}),
         };
-        if (!(await compareAndSet(sessionKey(input.newId), null, JSON.stringify(created)))) {
+        // The copies are the fork's own: no pin of the source comes with them.
+        if (
+          !(await compareAndSet(sessionKey(input.newId), target.expected, JSON.stringify(created)))
+        ) {
           return { status: 'exists' };
         }
         return { status: 'done', seq: at };
@@ -397,37 +462,59 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       throw tooManyRaces(input.sessionId);
     },
 
-    async prune(sessionId, keepLast) {
+    async prune(sessionId, rule, dryRun = false) {
       for (let race = 0; race < MAX_RACES; race++) {
         const snap = await readSettled(sessionId);
         if (snap === null) return 0;
         const { rec } = snap;
-        let { kept, removed } = rangesPrune(rec.seqs, keepLast, rec.head);
-        if (removed.length === 0) return 0;
+        const all = (ranges: SeqRanges) => rangesAscending(ranges, null, Infinity);
+        const newest = new Set(
+          rule.keepLast === null ? [] : rangesDescending(rec.seqs, null, rule.keepLast),
+        );
+        const pinned = new Set(rec.pins?.map(([seq]) => seq));
+        // Kept for their own sake: the head, pins, and those a rule given keeps. Only a
+        // checkpoint that the other rules let go has its body read, for its age.
+        const roots: number[] = [];
+        let vanished = false;
+        for (const seq of all(rec.seqs)) {
+          let keep = seq === rec.head || pinned.has(seq) || newest.has(seq);
+          if (!keep && rule.createdBefore !== null) {
+            const body = await readBody(sessionId, rec, seq);
+            if (body === null) {
+              vanished = true;
+              break;
+            }
+            keep = body.createdAt >= rule.createdBefore;
+          }
+          if (keep) roots.push(seq);
+        }
+        if (vanished) continue;
+        let keep = new Set(roots);
         let needy = rec.needy;
         if (needy !== undefined) {
           // Kept as well: what the kept checkpoints need. The bodies read for it belong to the
           // record read above; a change to it since fails the compare-and-set below, and the
           // prune starts over.
           const needing = needy;
-          let vanished = false;
           const needsOf = async (seq: number) => {
             if (!rangesHas(needing, seq) || !rangesHas(rec.seqs, seq)) return [];
             const body = await readBody(sessionId, rec, seq);
             if (body === null) vanished = true;
             return body?.needs ?? [];
           };
-          const keep = await closeOverNeedsAsync(rangesAscending(kept, null, Infinity), needsOf);
+          keep = await closeOverNeedsAsync(roots, needsOf);
           if (vanished) continue;
-          removed = removed.filter((seq) => !keep.has(seq));
-          if (removed.length === 0) return 0;
-          const all = (ranges: SeqRanges) => rangesAscending(ranges, null, Infinity);
-          kept = rangesFrom(all(rec.seqs).filter((seq) => keep.has(seq)));
           const stillNeeding = all(needing).filter((seq) => keep.has(seq));
           needy = stillNeeding.length > 0 ? rangesFrom(stillNeeding) : undefined;
         }
+        const removed = all(rec.seqs).filter((seq) => !keep.has(seq));
+        if (removed.length === 0 || dryRun) return removed.length;
         const { needy: _, ...rest } = rec;
-        const next = { ...rest, seqs: kept, ...(needy === undefined ? {} : { needy }) };
+        const next = {
+          ...rest,
+          seqs: rangesFrom(all(rec.seqs).filter((seq) => keep.has(seq))),
+          ...(needy === undefined ? {} : { needy }),
+        };
         if (await compareAndSet(sessionKey(sessionId), snap.raw, JSON.stringify(next))) {
           // The record no longer names these bodies; deleting them only frees space.
           for (const seq of removed) await kv.delete(bodyKey(sessionId, rec.gen, seq));
@@ -437,9 +524,55 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       throw tooManyRaces(sessionId);
     },
 
+    async pin({ sessionId, seq, note }): Promise<PinResult> {
+      return changeRecord<PinResult>(
+        sessionId,
+        { status: 'not_found', missing: 'session' },
+        (rec) => {
+          if (!rangesHas(rec.seqs, seq)) {
+            return { unchanged: { status: 'not_found', missing: 'seq' } };
+          }
+          const pins = (rec.pins ?? []).filter(([pinned]) => pinned !== seq);
+          pins.push([seq, note]);
+          pins.sort((a, b) => a[0] - b[0]);
+          return { next: { ...rec, pins }, answer: { status: 'done' } };
+        },
+      );
+    },
+
+    async unpin(sessionId, seq) {
+      return changeRecord<boolean>(sessionId, false, (rec) => {
+        const pins = (rec.pins ?? []).filter(([pinned]) => pinned !== seq);
+        if (pins.length === (rec.pins ?? []).length) return { unchanged: false };
+        const { pins: _, ...rest } = rec;
+        return { next: pins.length > 0 ? { ...rest, pins } : rest, answer: true };
+      });
+    },
+
+    async deleteIdle(sessionId, idleBefore, dryRun): Promise<DeleteIdleResult> {
+      for (let race = 0; race < MAX_RACES; race++) {
+        const snap = await readSettled(sessionId);
+        if (snap === null) return { status: 'kept' };
+        const { rec } = snap;
+        if (rec.updatedAt >= idleBefore || (rec.pins?.length ?? 0) > 0) return { status: 'kept' };
+        const checkpoints = rangesCount(rec.seqs);
+        if (dryRun) return { status: 'deleted', checkpoints };
+        // Only while the record is still the one read: a write since keeps the session.
+        if (await compareAndSet(sessionKey(sessionId), snap.raw, TOMBSTONE)) {
+          await dropIncarnation(sessionId, rec);
+          return { status: 'deleted', checkpoints };
+        }
+      }
+      throw tooManyRaces(sessionId);
+    },
+
     async delete(sessionId) {
-      const snap = await read(sessionId);
-      if (snap === null) return false;
+      const { snap, expected } = await readSlot(sessionId);
+      if (snap === null) {
+        // A tombstone is no session, but delete() clears it away all the same.
+        if (expected !== null) await kv.delete(sessionKey(sessionId));
+        return false;
+      }
       if (!(await kv.delete(sessionKey(sessionId)))) return false;
       await dropIncarnation(sessionId, snap.rec);
       return true;
@@ -450,7 +583,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         const out = [];
         for (const seq of rangesAscending(rec.seqs, afterSeq, limit)) {
           const found = await body(seq);
-          if (found !== null) out.push({ ...found, needs: found.needs ?? [] });
+          if (found !== null) out.push({ ...withPin(rec, found), needs: found.needs ?? [] });
         }
         return out;
       });
@@ -459,7 +592,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     async importSession(input) {
       const id = input.sessionId;
       const { checkpoints } = input;
-      let snap = await read(id);
+      let { snap, expected } = await readSlot(id);
       if (snap !== null && !input.replace) return 'exists';
       // Written under a fresh generation and published with one compare-and-set, as a fork
       // is: until then nothing of it can be read, and a crash half-way leaves no session.
@@ -487,13 +620,15 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       };
       const needy = checkpoints.filter((cp) => cp.needs.length > 0).map((cp) => cp.seq);
       if (needy.length > 0) record.needy = rangesFrom(needy);
+      const pins = checkpoints.filter((cp) => cp.pinned).map((cp) => [cp.seq, cp.pinNote]);
+      if (pins.length > 0) record.pins = pins as [number, string | null][];
       const raw = JSON.stringify(record);
       for (let race = 0; race < MAX_RACES; race++) {
-        if (await compareAndSet(sessionKey(id), snap?.raw ?? null, raw)) {
+        if (await compareAndSet(sessionKey(id), expected, raw)) {
           if (snap !== null) await dropIncarnation(id, snap.rec);
           return 'imported';
         }
-        snap = await read(id);
+        ({ snap, expected } = await readSlot(id));
         if (snap !== null && !input.replace) {
           for (const cp of checkpoints) await kv.delete(bodyKey(id, gen, cp.seq));
           return 'exists';
@@ -514,7 +649,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       const all: StoredSession[] = [];
       for (const key of await listAll(keys.sessionsWithPrefix(prefix))) {
         const raw = await kv.get(key);
-        if (raw === undefined) continue;
+        if (raw === undefined || raw === TOMBSTONE) continue;
         all.push(toStored(keys.sessionIdOf(key), JSON.parse(raw) as SessionRecord));
       }
       all.sort(compareSessionsNewestFirst);

@@ -4,8 +4,10 @@
  * fixed when the session is created (so a deleted and re-created or forked session never reads
  * another incarnation's keys):
  *
- *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write, and
- *                        which of them need others (only once one does)
+ *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write,
+ *                        which of them need others (only once one does) and the pins (only
+ *                        while there are some); or, once a sweep deleted the session, a
+ *                        tombstone (see TOMBSTONE)
  *   c:ID:GEN:SEQ         checkpoint body: header line (with its needs, if any), data, metadata,
  *                        transcript
  *   t:ID:NONCE           a staged body, while its append is being published
@@ -32,7 +34,18 @@ export interface SessionRecord {
    * without needs keeps the record it always had, and prune reads no body of it.
    */
   needy?: SeqRanges;
+  /** The pinned seqs, ascending, each with its note: absent while there are none. */
+  pins?: [number, string | null][];
 }
+
+/**
+ * What a sweep leaves at the record of a session it deleted as idle. A KvStore can only delete
+ * a key unconditionally, so a delete decided on a record read before it could remove a session
+ * a writer made in between; the sweep instead swaps the record for this with compare-and-set,
+ * which fails if anything was written since. Every reader takes it as no session; a writer
+ * creating the session swaps it for a record the same way; `delete` removes it.
+ */
+export const TOMBSTONE = '{"gone":true}';
 
 /** The first line of a body. */
 interface BodyHeader {

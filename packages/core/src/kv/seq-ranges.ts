@@ -65,18 +65,3 @@ export function rangesAscending(
   }
   return out;
 }
-
-/** Split the set into what `prune` keeps (the `keepLast` highest and `head`) and what it removes. */
-export function rangesPrune(
-  ranges: SeqRanges,
-  keepLast: number,
-  head: number,
-): { kept: SeqRanges; removed: number[] } {
-  const newest = rangesDescending(ranges, null, keepLast);
-  const kept = rangesFrom([...newest, ...(rangesHas(ranges, head) ? [head] : [])]);
-  const removed: number[] = [];
-  for (const [lo, hi] of ranges) {
-    for (let seq = lo; seq <= hi; seq++) if (!rangesHas(kept, seq)) removed.push(seq);
-  }
-  return { kept, removed };
-}

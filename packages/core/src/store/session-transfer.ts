@@ -98,6 +98,11 @@ async function decoded(
   // Omitted when empty, as a checkpoint without needs was exported before needs existed (and
   // as a backend written before them may leave it out).
   if (stored.needs !== undefined && stored.needs.length > 0) cp.needs = [...stored.needs];
+  // Likewise a pin: an unpinned checkpoint exports as it did before pins existed.
+  if (stored.pinned) {
+    cp.pinned = true;
+    if (stored.pinNote !== null) cp.pinNote = stored.pinNote;
+  }
   return cp;
 }
 
@@ -255,6 +260,7 @@ function checkCheckpoint(
   const metadata = encodeMetadata(cp.metadata, `${path}.metadata`).text;
   const transcript = encodeTranscript(cp.transcript, `${path}.transcript`).text;
   checkCheckpointSize(path, data, metadata, transcript, maxPayloadBytes);
+  const { pinned, pinNote } = checkPin(cp, path);
   return {
     seq,
     parent,
@@ -263,5 +269,26 @@ function checkCheckpoint(
     transcript,
     createdAt: checkTime(cp.createdAt, `${path}.createdAt`),
     needs: checkNeeds(cp.needs, `${path}.needs`),
+    pinned,
+    pinNote,
   };
+}
+
+/** A checkpoint's `pinned` (omitted: false) and `pinNote` (only on a pinned one), checked. */
+function checkPin(cp: Record<string, unknown>, path: string) {
+  const pinned = cp.pinned ?? false;
+  if (typeof pinned !== 'boolean') {
+    throw invalidArgument(
+      `${path}.pinned`,
+      `${path}.pinned must be true or false (or omitted), got ${describe(pinned)}.`,
+    );
+  }
+  if (cp.pinNote === undefined || cp.pinNote === null) return { pinned, pinNote: null };
+  if (!pinned) {
+    throw invalidArgument(
+      `${path}.pinNote`,
+      `${path}.pinNote is given, but the checkpoint is not pinned; a note belongs to a pin.`,
+    );
+  }
+  return { pinned, pinNote: checkName(cp.pinNote, `${path}.pinNote`) };
 }

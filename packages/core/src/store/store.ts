@@ -7,6 +7,7 @@ import type {
   BackendCapabilities,
   CheckpointBackend,
   Diagnosis,
+  PruneRule,
   SessionPosition,
   StoredCheckpoint,
   StoredSession,
@@ -39,6 +40,14 @@ import { listPosition, sessionPosition, transcriptPosition } from './cursor-posi
 import { decodeCheckpoint } from './decode.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
 import { type ReencodeOptions, type ReencodeResult, reencode } from './reencode.js';
+import {
+  checkPruneOptions,
+  checkRetention,
+  type PruneOptions,
+  type SweepOptions,
+  type SweepResult,
+  sweep,
+} from './retention.js';
 import { exportSession, importSession } from './session-transfer.js';
 import { SessionValues, sealCheckpointValue } from './session-values.js';
 import { createStateScope } from './state.js';
@@ -77,6 +86,7 @@ export class CheckpointStore<T = JsonValue> {
   readonly #errorHint: ErrorHint | undefined;
   readonly #maxPayloadBytes: number;
   readonly #codecs: CodecChain;
+  readonly #retention: ((seq: number, now: number) => PruneRule | null) | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
   /**
@@ -96,7 +106,7 @@ export class CheckpointStore<T = JsonValue> {
         'new CheckpointStore(backend) needs a backend, such as memory() from @ckpt/memory or kvBackend(kv).',
       );
     }
-    const opts = checkOptions(options, 'options', ['maxPayloadBytes', 'codecs']);
+    const opts = checkOptions(options, 'options', ['maxPayloadBytes', 'codecs', 'retention']);
     this.#backend = backend;
     this.#errorHint = backend.errorHint?.bind(backend);
     this.#maxPayloadBytes =
@@ -104,6 +114,7 @@ export class CheckpointStore<T = JsonValue> {
         ? DEFAULT_MAX_PAYLOAD_BYTES
         : checkPositiveInteger(opts.maxPayloadBytes, 'maxPayloadBytes');
     this.#codecs = new CodecChain(opts.codecs ?? []);
+    this.#retention = checkRetention(opts.retention);
   }
 
   /** The backend this store runs on. */
@@ -185,6 +196,7 @@ export class CheckpointStore<T = JsonValue> {
       });
       switch (result.status) {
         case 'written':
+          await this.#retain(sessionId, result.seq, now);
           // The checked copies are what was stored; decoding the text again would give the same.
           return {
             sessionId,
@@ -308,6 +320,8 @@ export class CheckpointStore<T = JsonValue> {
         parent: row.parent,
         metadata: decodeMetadata(row.metadata),
         createdAt: new Date(row.createdAt),
+        pinned: row.pinned,
+        pinNote: row.pinNote,
       }));
       return toPage(infos, limit, owner, (last) => last.seq);
     });
@@ -383,16 +397,54 @@ export class CheckpointStore<T = JsonValue> {
   }
 
   /**
-   * Keep the `keepLast` newest checkpoints, the head and every checkpoint those need (see
-   * `needs` of `checkpoint`); remove the rest; returns how many were removed.
+   * Remove the checkpoints that every rule given lets go: beyond the `keepLast` newest, and
+   * created more than `olderThan` milliseconds ago. The head, pinned checkpoints and every
+   * checkpoint a kept one needs (see `needs` of `checkpoint`) always stay. Returns how many
+   * were removed.
    */
-  async prune(sessionId: string, options: { keepLast: number }): Promise<number> {
+  async prune(sessionId: string, options: PruneOptions): Promise<number> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
-      const opts = checkOptions(options, 'options', ['keepLast']);
-      const keepLast = checkPositiveInteger(opts.keepLast, 'keepLast');
-      return this.#backend.prune(sessionId, keepLast);
+      const rule = checkPruneOptions(options, Date.now());
+      return this.#backend.prune(sessionId, rule);
     });
+  }
+
+  /**
+   * Pin stored checkpoint `seq`, with an optional note (1 to 255 characters): no prune, sweep
+   * or retention removes it, and no sweep deletes its session; `delete` still does. Pinning a
+   * pinned checkpoint replaces its note. NOT_FOUND when the session or seq is not stored.
+   */
+  async pin(sessionId: string, seq: number, options?: { note?: string }): Promise<void> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      checkPositiveInteger(seq, 'seq');
+      const opts = checkOptions(options, 'options', ['note']);
+      const note = opts.note === undefined ? null : checkName(opts.note, 'note');
+      const result = await this.#backend.pin({ sessionId, seq, note });
+      if (result.status === 'not_found') throw notFound(sessionId, result.missing, seq);
+    });
+  }
+
+  /** Unpin checkpoint `seq`; false when it was not pinned (or is not stored). */
+  async unpin(sessionId: string, seq: number): Promise<boolean> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      checkPositiveInteger(seq, 'seq');
+      return this.#backend.unpin(sessionId, seq);
+    });
+  }
+
+  /**
+   * Walk the whole store a page at a time: delete each session idle (no checkpoint, rollback
+   * or import of its own) for longer than `idleFor` milliseconds that holds no pin, and prune
+   * every other one by `keepLast` / `olderThan`. Each deletion is decided atomically by the
+   * backend, so a session written meanwhile stays. Returns what it removed (with `dryRun`:
+   * would remove). Stopped by `signal`, it can simply be run again.
+   */
+  async sweep(options: SweepOptions): Promise<SweepResult> {
+    if (this.#closed) throw closedError();
+    return sweep(this.#backend, (fn) => this.#run(fn), options);
   }
 
   /** Remove the session with every branch and its transcript; false when it did not exist. */
@@ -551,6 +603,21 @@ export class CheckpointStore<T = JsonValue> {
     }
     await beforeClosing?.();
     await this.#backend.close();
+  }
+
+  /**
+   * Apply the `retention` option after checkpoint `seq` was written. The checkpoint is stored
+   * and acknowledged whatever happens here: a prune that fails is left to the next one, which
+   * removes what this one would have.
+   */
+  async #retain(sessionId: string, seq: number, now: number): Promise<void> {
+    const rule = this.#retention?.(seq, now);
+    if (rule == null) return;
+    try {
+      await this.#backend.prune(sessionId, rule);
+    } catch {
+      // The next interval's prune covers this one's work.
+    }
   }
 
   /** Reads the stored values of `sessionId` through the codecs. */

@@ -15,8 +15,13 @@ export interface Checkpoint<T = JsonValue> {
   createdAt: Date;
 }
 
-/** A checkpoint without its data, as `list` returns it. */
-export type CheckpointInfo = Omit<Checkpoint, 'data'>;
+/** A checkpoint without its data, as `list` returns it, with its pin. */
+export interface CheckpointInfo extends Omit<Checkpoint, 'data'> {
+  /** Whether it is pinned (`pin`): no prune, sweep or retention removes it. */
+  pinned: boolean;
+  /** The note given to `pin`; null when not pinned or pinned without one. */
+  pinNote: string | null;
+}
 
 /** One session as `info` and `sessions` describe it. */
 export interface SessionInfo {
@@ -74,6 +79,14 @@ export interface StoreOptions {
    * and reversed on read, to checkpoint data, transcript items and state values.
    */
   codecs?: Codec[];
+  /**
+   * Prune each session this store writes as it grows: a checkpoint goes once it is beyond the
+   * `keepLast` newest and older than `olderThan` milliseconds (every rule given must let it
+   * go); the head, pinned checkpoints and what kept ones need stay. Applied after every tenth
+   * checkpoint of a session (see "Keeping storage bounded" in core's README). Idle sessions
+   * are deleted only by `sweep()`.
+   */
+  retention?: { keepLast?: number; olderThan?: number };
 }
 
 /** Options of `openStore`: the store's, and whether it may create a store that is not there. */
@@ -145,6 +158,10 @@ export interface ExportedCheckpoint {
   createdAt: Date;
   /** The seqs of the earlier checkpoints it needs, ascending (omitted when none). */
   needs?: number[];
+  /** Whether it is pinned (omitted when not). */
+  pinned?: boolean;
+  /** The note of its pin (omitted when not pinned, or pinned without one). */
+  pinNote?: string | null;
 }
 
 /** A whole session as `importSession` takes it. */

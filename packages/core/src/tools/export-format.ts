@@ -12,8 +12,8 @@
  * A session line says how many checkpoint lines follow it, seq ascending. Times are ISO 8601
  * in UTC with milliseconds. A checkpoint line has `needs` (the seqs of the earlier checkpoints
  * it needs) only when it needs some; a line without it, as every line of an export made
- * before needs existed, needs none. The end line lets a reader tell a whole export from a cut
- * one.
+ * before needs existed, needs none. Likewise `pinned` (true) and `pinNote` appear only on a
+ * pinned checkpoint. The end line lets a reader tell a whole export from a cut one.
  */
 
 import { checkIfExists } from '../store/session-transfer.js';
@@ -96,6 +96,8 @@ export async function* exportStore(
         transcript: cp.transcript,
         data: cp.data,
         ...(cp.needs !== undefined && cp.needs.length > 0 ? { needs: cp.needs } : {}),
+        ...(cp.pinned ? { pinned: true } : {}),
+        ...(cp.pinned && typeof cp.pinNote === 'string' ? { pinNote: cp.pinNote } : {}),
       });
       counts.checkpoints++;
     }
@@ -342,6 +344,8 @@ function checkpointLine(value: Line, n: number): ExportedCheckpoint {
     transcript: value.transcript as JsonValue[],
     data: value.data as JsonValue,
     ...(value.needs === undefined ? {} : { needs: value.needs as number[] }),
+    ...(value.pinned === undefined ? {} : { pinned: value.pinned as boolean }),
+    ...(value.pinNote === undefined ? {} : { pinNote: value.pinNote as string | null }),
   };
 }
 

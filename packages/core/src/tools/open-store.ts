@@ -115,6 +115,7 @@ export async function openStore(url: string, options?: OpenStoreOptions): Promis
   const { create: given, ...storeOptions } = checkOptions(options, 'options', [
     'maxPayloadBytes',
     'codecs',
+    'retention',
     'create',
   ]);
   const create = checkCreate(given, 'openStore');

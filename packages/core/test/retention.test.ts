@@ -1,0 +1,156 @@
+/**
+ * What the contract suite cannot see from outside a backend: that sweep uses a backend's
+ * native batch when it has one, that the retention option never fails a checkpoint that was
+ * written, and kvBackend's tombstones.
+ */
+import { MemoryBackend, memoryKv } from '@ckpt/memory';
+import { describe, expect, it } from 'vitest';
+import type { CheckpointBackend } from '../src/adapter.js';
+import { CheckpointStore, kvBackend, RETENTION_INTERVAL } from '../src/index.js';
+import { around } from './support/around.js';
+
+const DAY = 86_400_000;
+
+async function importIdle(store: CheckpointStore, id: string, count: number) {
+  await store.importSession({
+    sessionId: id,
+    head: count,
+    forkedFrom: null,
+    createdAt: new Date(1_000),
+    updatedAt: new Date(2_000),
+    checkpoints: Array.from({ length: count }, (_, i) => ({
+      seq: i + 1,
+      parent: i === 0 ? null : i,
+      data: i + 1,
+      metadata: {},
+      transcript: [],
+      createdAt: new Date(1_000),
+    })),
+  });
+}
+
+/** The memory backend with a deleteIdleBatch built from its own calls, counting each call. */
+function batchingMemory() {
+  const base = new MemoryBackend();
+  const calls = { batch: 0, deleteIdle: 0 };
+  const backend: CheckpointBackend = around(base, {
+    deleteIdle: (id: string, idleBefore: number, dryRun: boolean) => {
+      calls.deleteIdle++;
+      return base.deleteIdle(id, idleBefore, dryRun);
+    },
+    async deleteIdleBatch({ idleBefore, limit }: { idleBefore: number; limit: number }) {
+      calls.batch++;
+      const out = { sessions: 0, checkpoints: 0 };
+      const idle = await base.sessions({
+        after: { updatedAt: idleBefore, sessionId: '' },
+        limit: 1e9,
+        prefix: '',
+      });
+      for (const { sessionId } of idle) {
+        if (out.sessions === limit) break;
+        const done = await base.deleteIdle(sessionId, idleBefore, false);
+        if (done.status === 'deleted') {
+          out.sessions++;
+          out.checkpoints += done.checkpoints;
+        }
+      }
+      return out;
+    },
+  });
+  return { backend, calls };
+}
+
+describe('sweep on a backend with deleteIdleBatch', () => {
+  it('deletes the idle sessions in native batches, then prunes the rest by walking', async () => {
+    const { backend, calls } = batchingMemory();
+    const store = new CheckpointStore(backend);
+    for (let i = 0; i < 150; i++) await importIdle(store, `idle-${i}`, 2);
+    await importIdle(store, 'pinned', 3);
+    await store.pin('pinned', 1);
+    for (let i = 1; i <= 4; i++) await store.checkpoint('active', i);
+    const progress: number[] = [];
+    const result = await store.sweep({
+      idleFor: DAY,
+      keepLast: 2,
+      onProgress: (p) => progress.push(p.sessions),
+    });
+    expect(result).toEqual({ sessions: 150, checkpoints: 300 + 2 });
+    // Two full batches and the empty one that says none is left; no session one at a time.
+    expect(calls).toEqual({ batch: 3, deleteIdle: 0 });
+    expect(progress.slice(0, 2)).toEqual([100, 150]);
+    expect((await store.list('pinned')).items.map((c) => c.seq)).toEqual([3, 2, 1]);
+    expect((await store.list('active')).items.map((c) => c.seq)).toEqual([4, 3]);
+  });
+
+  it('takes the portable path for a dry run, which the batch cannot do', async () => {
+    const { backend, calls } = batchingMemory();
+    const store = new CheckpointStore(backend);
+    await importIdle(store, 'idle', 2);
+    expect(await store.sweep({ idleFor: DAY, dryRun: true })).toEqual({
+      sessions: 1,
+      checkpoints: 2,
+    });
+    expect(calls).toEqual({ batch: 0, deleteIdle: 1 });
+    expect(await store.info('idle')).not.toBeNull();
+  });
+});
+
+describe('the retention option', () => {
+  it('acknowledges a written checkpoint even when the prune after it fails', async () => {
+    const base = new MemoryBackend();
+    let prunes = 0;
+    const backend: CheckpointBackend = around(base, {
+      prune: async () => {
+        prunes++;
+        throw new Error('the server went away');
+      },
+    });
+    const store = new CheckpointStore(backend, { retention: { keepLast: 1 } });
+    for (let i = 1; i <= RETENTION_INTERVAL; i++) await store.checkpoint('s', i);
+    expect(prunes).toBe(1);
+    expect((await store.load('s'))?.data).toBe(RETENTION_INTERVAL);
+  });
+
+  it('prunes nothing between intervals', async () => {
+    const base = new MemoryBackend();
+    let prunes = 0;
+    const backend: CheckpointBackend = around(base, {
+      prune: (...args: Parameters<CheckpointBackend['prune']>) => {
+        prunes++;
+        return base.prune(...args);
+      },
+    });
+    const store = new CheckpointStore(backend, { retention: { keepLast: 3 } });
+    for (let i = 1; i <= RETENTION_INTERVAL * 3 - 1; i++) await store.checkpoint('s', i);
+    expect(prunes).toBe(2);
+  });
+});
+
+describe('kvBackend after a sweep', () => {
+  it('leaves a tombstone that reads as no session, that a new write replaces, and that delete clears', async () => {
+    const kv = memoryKv();
+    const store = new CheckpointStore(kvBackend(kv));
+    await importIdle(store, 'gone', 3);
+    await importIdle(store, 'again', 2);
+    expect(await store.sweep({ idleFor: DAY })).toEqual({ sessions: 2, checkpoints: 5 });
+    expect(await kv.list!('ckpt:')).toEqual(['ckpt:s:again', 'ckpt:s:gone']);
+    expect(await store.info('gone')).toBeNull();
+    expect((await store.sessions()).items).toEqual([]);
+    expect(await store.exportSession('gone')).toBeNull();
+
+    const cp = await store.checkpoint('again', 'new', { expectedHead: null });
+    expect(cp).toMatchObject({ seq: 1, parent: null });
+    expect((await store.sessions()).items.map((s) => s.sessionId)).toEqual(['again']);
+    await store.fork('again', { newId: 'gone' });
+    expect((await store.load('gone'))?.data).toBe('new');
+    expect(await store.delete('gone')).toBe(true);
+
+    expect(await store.delete('again')).toBe(true);
+
+    await importIdle(store, 'swept', 1);
+    await store.sweep({ idleFor: DAY });
+    expect(await kv.list!('ckpt:')).toEqual(['ckpt:s:swept']);
+    expect(await store.delete('swept')).toBe(false);
+    expect(await kv.list!('ckpt:')).toEqual([]);
+  });
+});
