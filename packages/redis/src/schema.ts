@@ -134,6 +134,14 @@ export function ownKeys(k: SessionKeys): string[] {
   return [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.needs, k.pins];
 }
 
+/**
+ * Every key of a session, in the order the scripts that create, remove or replace it whole
+ * take them: its own keys, then its shard's catalog and index of ids.
+ */
+export function wholeSession(k: SessionKeys): string[] {
+  return [...ownKeys(k), k.catalog, k.ids];
+}
+
 /** A hash of values and the sorted set of their keys that orders them (see IndexedHash). */
 export interface IndexedHashKeys {
   values: string;

@@ -280,7 +280,7 @@ return 'done'
 );
 
 // KEYS: session info data transcript seqs needs pins.
-// ARGV: keepLast ('' for none) createdBefore (15 digits, '' for none) dryRun.
+// ARGV: keepLast ('' for none) createdBefore (ms, '' for none) dryRun.
 // A checkpoint goes when it is not among the keepLast highest seqs and was created before
 // createdBefore (each rule only when given), unless it is the head, pinned, or needed by a
 // kept one, directly or through one another. Returns how many went (with dryRun: would go).

@@ -21,8 +21,9 @@ export async function deleteIdleBatch(
   on: RedisNamespace,
   query: { idleBefore: number; limit: number },
 ): Promise<{ sessions: number; checkpoints: number }> {
-  // Catalog members are `<updatedAt, 15 digits>:<hex id>`: those below this bound are idle.
-  const idleBound = `(${padTime(query.idleBefore)}`;
+  // Catalog members are `<updatedAt, 15 digits>:<hex id>`: those below this bound are idle
+  // (none is, for a cutoff at or before 1970).
+  const idleBound = `(${padTime(Math.max(0, query.idleBefore))}`;
   const gone = { sessions: 0, checkpoints: 0 };
   let from = '-';
   while (gone.sessions < query.limit) {

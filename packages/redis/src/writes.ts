@@ -17,7 +17,7 @@ import type {
   RollbackResult,
 } from '@ckpt/core/adapter';
 import type { RedisNamespace } from './runner.js';
-import { ownKeys, type SessionKeys, sessionKeys } from './schema.js';
+import { sessionKeys, wholeSession } from './schema.js';
 import { checkpoint, padTime, pinArg, type Reply, seqArg } from './script-values.js';
 import * as lua from './statements.js';
 
@@ -27,14 +27,6 @@ const numberOrNull = (value: string | null | undefined) =>
 /** A script's reply for a session or seq it did not find: `no_session` or `no_seq`. */
 function notFound(status: string | null | undefined) {
   return { status: 'not_found', missing: status === 'no_session' ? 'session' : 'seq' } as const;
-}
-
-/**
- * Every key of a session, in the order the scripts that create, remove or replace it whole
- * take them: its own keys, then its shard's catalog and index of ids.
- */
-export function wholeSession(k: SessionKeys): string[] {
-  return [...ownKeys(k), k.catalog, k.ids];
 }
 
 export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {
@@ -116,9 +108,10 @@ export async function prune(
   return lua.prune.count(
     on.client,
     [k.session, k.info, k.data, k.transcript, k.seqs, k.needs, k.pins],
+    // Times as plain numbers, not padded: a cutoff before 1970 (a huge olderThan) is negative.
     [
-      seqArg(rule.keepLast),
-      rule.createdBefore === null ? '' : padTime(rule.createdBefore),
+      rule.keepLast === null ? '' : String(rule.keepLast),
+      rule.createdBefore === null ? '' : String(rule.createdBefore),
       dryRun ? '1' : '0',
     ],
   );

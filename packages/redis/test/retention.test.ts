@@ -301,6 +301,16 @@ describe.each(where)('redis retention on $name', ({ cluster, up }) => {
       expect(await seqsOf(backend, 's')).toEqual([2, 6]);
     });
 
+    it('removes nothing by age for a cutoff before 1970 (olderThan longer than the epoch)', async () => {
+      const backend = fresh();
+      await session(backend, 's', 3);
+      expect(await backend.prune('s', { keepLast: null, createdBefore: -1 })).toBe(0);
+      expect(await backend.prune('s', { keepLast: null, createdBefore: -9_000_000_000_000 })).toBe(
+        0,
+      );
+      expect(await seqsOf(backend, 's')).toEqual([1, 2, 3]);
+    });
+
     it('removes only what both rules let go when both are given', async () => {
       const backend = fresh();
       await session(backend, 's', 8);
@@ -515,6 +525,24 @@ describe.each(where)('redis retention on $name', ({ cluster, up }) => {
           (s) => s.sessionId,
         ),
       ).toEqual([]);
+    });
+
+    it('deletes nothing for a cutoff at or before 1970 (idleFor longer than the epoch)', async () => {
+      const backend = fresh();
+      await write(backend, 'epoch', 0);
+      await write(backend, 'later', 1000);
+      for (const idleBefore of [0, -1, -9_000_000_000_000]) {
+        expect(await backend.deleteIdleBatch({ idleBefore, limit: 10 })).toEqual({
+          sessions: 0,
+          checkpoints: 0,
+        });
+        expect(await backend.deleteIdle('epoch', idleBefore, false)).toEqual({ status: 'kept' });
+      }
+      expect(await ids(backend)).toEqual(['epoch', 'later']);
+      expect(await backend.deleteIdleBatch({ idleBefore: 1, limit: 10 })).toEqual({
+        sessions: 1,
+        checkpoints: 1,
+      });
     });
 
     it('never deletes more than limit, even below the number of shards', async () => {
