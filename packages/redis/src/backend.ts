@@ -9,12 +9,15 @@ import {
   type AppendResult,
   afterReady,
   type CheckpointBackend,
+  type DeleteIdleResult,
   type Diagnosis,
   type ExportedStoredCheckpoint,
   type ForkInput,
   type ForkResult,
   type ImportInput,
   openAdapter,
+  type PinResult,
+  type PruneRule,
   type RollbackInput,
   type RollbackResult,
   type SessionPosition,
@@ -31,6 +34,7 @@ import { findNamespace, markNamespace } from './migrate.js';
 import * as reads from './reads.js';
 import type { RedisClient } from './runner.js';
 import { scopeState } from './state.js';
+import { deleteIdleBatch } from './sweep.js';
 import * as writes from './writes.js';
 
 /** The Redis backend (see `redis()`). */
@@ -108,12 +112,32 @@ export class RedisBackend implements CheckpointBackend {
     return writes.fork(this, input);
   }
 
-  prune(sessionId: string, keepLast: number): Promise<number> {
-    return writes.prune(this, sessionId, keepLast);
+  prune(sessionId: string, rule: PruneRule, dryRun?: boolean): Promise<number> {
+    return writes.prune(this, sessionId, rule, dryRun);
   }
 
   delete(sessionId: string): Promise<boolean> {
     return writes.deleteSession(this, sessionId);
+  }
+
+  pin(input: { sessionId: string; seq: number; note: string | null }): Promise<PinResult> {
+    return writes.pin(this, input);
+  }
+
+  unpin(sessionId: string, seq: number): Promise<boolean> {
+    return writes.unpin(this, sessionId, seq);
+  }
+
+  deleteIdle(sessionId: string, idleBefore: number, dryRun: boolean): Promise<DeleteIdleResult> {
+    return writes.deleteIdle(this, sessionId, idleBefore, dryRun);
+  }
+
+  /** Sweeps' native help: one script per shard for a page of the oldest idle sessions (see sweep.ts). */
+  deleteIdleBatch(query: {
+    idleBefore: number;
+    limit: number;
+  }): Promise<{ sessions: number; checkpoints: number }> {
+    return deleteIdleBatch(this, query);
   }
 
   sessions(query: {

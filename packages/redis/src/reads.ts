@@ -23,7 +23,14 @@ import {
   sessionKeys,
   unhex,
 } from './schema.js';
-import { checkpoint, padTime, parseInfo, type Reply, seqArg } from './script-values.js';
+import {
+  checkpoint,
+  padTime,
+  parseInfo,
+  parseInfoAndPin,
+  type Reply,
+  seqArg,
+} from './script-values.js';
 import * as lua from './statements.js';
 
 /** A checkpoint's needs as the needs hash holds them, `<seq>,<seq>,…` ('' for none). */
@@ -54,20 +61,23 @@ export async function load(
   const k = sessionKeys(on.namespace, sessionId);
   if (seq === null) {
     // The session hash keeps a copy of its head (see statements.ts): one command, no script.
-    const [head, copied, info, data] = await explained(
+    const [head, copied, info, data, pin] = await explained(
       on.client,
-      on.client.hmget(k.session, 'head', 'hseq', 'hinfo', 'hdata'),
+      on.client.hmget(k.session, 'head', 'hseq', 'hinfo', 'hdata', 'hpin'),
     );
     if (head == null) return null;
-    if (copied === head && info != null && data != null) return checkpoint(head, info, data);
-    // A head moved by a version that kept no copy: read it where every checkpoint is.
+    if (copied === head && info != null && data != null && pin?.startsWith(`${head} `)) {
+      return checkpoint(head, info, data, pin.slice(head.length + 1));
+    }
+    // A head moved by a version that kept no copy (or no copy of its pin): read it where
+    // every checkpoint is.
   }
   const found = await lua.load.run<Reply | null>(
     on.client,
-    [k.session, k.info, k.data],
+    [k.session, k.info, k.data, k.pins],
     [seqArg(seq)],
   );
-  return found ? checkpoint(found[0]!, found[1]!, found[2]!) : null;
+  return found ? checkpoint(found[0]!, found[1]!, found[2]!, found[3]!) : null;
 }
 
 export async function loadByKey(
@@ -78,10 +88,10 @@ export async function loadByKey(
   const k = sessionKeys(on.namespace, sessionId);
   const found = await lua.loadByKey.run<Reply | null>(
     on.client,
-    [k.idempotency, k.info, k.data],
+    [k.idempotency, k.info, k.data, k.pins],
     [idempotencyKey],
   );
-  return found ? checkpoint(found[0]!, found[1]!, found[2]!) : null;
+  return found ? checkpoint(found[0]!, found[1]!, found[2]!, found[3]!) : null;
 }
 
 export async function session(
@@ -129,14 +139,14 @@ export async function listCheckpoints(
   query: { beforeSeq: number | null; limit: number },
 ): Promise<StoredCheckpointInfo[]> {
   const k = sessionKeys(on.namespace, sessionId);
-  const pairs = await lua.listCheckpoints.run<string[]>(
+  const flat = await lua.listCheckpoints.run<string[]>(
     on.client,
-    [k.seqs, k.info],
+    [k.seqs, k.info, k.pins],
     [seqArg(query.beforeSeq), query.limit],
   );
   const out: StoredCheckpointInfo[] = [];
-  for (let n = 0; n < pairs.length; n += 2) {
-    out.push({ seq: Number(pairs[n]), ...parseInfo(pairs[n + 1]!) });
+  for (let n = 0; n < flat.length; n += 3) {
+    out.push({ seq: Number(flat[n]), ...parseInfoAndPin(flat[n + 1]!, flat[n + 2]!) });
   }
   return out;
 }
@@ -234,13 +244,13 @@ export async function exportCheckpoints(
   const k = sessionKeys(on.namespace, sessionId);
   const flat = await lua.exportCheckpoints.run<string[]>(
     on.client,
-    [k.seqs, k.info, k.data, k.transcript, k.needs],
+    [k.seqs, k.info, k.data, k.transcript, k.needs, k.pins],
     [seqArg(query.afterSeq), query.limit],
   );
   const out: ExportedStoredCheckpoint[] = [];
-  for (let n = 0; n < flat.length; n += 5) {
+  for (let n = 0; n < flat.length; n += 6) {
     out.push({
-      ...checkpoint(flat[n]!, flat[n + 1]!, flat[n + 2]!),
+      ...checkpoint(flat[n]!, flat[n + 1]!, flat[n + 2]!, flat[n + 5]!),
       transcript: flat[n + 3]!,
       needs: parseNeeds(flat[n + 4]!),
     });

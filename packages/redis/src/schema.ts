@@ -77,7 +77,10 @@ export function idsKeys(ns: string, shard: number): { ids: string; built: string
 
 /** The keys of one session, in the order the scripts take them. */
 export interface SessionKeys {
-  /** Hash: head, last, count, created, updated, fid, fseq, and a copy of the head (hseq, hinfo, hdata). */
+  /**
+   * Hash: head, last, count, created, updated, fid, fseq, and a copy of the head (hseq, hinfo,
+   * hdata, hpin).
+   */
   session: string;
   /** Hash seq → `<parent> <createdAt> <metadata>`. */
   info: string;
@@ -91,6 +94,11 @@ export interface SessionKeys {
   idempotency: string;
   /** Hash seq → the seqs it needs, `<seq>,<seq>,…`, only for checkpoints that need some. */
   needs: string;
+  /**
+   * Hash seq → its pin (see script-values.ts), only for pinned checkpoints: the key exists
+   * exactly while the session holds a pin, which is what a sweep asks.
+   */
+  pins: string;
   /** The catalog slice that lists the session. */
   catalog: string;
   /** The index of its shard's ids (see idsKeys). */
@@ -111,10 +119,27 @@ export function sessionKeys(ns: string, sessionId: string): SessionKeys {
     seqs: `${at}q:${hexId}`,
     idempotency: `${at}k:${hexId}`,
     needs: `${at}n:${hexId}`,
+    pins: `${at}p:${hexId}`,
     catalog: catalogKey(ns, shard),
     ids: idsKeys(ns, shard).ids,
     hexId,
   };
+}
+
+/**
+ * The keys that belong to a session alone, in the order the scripts take them: session info
+ * data transcript seqs idempotency needs pins.
+ */
+export function ownKeys(k: SessionKeys): string[] {
+  return [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.needs, k.pins];
+}
+
+/**
+ * Every key of a session, in the order the scripts that create, remove or replace it whole
+ * take them: its own keys, then its shard's catalog and index of ids.
+ */
+export function wholeSession(k: SessionKeys): string[] {
+  return [...ownKeys(k), k.catalog, k.ids];
 }
 
 /** A hash of values and the sorted set of their keys that orders them (see IndexedHash). */

@@ -29,7 +29,25 @@ export function parseInfo(info: string): {
   };
 }
 
-/** A checkpoint from its seq, info text and data, as the scripts return them. */
-export function checkpoint(seq: string, info: string, data: string): StoredCheckpoint {
-  return { seq: Number(seq), ...parseInfo(info), data };
+/**
+ * A pin as the pins hash holds it and the scripts return it: `-` for a pin without a note,
+ * `+` and the note for one with a note (which may be empty), and `''` from a script for a
+ * checkpoint that is not pinned.
+ */
+export const pinArg = (note: string | null) => (note === null ? '-' : `+${note}`);
+
+/** A checkpoint's pin from its text as the scripts return it (see pinArg). */
+export function parsePin(pin: string): { pinned: boolean; pinNote: string | null } {
+  if (pin === '') return { pinned: false, pinNote: null };
+  return { pinned: true, pinNote: pin.startsWith('+') ? pin.slice(1) : null };
+}
+
+/** A checkpoint's info and pin, as listings return them, taken apart. */
+export function parseInfoAndPin(info: string, pin: string): Omit<StoredCheckpoint, 'seq' | 'data'> {
+  return { ...parseInfo(info), ...parsePin(pin) };
+}
+
+/** A checkpoint from its seq, info text, data and pin text, as the scripts return them. */
+export function checkpoint(seq: string, info: string, data: string, pin: string): StoredCheckpoint {
+  return { seq: Number(seq), ...parseInfoAndPin(info, pin), data };
 }

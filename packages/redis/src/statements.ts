@@ -11,24 +11,63 @@
  * (`hseq`, `hinfo`, `hdata`), so that loading the head is one HMGET and no script. The copy is
  * good while `hseq` equals `head`: checkpoints never change, so a copy can only be of another
  * seq (a head moved by a version that kept no copy), never out of date for its own.
+ *
+ * A checkpoint's pin is the one thing about it that changes: `hpin` is `<seq> <pin>` (`<pin>`
+ * empty when not pinned, see script-values.ts), written by every script that moves the head and
+ * by pin and unpin when they change the pin of the copied seq. It names its seq, so that a head
+ * moved by a version that kept no `hpin` is read by script, as a head without a copy is.
+ *
+ * Pins live in the session's pins hash, only while it holds one; scripts return a checkpoint's
+ * pin as `''` when it has none (a nil would end the reply's array there).
  */
 import { Script } from './runner.js';
+
+// Remove a whole session: its entries in its shard's catalog and index of ids (it was last
+// written at `updated`, its id is `hexId`), and its own keys, given after those.
+const UNLINK_SESSION = `
+local function unlinkSession(catalog, ids, updated, hexId, ...)
+  redis.call('ZREM', catalog, updated .. ':' .. hexId)
+  redis.call('ZREM', ids, hexId)
+  redis.call('UNLINK', ...)
+end
+`;
+
+// The session of the scripts that take its every key (its own eight, then catalog and ids:
+// see wholeSession in writes.ts), removed whole.
+const UNLINK_THIS_SESSION = `${UNLINK_SESSION}
+local function unlinkThisSession(updated, hexId)
+  unlinkSession(KEYS[9], KEYS[10], updated, hexId, unpack(KEYS, 1, 8))
+end
+`;
+
+// A sweep's decision about a session: its updatedAt and checkpoint count when it was last
+// written before `before` (ms) and holds no pin, else nil.
+const IDLE = `
+local function idle(session, pins, before)
+  local current = redis.call('HMGET', session, 'updated', 'count')
+  if not current[1] or tonumber(current[1]) >= before then return nil end
+  if redis.call('EXISTS', pins) == 1 then return nil end
+  return current
+end
+`;
 
 // Each script says whether it writes: a write cut off by a broken connection may or may not
 // have run, a read has nothing to leave half-done.
 
-// KEYS: session info data transcript seqs idempotency catalog needs ids
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids
 // ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId needs
 // (needs: `<seq>,<seq>,…`, '' for none)
 export const append = new Script(
   'write',
   `
-local session, info, data, transcript, seqs, idem, catalog, needs, ids =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local session, info, data, transcript, seqs, idem, needs, pins, catalog, ids =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 if ARGV[6] == '1' then
   local seq = redis.call('HGET', idem, ARGV[7])
   if seq then
-    return {'replayed', seq, redis.call('HGET', info, seq), redis.call('HGET', data, seq)}
+    local record = redis.call('HGET', info, seq)
+    if not record then return {'replayed', seq} end
+    return {'replayed', seq, record, redis.call('HGET', data, seq), redis.call('HGET', pins, seq) or ''}
   end
 end
 local current = redis.call('HMGET', session, 'head', 'last', 'count', 'updated')
@@ -39,11 +78,13 @@ local record = (head or '') .. ' ' .. ARGV[8] .. ' ' .. ARGV[2]
 if head then
   redis.call('ZREM', catalog, current[4] .. ':' .. ARGV[9])
   redis.call('HSET', session, 'head', seq, 'last', seq, 'count', tonumber(current[3]) + 1,
-    'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1])
+    'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1], 'hpin', seq .. ' ')
 else
-  redis.call('HSET', session, 'head', seq, 'last', seq, 'count', 1,
-    'created', ARGV[8], 'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1])
+  redis.call('HSET', session, 'head', seq, 'last', seq, 'count', 1, 'created', ARGV[8],
+    'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1], 'hpin', seq .. ' ')
   redis.call('ZADD', ids, 0, ARGV[9])
+  -- Pins a version that knew none left behind when it deleted a session of this id.
+  redis.call('DEL', pins)
 end
 redis.call('ZADD', catalog, 0, ARGV[8] .. ':' .. ARGV[9])
 redis.call('HSET', info, seq, record)
@@ -63,7 +104,8 @@ return {'written', seq, head}
 `,
 );
 
-// KEYS: session info data. ARGV: seq ('' for the head: when the session hash holds no copy of it)
+// KEYS: session info data pins. ARGV: seq ('' for the head: when the session hash holds no
+// copy of it). Returns seq info data pin.
 export const load = new Script(
   'read',
   `
@@ -74,12 +116,12 @@ if seq == '' then
 end
 local info = redis.call('HGET', KEYS[2], seq)
 if not info then return false end
-return {seq, info, redis.call('HGET', KEYS[3], seq)}
+return {seq, info, redis.call('HGET', KEYS[3], seq), redis.call('HGET', KEYS[4], seq) or ''}
 `,
 );
 
-// KEYS: idempotency info data. ARGV: idempotencyKey. Returns seq info data, or false when the
-// key names no stored checkpoint.
+// KEYS: idempotency info data pins. ARGV: idempotencyKey. Returns seq info data pin, or false
+// when the key names no stored checkpoint.
 export const loadByKey = new Script(
   'read',
   `
@@ -87,7 +129,7 @@ local seq = redis.call('HGET', KEYS[1], ARGV[1])
 if not seq then return false end
 local info = redis.call('HGET', KEYS[2], seq)
 if not info then return false end
-return {seq, info, redis.call('HGET', KEYS[3], seq)}
+return {seq, info, redis.call('HGET', KEYS[3], seq), redis.call('HGET', KEYS[4], seq) or ''}
 `,
 );
 
@@ -106,16 +148,18 @@ return out
 `,
 );
 
-// KEYS: seqs info. ARGV: beforeSeq ('' for none) limit. Returns seq, info pairs, newest first.
+// KEYS: seqs info pins. ARGV: beforeSeq ('' for none) limit. Returns seq, info, pin of each,
+// newest first.
 export const listCheckpoints = new Script(
   'read',
   `
 local below = ARGV[1] == '' and '+inf' or ('(' .. ARGV[1])
 local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], below, '-inf', 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
-for n, seq in ipairs(found) do
-  out[2 * n - 1] = seq
-  out[2 * n] = redis.call('HGET', KEYS[2], seq)
+for _, seq in ipairs(found) do
+  out[#out + 1] = seq
+  out[#out + 1] = redis.call('HGET', KEYS[2], seq)
+  out[#out + 1] = redis.call('HGET', KEYS[3], seq) or ''
 end
 return out
 `,
@@ -146,7 +190,7 @@ return out
 `,
 );
 
-// KEYS: session info data catalog. ARGV: seq expectFlag expectedHead now hexId
+// KEYS: session info data catalog pins. ARGV: seq expectFlag expectedHead now hexId
 export const rollback = new Script(
   'write',
   `
@@ -157,7 +201,8 @@ local record = redis.call('HGET', KEYS[2], ARGV[1])
 if not record then return {'no_seq'} end
 redis.call('ZREM', KEYS[4], current[2] .. ':' .. ARGV[5])
 redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4], 'hseq', ARGV[1],
-  'hinfo', record, 'hdata', redis.call('HGET', KEYS[3], ARGV[1]))
+  'hinfo', record, 'hdata', redis.call('HGET', KEYS[3], ARGV[1]),
+  'hpin', ARGV[1] .. ' ' .. (redis.call('HGET', KEYS[5], ARGV[1]) or ''))
 redis.call('ZADD', KEYS[4], 0, ARGV[4] .. ':' .. ARGV[5])
 return {'done'}
 `,
@@ -205,14 +250,15 @@ return out
 `,
 );
 
-// KEYS: session info data transcript seqs catalog needs ids.
+// KEYS: session info data transcript seqs catalog needs ids pins.
 // ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) needs ('' for
 // none) per checkpoint. The whole copy appears at once, or not at all: the publishing step on
-// the new id's slot.
+// the new id's slot. It copies no pins.
 export const forkWrite = new Script(
   'write',
   `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+redis.call('DEL', KEYS[9])
 local copied = 0
 for k = 5, #ARGV, 5 do
   local seq = ARGV[k]
@@ -226,28 +272,57 @@ end
 -- The head (atSeq) comes first in the copy.
 redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
   'created', ARGV[1], 'updated', ARGV[1], 'fid', ARGV[3], 'fseq', ARGV[4],
-  'hseq', ARGV[4], 'hinfo', ARGV[6], 'hdata', ARGV[7])
+  'hseq', ARGV[4], 'hinfo', ARGV[6], 'hdata', ARGV[7], 'hpin', ARGV[4] .. ' ')
 redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[8], 0, ARGV[2])
 return 'done'
 `,
 );
 
-// KEYS: session info data transcript seqs needs. ARGV: keepLast
-// Removes what is below the keepLast highest seqs, but the head and what the kept checkpoints
-// need, directly or through one another.
+// KEYS: session info data transcript seqs needs pins.
+// ARGV: keepLast ('' for none) createdBefore (ms, '' for none) dryRun.
+// A checkpoint goes when it is not among the keepLast highest seqs and was created before
+// createdBefore (each rule only when given), unless it is the head, pinned, or needed by a
+// kept one, directly or through one another. Returns how many went (with dryRun: would go).
 export const prune = new Script(
   'write',
   `
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return 0 end
-local keepLast = tonumber(ARGV[1])
+local keepLast = ARGV[1] ~= '' and tonumber(ARGV[1]) or 0
+local before = ARGV[2] ~= '' and tonumber(ARGV[2]) or nil
 local withNeeds = redis.call('EXISTS', KEYS[6]) == 1
-local kept = {}
+-- What stays whatever the rules say; the keepLast highest are read only for what they need.
+local kept, unread = {[head] = true}, {head}
+for _, seq in ipairs(redis.call('HKEYS', KEYS[7])) do
+  kept[seq] = true
+  unread[#unread + 1] = seq
+end
+if withNeeds and keepLast > 0 then
+  for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], 0, keepLast - 1)) do
+    kept[seq] = true
+    unread[#unread + 1] = seq
+  end
+end
+local candidates = {}
+for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], keepLast, -1)) do
+  if not kept[seq] then
+    local young = false
+    if before then
+      local info = redis.call('HGET', KEYS[2], seq)
+      local first = string.find(info, ' ', 1, true)
+      local second = string.find(info, ' ', first + 1, true)
+      young = tonumber(string.sub(info, first + 1, second - 1)) >= before
+    end
+    if young then
+      kept[seq] = true
+      unread[#unread + 1] = seq
+    else
+      candidates[#candidates + 1] = seq
+    end
+  end
+end
 if withNeeds then
-  local unread = redis.call('ZREVRANGE', KEYS[5], 0, keepLast - 1)
-  unread[#unread + 1] = head
-  for _, seq in ipairs(unread) do kept[seq] = true end
   while #unread > 0 do
     local list = redis.call('HGET', KEYS[6], table.remove(unread))
     for needed in string.gmatch(list or '', '[^,]+') do
@@ -259,31 +334,91 @@ if withNeeds then
   end
 end
 local removed = 0
-for _, seq in ipairs(redis.call('ZREVRANGE', KEYS[5], keepLast, -1)) do
-  if seq ~= head and not kept[seq] then
-    redis.call('HDEL', KEYS[2], seq)
-    redis.call('HDEL', KEYS[3], seq)
-    redis.call('HDEL', KEYS[4], seq)
-    redis.call('ZREM', KEYS[5], seq)
-    if withNeeds then redis.call('HDEL', KEYS[6], seq) end
+for _, seq in ipairs(candidates) do
+  if not kept[seq] then
+    if ARGV[3] ~= '1' then
+      redis.call('HDEL', KEYS[2], seq)
+      redis.call('HDEL', KEYS[3], seq)
+      redis.call('HDEL', KEYS[4], seq)
+      redis.call('ZREM', KEYS[5], seq)
+      if withNeeds then redis.call('HDEL', KEYS[6], seq) end
+    end
     removed = removed + 1
   end
 end
-if removed > 0 then redis.call('HINCRBY', KEYS[1], 'count', -removed) end
+if removed > 0 and ARGV[3] ~= '1' then redis.call('HINCRBY', KEYS[1], 'count', -removed) end
 return removed
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency catalog needs ids. ARGV: hexId
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids. ARGV: hexId
 export const deleteSession = new Script(
   'write',
-  `
+  `${UNLINK_THIS_SESSION}
 local updated = redis.call('HGET', KEYS[1], 'updated')
 if not updated then return 0 end
-redis.call('ZREM', KEYS[7], updated .. ':' .. ARGV[1])
-redis.call('ZREM', KEYS[9], ARGV[1])
-redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8])
+unlinkThisSession(updated, ARGV[1])
 return 1
+`,
+);
+
+// KEYS: session info pins. ARGV: seq pin (see script-values.ts). Returns 'done', 'no_session'
+// or 'no_seq'.
+export const pin = new Script(
+  'write',
+  `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'no_session' end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return 'no_seq' end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+if redis.call('HGET', KEYS[1], 'hseq') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'hpin', ARGV[1] .. ' ' .. ARGV[2])
+end
+return 'done'
+`,
+);
+
+// KEYS: session pins. ARGV: seq. Returns 1 when it was pinned.
+export const unpin = new Script(
+  'write',
+  `
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then return 0 end
+if redis.call('HGET', KEYS[1], 'hseq') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'hpin', ARGV[1] .. ' ')
+end
+return 1
+`,
+);
+
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids.
+// ARGV: hexId idleBefore (ms) dryRun. Deletes the session only if it was last written before
+// idleBefore and holds no pin; returns how many checkpoints it held, or -1 when it stays.
+export const deleteIdle = new Script(
+  'write',
+  `${UNLINK_THIS_SESSION}${IDLE}
+local current = idle(KEYS[1], KEYS[8], tonumber(ARGV[2]))
+if not current then return -1 end
+if ARGV[3] ~= '1' then unlinkThisSession(current[1], ARGV[1]) end
+return tonumber(current[2])
+`,
+);
+
+// KEYS: catalog ids of one shard, then session info data transcript seqs idempotency needs
+// pins of each session to decide about (all of that shard). ARGV: idleBefore (ms), then the
+// hex id of each. Deletes, each decided as deleteIdle decides, those last written before
+// idleBefore that hold no pin. Returns how many sessions went, and how many checkpoints.
+export const deleteIdleBatch = new Script(
+  'write',
+  `${UNLINK_SESSION}${IDLE}
+local before, sessions, checkpoints = tonumber(ARGV[1]), 0, 0
+for n = 2, #ARGV do
+  local at = 2 + 8 * (n - 2)
+  local current = idle(KEYS[at + 1], KEYS[at + 8], before)
+  if current then
+    unlinkSession(KEYS[1], KEYS[2], current[1], ARGV[n], unpack(KEYS, at + 1, at + 8))
+    sessions, checkpoints = sessions + 1, checkpoints + tonumber(current[2])
+  end
+end
+return {sessions, checkpoints}
 `,
 );
 
@@ -356,8 +491,9 @@ return 1
 `,
 );
 
-// KEYS: seqs info data transcript needs. ARGV: afterSeq ('' for none) limit.
-// Returns seq, info, data, transcript ('[]' for none), needs ('' for none) of each, seq ascending.
+// KEYS: seqs info data transcript needs pins. ARGV: afterSeq ('' for none) limit.
+// Returns seq, info, data, transcript ('[]' for none), needs ('' for none), pin of each, seq
+// ascending.
 export const exportCheckpoints = new Script(
   'read',
   `
@@ -370,40 +506,44 @@ for _, seq in ipairs(found) do
   out[#out + 1] = redis.call('HGET', KEYS[3], seq)
   out[#out + 1] = redis.call('HGET', KEYS[4], seq) or '[]'
   out[#out + 1] = redis.call('HGET', KEYS[5], seq) or ''
+  out[#out + 1] = redis.call('HGET', KEYS[6], seq) or ''
 end
 return out
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency catalog needs ids.
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids.
 // ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
-// transcript needs ('' for none) per checkpoint, seq ascending. The whole session appears at
-// once, or not at all.
+// transcript needs ('' for none) pin ('' for none) per checkpoint, seq ascending. The whole
+// session appears at once, or not at all.
 export const importSession = new Script(
   'write',
-  `
+  `${UNLINK_THIS_SESSION}
 local old = redis.call('HGET', KEYS[1], 'updated')
 if old then
   if ARGV[1] ~= '1' then return 'exists' end
-  redis.call('ZREM', KEYS[7], old .. ':' .. ARGV[2])
-  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8])
+  unlinkThisSession(old, ARGV[2])
+else
+  redis.call('DEL', KEYS[8])
 end
-local count, last, hinfo, hdata = 0, nil, nil, nil
-for k = 8, #ARGV, 5 do
+local count, last, hinfo, hdata, hpin = 0, nil, nil, nil, nil
+for k = 8, #ARGV, 6 do
   local seq = ARGV[k]
   redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
   redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
   if ARGV[k + 3] ~= '[]' then redis.call('HSET', KEYS[4], seq, ARGV[k + 3]) end
-  if ARGV[k + 4] ~= '' then redis.call('HSET', KEYS[8], seq, ARGV[k + 4]) end
+  if ARGV[k + 4] ~= '' then redis.call('HSET', KEYS[7], seq, ARGV[k + 4]) end
+  if ARGV[k + 5] ~= '' then redis.call('HSET', KEYS[8], seq, ARGV[k + 5]) end
   redis.call('ZADD', KEYS[5], seq, seq)
-  if seq == ARGV[3] then hinfo, hdata = ARGV[k + 1], ARGV[k + 2] end
+  if seq == ARGV[3] then hinfo, hdata, hpin = ARGV[k + 1], ARGV[k + 2], ARGV[k + 5] end
   count, last = count + 1, seq
 end
 redis.call('HSET', KEYS[1], 'head', ARGV[3], 'last', last, 'count', count,
-  'created', ARGV[6], 'updated', ARGV[7], 'hseq', ARGV[3], 'hinfo', hinfo, 'hdata', hdata)
+  'created', ARGV[6], 'updated', ARGV[7], 'hseq', ARGV[3], 'hinfo', hinfo, 'hdata', hdata,
+  'hpin', ARGV[3] .. ' ' .. hpin)
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5]) end
-redis.call('ZADD', KEYS[7], 0, ARGV[7] .. ':' .. ARGV[2])
-redis.call('ZADD', KEYS[9], 0, ARGV[2])
+redis.call('ZADD', KEYS[9], 0, ARGV[7] .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[10], 0, ARGV[2])
 return 'imported'
 `,
 );

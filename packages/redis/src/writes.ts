@@ -7,15 +7,18 @@
 import type {
   AppendInput,
   AppendResult,
+  DeleteIdleResult,
   ForkInput,
   ForkResult,
   ImportInput,
+  PinResult,
+  PruneRule,
   RollbackInput,
   RollbackResult,
 } from '@ckpt/core/adapter';
 import type { RedisNamespace } from './runner.js';
-import { sessionKeys } from './schema.js';
-import { checkpoint, padTime, type Reply, seqArg } from './script-values.js';
+import { sessionKeys, wholeSession } from './schema.js';
+import { checkpoint, padTime, pinArg, type Reply, seqArg } from './script-values.js';
 import * as lua from './statements.js';
 
 const numberOrNull = (value: string | null | undefined) =>
@@ -28,22 +31,18 @@ function notFound(status: string | null | undefined) {
 
 export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {
   const k = sessionKeys(on.namespace, input.sessionId);
-  const [status, seq, third, data] = await lua.append.run<Reply>(
-    on.client,
-    [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
-    [
-      input.data,
-      input.metadata,
-      input.transcript,
-      input.expectedHead === undefined ? '0' : '1',
-      seqArg(input.expectedHead),
-      input.idempotencyKey === undefined ? '0' : '1',
-      input.idempotencyKey ?? '',
-      padTime(input.now),
-      k.hexId,
-      input.needs.join(','),
-    ],
-  );
+  const [status, seq, third, data, pin] = await lua.append.run<Reply>(on.client, wholeSession(k), [
+    input.data,
+    input.metadata,
+    input.transcript,
+    input.expectedHead === undefined ? '0' : '1',
+    seqArg(input.expectedHead),
+    input.idempotencyKey === undefined ? '0' : '1',
+    input.idempotencyKey ?? '',
+    padTime(input.now),
+    k.hexId,
+    input.needs.join(','),
+  ]);
   switch (status) {
     case 'written':
       return { status, seq: Number(seq), parent: numberOrNull(third) };
@@ -51,7 +50,7 @@ export async function append(on: RedisNamespace, input: AppendInput): Promise<Ap
       return {
         status,
         seq: Number(seq),
-        checkpoint: third ? checkpoint(seq!, third, data!) : null,
+        checkpoint: third ? checkpoint(seq!, third, data!, pin!) : null,
       };
     default:
       // conflict: the head in the second place
@@ -63,7 +62,7 @@ export async function rollback(on: RedisNamespace, input: RollbackInput): Promis
   const k = sessionKeys(on.namespace, input.sessionId);
   const [status, head] = await lua.rollback.run<Reply>(
     on.client,
-    [k.session, k.info, k.data, k.catalog],
+    [k.session, k.info, k.data, k.catalog, k.pins],
     [
       String(input.seq),
       input.expectedHead === undefined ? '0' : '1',
@@ -93,7 +92,7 @@ export async function fork(on: RedisNamespace, input: ForkInput): Promise<ForkRe
   const to = sessionKeys(on.namespace, input.newId);
   const published = await lua.forkWrite.run<string>(
     on.client,
-    [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog, to.needs, to.ids],
+    [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog, to.needs, to.ids, to.pins],
     [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
   );
   return published === 'done' ? { status: 'done', seq: Number(at) } : { status: 'exists' };
@@ -102,24 +101,58 @@ export async function fork(on: RedisNamespace, input: ForkInput): Promise<ForkRe
 export async function prune(
   on: RedisNamespace,
   sessionId: string,
-  keepLast: number,
+  rule: PruneRule,
+  dryRun = false,
 ): Promise<number> {
   const k = sessionKeys(on.namespace, sessionId);
   return lua.prune.count(
     on.client,
-    [k.session, k.info, k.data, k.transcript, k.seqs, k.needs],
-    [keepLast],
+    [k.session, k.info, k.data, k.transcript, k.seqs, k.needs, k.pins],
+    // Times as plain numbers, not padded: a cutoff before 1970 (a huge olderThan) is negative.
+    [
+      rule.keepLast === null ? '' : String(rule.keepLast),
+      rule.createdBefore === null ? '' : String(rule.createdBefore),
+      dryRun ? '1' : '0',
+    ],
   );
 }
 
 export async function deleteSession(on: RedisNamespace, sessionId: string): Promise<boolean> {
   const k = sessionKeys(on.namespace, sessionId);
-  const deleted = await lua.deleteSession.count(
+  return (await lua.deleteSession.count(on.client, wholeSession(k), [k.hexId])) === 1;
+}
+
+export async function pin(
+  on: RedisNamespace,
+  input: { sessionId: string; seq: number; note: string | null },
+): Promise<PinResult> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const status = await lua.pin.run<string>(
     on.client,
-    [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
-    [k.hexId],
+    [k.session, k.info, k.pins],
+    [String(input.seq), pinArg(input.note)],
   );
-  return deleted === 1;
+  return status === 'done' ? { status } : notFound(status);
+}
+
+export async function unpin(on: RedisNamespace, sessionId: string, seq: number): Promise<boolean> {
+  const k = sessionKeys(on.namespace, sessionId);
+  return (await lua.unpin.count(on.client, [k.session, k.pins], [String(seq)])) === 1;
+}
+
+export async function deleteIdle(
+  on: RedisNamespace,
+  sessionId: string,
+  idleBefore: number,
+  dryRun: boolean,
+): Promise<DeleteIdleResult> {
+  const k = sessionKeys(on.namespace, sessionId);
+  const checkpoints = await lua.deleteIdle.count(on.client, wholeSession(k), [
+    k.hexId,
+    idleBefore,
+    dryRun ? '1' : '0',
+  ]);
+  return checkpoints < 0 ? { status: 'kept' } : { status: 'deleted', checkpoints };
 }
 
 export async function importSession(
@@ -133,19 +166,16 @@ export async function importSession(
     cp.data,
     cp.transcript,
     cp.needs.join(','),
+    cp.pinned ? pinArg(cp.pinNote) : '',
   ]);
-  return lua.importSession.run<'imported' | 'exists'>(
-    on.client,
-    [k.session, k.info, k.data, k.transcript, k.seqs, k.idempotency, k.catalog, k.needs, k.ids],
-    [
-      input.replace ? '1' : '0',
-      k.hexId,
-      String(input.head),
-      input.forkedFrom?.sessionId ?? '',
-      seqArg(input.forkedFrom?.seq),
-      padTime(input.createdAt),
-      padTime(input.updatedAt),
-      ...checkpoints,
-    ],
-  );
+  return lua.importSession.run<'imported' | 'exists'>(on.client, wholeSession(k), [
+    input.replace ? '1' : '0',
+    k.hexId,
+    String(input.head),
+    input.forkedFrom?.sessionId ?? '',
+    seqArg(input.forkedFrom?.seq),
+    padTime(input.createdAt),
+    padTime(input.updatedAt),
+    ...checkpoints,
+  ]);
 }

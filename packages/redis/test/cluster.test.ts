@@ -46,7 +46,8 @@ describe.skipIf(!clusterAvailable)('redis on a cluster', () => {
     const store = new CheckpointStore(backend);
     for (const id of ODD_IDS) {
       await store.checkpoint(id, 1, { transcript: ['t'], idempotencyKey: 'k' });
-      await store.checkpoint(id, 2);
+      await store.checkpoint(id, 2, { needs: [1] });
+      await backend.pin({ sessionId: id, seq: 1, note: null });
     }
     const keys = await keysOf(backend.client, backend.namespace);
     const slotsById = new Map<string, Set<number>>();
@@ -60,6 +61,9 @@ describe.skipIf(!clusterAvailable)('redis on a cluster', () => {
       slotsById.set(id, slots);
     }
     expect(slotsById.size).toBe(ODD_IDS.length);
+    // Every kind of key a session has, the needs and pins hashes among them.
+    const kinds = new Set(keys.map((key) => key.split(':').at(-2)));
+    for (const kind of ['s', 'i', 'd', 't', 'q', 'k', 'n', 'p']) expect(kinds).toContain(kind);
     for (const slots of slotsById.values()) expect(slots.size).toBe(1);
     await backend.close();
     await dropNamespace(admin(true), backend.namespace);
