@@ -22,6 +22,8 @@ interface ModelCheckpoint {
   transcript: JsonValue[];
   /** The stored checkpoints it named in `needs` when it was written, ascending. */
   needs: number[];
+  /** Its pin's note (null: pinned without one); absent while not pinned. */
+  pin?: string | null;
 }
 
 interface ModelSession {
@@ -30,6 +32,8 @@ interface ModelSession {
   checkpoints: Map<number, ModelCheckpoint>;
   forkedFrom: { sessionId: string; seq: number } | null;
   keys: Map<string, number>;
+  /** Not written for longer than a sweep's idleFor (imported with an old updatedAt). */
+  idle: boolean;
 }
 
 /** The reference model: the store's semantics in the plainest code. */
@@ -46,6 +50,22 @@ class Model {
     };
     for (const seq of roots) visit(seq);
     return out;
+  }
+
+  /** Prune session `s` to its `keepLast` newest, the head, the pinned and what they need. */
+  static prune(s: ModelSession, keepLast: number): number {
+    const seqs = [...s.checkpoints.keys()];
+    const newest = seqs.sort((a, b) => b - a).slice(0, keepLast);
+    const pinned = seqs.filter((seq) => s.checkpoints.get(seq)!.pin !== undefined);
+    const keep = Model.needed(s, [...newest, s.head, ...pinned]);
+    let count = 0;
+    for (const seq of seqs) {
+      if (!keep.has(seq)) {
+        s.checkpoints.delete(seq);
+        count++;
+      }
+    }
+    return count;
   }
 
   history(id: string): number[] {
@@ -71,9 +91,16 @@ function full(r: Real, id: string): string {
 }
 
 const IDS = ['a', 'A', 'a:b', '{a}', '%_*', '\u{1F99C}'];
+const DAY = 86_400_000;
 const KEYS = ['k1', 'k2'];
 
 type Cmd = fc.AsyncCommand<Model, Real>;
+
+/** Mostly a stored seq of the session, picked by `pick`; sometimes (or for none) one that is not. */
+function pickSeq(s: ModelSession | undefined, pick: number): number {
+  const seqs = s ? [...s.checkpoints.keys()] : [];
+  return seqs.length > 0 && pick < 8 ? seqs[pick % seqs.length]! : pick + 1;
+}
 
 /** Commands over a few sessions with odd ids. */
 function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
@@ -131,6 +158,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
         checkpoints: new Map(),
         forkedFrom: null,
         keys: new Map(),
+        idle: false,
       };
       const seq = session.last + 1;
       expect(outcome).toMatchObject({ seq, parent: head });
@@ -146,6 +174,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       });
       session.head = seq;
       session.last = seq;
+      session.idle = false;
       if (this.key !== undefined) session.keys.set(this.key, seq);
       m.sessions.set(this.id, session);
     }
@@ -162,8 +191,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
     check = () => true;
     async run(m: Model, r: Real) {
       const s = m.sessions.get(this.id);
-      const seqs = s ? [...s.checkpoints.keys()] : [];
-      const seq = seqs.length > 0 && this.pick < 8 ? seqs[this.pick % seqs.length]! : this.pick + 1;
+      const seq = pickSeq(s, this.pick);
       const outcome = await r.store.rollback(full(r, this.id), seq).catch((err: unknown) => err);
       if (!s?.checkpoints.has(seq)) {
         expect(isCkptError(outcome, 'NOT_FOUND')).toBe(true);
@@ -171,6 +199,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       }
       expect(outcome).toBe(seq);
       s.head = seq;
+      s.idle = false;
     }
     toString() {
       return `rollback(${this.id}, pick ${this.pick})`;
@@ -215,6 +244,7 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
         checkpoints: new Map(),
         forkedFrom: { sessionId: this.id, seq: at },
         keys: new Map(),
+        idle: false,
       };
       const chain: number[] = [];
       for (let cp = s.checkpoints.get(at); cp; ) {
@@ -223,7 +253,8 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       }
       for (const seq of Model.needed(s, chain)) {
         const cp = s.checkpoints.get(seq);
-        if (cp) copy.checkpoints.set(seq, { ...cp });
+        // A fork copies no pins.
+        if (cp) copy.checkpoints.set(seq, { ...cp, pin: undefined });
       }
       m.sessions.set(this.newId, copy);
     }
@@ -245,19 +276,95 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
         expect(removed).toBe(0);
         return;
       }
-      const newest = [...s.checkpoints.keys()].sort((a, b) => b - a).slice(0, this.keepLast);
-      const keep = Model.needed(s, [...newest, s.head]);
-      let count = 0;
-      for (const seq of [...s.checkpoints.keys()]) {
-        if (!keep.has(seq)) {
-          s.checkpoints.delete(seq);
-          count++;
-        }
-      }
-      expect(removed).toBe(count);
+      expect(removed).toBe(Model.prune(s, this.keepLast));
     }
     toString() {
       return `prune(${this.id}, ${this.keepLast})`;
+    }
+  }
+
+  /** Pin (or, with `unpin`, unpin) a stored seq of the session, or one that is not stored. */
+  class Pin implements Cmd {
+    constructor(
+      readonly id: string,
+      readonly pick: number,
+      readonly note: string | undefined,
+      readonly unpin: boolean,
+    ) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      const s = m.sessions.get(this.id);
+      const seq = pickSeq(s, this.pick);
+      const cp = s?.checkpoints.get(seq);
+      if (this.unpin) {
+        expect(await r.store.unpin(full(r, this.id), seq)).toBe(cp?.pin !== undefined);
+        if (cp) cp.pin = undefined;
+        return;
+      }
+      const outcome = await r.store
+        .pin(full(r, this.id), seq, this.note === undefined ? undefined : { note: this.note })
+        .catch((err: unknown) => err);
+      if (!cp) {
+        expect(isCkptError(outcome, 'NOT_FOUND'), String(outcome)).toBe(true);
+        return;
+      }
+      expect(outcome).toBeUndefined();
+      cp.pin = this.note ?? null;
+    }
+    toString() {
+      return `${this.unpin ? 'unpin' : 'pin'}(${this.id}, pick ${this.pick}, note ${this.note})`;
+    }
+  }
+
+  /** Leave the session as it is, but last written long ago: exported and imported back so. */
+  class MakeIdle implements Cmd {
+    constructor(readonly id: string) {}
+    check = () => true;
+    async run(m: Model, r: Real) {
+      const s = m.sessions.get(this.id);
+      if (!s) return;
+      const exported = await r.store.exportSession(full(r, this.id));
+      const checkpoints = [];
+      for await (const cp of exported!.checkpoints) checkpoints.push(cp);
+      const outcome = await r.store.importSession(
+        { ...exported!, checkpoints, updatedAt: new Date(2_000) },
+        { ifExists: 'replace' },
+      );
+      expect(outcome).toBe('imported');
+      // An import carries no idempotency keys, and continues from the highest seq it holds.
+      s.keys = new Map();
+      s.last = Math.max(...s.checkpoints.keys());
+      s.idle = true;
+    }
+    toString() {
+      return `makeIdle(${this.id})`;
+    }
+  }
+
+  /** Sweep the store: delete the idle sessions without pins, prune the others by keepLast. */
+  class Sweep implements Cmd {
+    constructor(readonly keepLast: number | undefined) {}
+    check = () => listSessions;
+    async run(m: Model, r: Real) {
+      const result = await r.store.sweep({
+        idleFor: DAY,
+        ...(this.keepLast === undefined ? {} : { keepLast: this.keepLast }),
+      });
+      const want = { sessions: 0, checkpoints: 0 };
+      for (const [id, s] of [...m.sessions]) {
+        const pinned = [...s.checkpoints.values()].some((cp) => cp.pin !== undefined);
+        if (s.idle && !pinned) {
+          m.sessions.delete(id);
+          want.sessions++;
+          want.checkpoints += s.checkpoints.size;
+        } else if (this.keepLast !== undefined) {
+          want.checkpoints += Model.prune(s, this.keepLast);
+        }
+      }
+      expect(result).toEqual(want);
+    }
+    toString() {
+      return `sweep(idleFor a day, keepLast ${this.keepLast})`;
     }
   }
 
@@ -301,8 +408,10 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       const history = m.history(this.id);
       expect(await r.store.history(full(r, this.id))).toEqual(history);
       const listed = await allPages((p) => r.store.list(full(r, this.id), p), this.pageSize);
-      expect(listed.map((c) => [c.seq, c.parent])).toEqual(
-        [...s.checkpoints.values()].sort((a, b) => b.seq - a.seq).map((c) => [c.seq, c.parent]),
+      expect(listed.map((c) => [c.seq, c.parent, c.pinned, c.pinNote])).toEqual(
+        [...s.checkpoints.values()]
+          .sort((a, b) => b.seq - a.seq)
+          .map((c) => [c.seq, c.parent, c.pin !== undefined, c.pin ?? null]),
       );
       const transcript = await allPages(
         (p) => r.store.transcript(full(r, this.id), p),
@@ -367,6 +476,12 @@ function commandArbitraries(listSessions: boolean): fc.Arbitrary<Cmd>[] {
       .tuple(id, id, fc.option(fc.nat(10), { nil: undefined }))
       .map(([i, n, p]) => new Fork(i, n, p)),
     fc.tuple(id, fc.integer({ min: 1, max: 4 })).map(([i, k]) => new Prune(i, k)),
+    fc
+      .tuple(id, fc.nat(10), fc.option(fc.constantFrom('keep', 'why'), { nil: undefined }))
+      .map(([i, p, n]) => new Pin(i, p, n, false)),
+    fc.tuple(id, fc.nat(10)).map(([i, p]) => new Pin(i, p, undefined, true)),
+    id.map((i) => new MakeIdle(i)),
+    fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }).map((k) => new Sweep(k)),
     id.map((i) => new Delete(i)),
     fc.tuple(id, fc.constantFrom(1, 2, 50)).map(([i, p]) => new CheckReads(i, p)),
     fc.constantFrom('', 'a', 'A', '{', '%', '\u{1F99C}').map((p) => new CheckSessions(p)),
@@ -384,6 +499,8 @@ export function modelCases(t: ContractContext, caps: BackendCapabilities, runs: 
           async (commands) => {
             const real: Real = { store: t.store, run: `run${runIndex++}` };
             await fc.asyncModelRun(() => ({ model: new Model(), real }), commands);
+            // A sweep walks the whole store: the next run's model must be all there is.
+            for (const id of IDS) await real.store.delete(full(real, id));
           },
         ),
         { numRuns: runs },

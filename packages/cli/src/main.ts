@@ -10,6 +10,7 @@ import { registerDiff } from './commands/diff.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerInspect } from './commands/inspect.js';
 import { NotConfirmed, registerRepair } from './commands/repair.js';
+import { registerRetention } from './commands/retention.js';
 import { registerState } from './commands/state.js';
 import { registerStudio } from './commands/studio.js';
 import { registerTransfer } from './commands/transfer.js';
@@ -78,6 +79,7 @@ Example:
   registerInspect(root, ctx);
   registerDiff(root, ctx);
   registerRepair(root, ctx);
+  registerRetention(root, ctx);
   registerDestroy(root, ctx);
   registerState(root, ctx);
   registerTransfer(root, ctx);

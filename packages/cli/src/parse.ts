@@ -15,6 +15,34 @@ export function positiveInteger(name: string): (value: string) => number {
   };
 }
 
+/** Milliseconds in each unit a duration may be written in. */
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/**
+ * A parser of a duration, for `name` in messages: a whole number and a unit (`90s`, `45m`,
+ * `12h`, `30d`, `2w`, `500ms`), as milliseconds. A bare number is refused: which unit it
+ * meant cannot be told.
+ */
+export function duration(name: string): (value: string) => number {
+  return (value) => {
+    const match = /^(\d+)(ms|s|m|h|d|w)$/.exec(value);
+    const ms = match ? Number(match[1]) * DURATION_UNITS[match[2]!]! : Number.NaN;
+    if (!Number.isSafeInteger(ms)) {
+      throw new InvalidArgumentError(
+        `${name} must be a whole number with a unit, such as 30d, 12h, 45m, 90s or 500ms (w for weeks), got ${JSON.stringify(value)}.`,
+      );
+    }
+    return ms;
+  };
+}
+
 /** A parser that takes one of `choices`. */
 export function oneOf<T extends string>(name: string, choices: readonly T[]): (value: string) => T {
   return (value) => {

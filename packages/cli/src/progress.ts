@@ -1,11 +1,19 @@
 /**
- * A progress bar on stderr for long work (export, import, copy): how far, rate and time left,
+ * A progress bar on stderr for long work (export, import, copy, sweep): how far, rate and time left,
  * drawn only when stderr is a terminal, so that a pipe or a log file never gets one.
  */
-import type { TransferCounts } from '@ckpt/core';
+import { allSessionIds, type CheckpointStore, type TransferCounts } from '@ckpt/core';
 import cliProgress from 'cli-progress';
 import type { Context } from './context.js';
 import { count } from './io.js';
+
+/** How many sessions `store` holds, counted only where a progress bar will show it. */
+export async function sessionTotal(ctx: Context, store: CheckpointStore): Promise<number | null> {
+  if (ctx.io.stderr.isTTY !== true) return null;
+  let n = 0;
+  for await (const _ of allSessionIds(store)) n++;
+  return n;
+}
 
 /** A size in bytes for a person: `812 B`, `4.2 MB`. */
 function size(bytes: number): string {

@@ -2,7 +2,8 @@
  * A session's checkpoints as a branch tree. A chain of single children stays in one column;
  * where a checkpoint has several children, each child's branch is drawn below it with
  * `├─`/`└─`. The head is marked, the active timeline (the head and its ancestors) stands out
- * from the other branches, and a checkpoint another session was forked from names it.
+ * from the other branches, a checkpoint another session was forked from names it, and a pinned
+ * one says so, with its note.
  */
 import type { CheckpointInfo } from '@ckpt/core';
 import { brief, type Colors, columns, shortTime } from './io.js';
@@ -20,12 +21,11 @@ export interface TreeNode {
   forks: string[];
   /** Whether its parent is no longer stored (pruned). */
   parentMissing: boolean;
-  /** Whether it is pinned: only on a store that keeps pins. */
-  pinned?: boolean;
+  /** Whether it is pinned (`ckpt pin`). */
+  pinned: boolean;
+  /** Its pin's note; null when not pinned or pinned without one. */
+  pinNote: string | null;
 }
-
-/** A checkpoint's pin, as a store that keeps pins reports it. */
-const pinOf = (cp: CheckpointInfo): boolean | undefined => (cp as { pinned?: boolean }).pinned;
 
 /**
  * The nodes of a session, seq ascending. The active timeline is the head and its stored
@@ -53,7 +53,8 @@ export function treeNodes(
       head: cp.seq === head,
       forks: forks.get(cp.seq) ?? [],
       parentMissing: cp.parent !== null && !bySeq.has(cp.parent),
-      ...(pinOf(cp) === undefined ? {} : { pinned: pinOf(cp) }),
+      pinned: cp.pinned,
+      pinNote: cp.pinNote,
     }));
 }
 
@@ -100,6 +101,7 @@ export function renderTree(nodes: TreeNode[], c: Colors, width: number | null = 
     const seq = n.active ? c.bold(String(n.seq)) : c.dim(String(n.seq));
     const notes = [
       n.head ? c.green('head') : '',
+      pinLabel(n, c),
       n.parentMissing ? c.dim(`parent ${n.parent} pruned`) : '',
       n.forks.length > 0
         ? c.cyan(`forked to ${n.forks.map((f) => JSON.stringify(f)).join(', ')}`)
@@ -113,4 +115,10 @@ export function renderTree(nodes: TreeNode[], c: Colors, width: number | null = 
     const room = width === null ? null : Math.max(width - columns(start + notes) - 2, 10);
     return `${start}  ${brief(n.metadata, room)}${notes}`;
   });
+}
+
+/** `pinned`, or `pinned: <note>`, in yellow; '' for a checkpoint that is not pinned. */
+export function pinLabel(cp: { pinned: boolean; pinNote: string | null }, c: Colors): string {
+  if (!cp.pinned) return '';
+  return c.yellow(cp.pinNote === null ? 'pinned' : `pinned: ${JSON.stringify(cp.pinNote)}`);
 }

@@ -48,13 +48,48 @@ export interface Pruned {
   removed: number;
 }
 
-/** Keep the `keepLast` newest checkpoints and the head; remove the rest. */
+/**
+ * Remove the checkpoints that every rule given lets go (beyond the `keepLast` newest, created
+ * more than `olderThan` ms ago); the head, pinned checkpoints and what kept ones need stay.
+ */
 export async function pruneSession(
   store: CheckpointStore,
   id: string,
-  keepLast: number,
+  rule: { keepLast?: number; olderThan?: number },
 ): Promise<Pruned> {
-  return { sessionId: id, removed: await store.prune(id, { keepLast }) };
+  return { sessionId: id, removed: await store.prune(id, rule) };
+}
+
+/** What `pin` and `unpin` answer. */
+export interface Pinned {
+  sessionId: string;
+  seq: number;
+  pinned: boolean;
+  /** The pin's note; null when unpinned or pinned without one. */
+  note: string | null;
+  /** Whether the call changed anything (unpin of a checkpoint that was not pinned: false). */
+  changed: boolean;
+}
+
+/** Pin checkpoint `seq`, with `note` when given. */
+export async function pinCheckpoint(
+  store: CheckpointStore,
+  id: string,
+  seq: number,
+  note?: string,
+): Promise<Pinned> {
+  await store.pin(id, seq, note === undefined ? undefined : { note });
+  return { sessionId: id, seq, pinned: true, note: note ?? null, changed: true };
+}
+
+/** Unpin checkpoint `seq`. */
+export async function unpinCheckpoint(
+  store: CheckpointStore,
+  id: string,
+  seq: number,
+): Promise<Pinned> {
+  const changed = await store.unpin(id, seq);
+  return { sessionId: id, seq, pinned: false, note: null, changed };
 }
 
 /** What `delete` answers. */

@@ -171,6 +171,80 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     expect(await store.info('scratch')).toBeNull();
   });
 
+  it('pins and unpins, shows pins in tree and history, prunes by age, and sweeps idle sessions but not pinned ones', async () => {
+    const old = (sessionId: string) =>
+      store.importSession({
+        sessionId,
+        head: 3,
+        forkedFrom: null,
+        createdAt: new Date(1_000),
+        updatedAt: new Date(2_000),
+        checkpoints: [1, 2, 3].map((seq) => ({
+          seq,
+          parent: seq === 1 ? null : seq - 1,
+          data: seq,
+          metadata: {},
+          transcript: [],
+          createdAt: new Date(seq * 1_000),
+        })),
+      });
+    await old('idle-plain');
+    await old('idle-pinned');
+    const pinned = await run('pin', 'idle-pinned', '1', '--note', 'keep me');
+    expect(pinned.stdout).toBe('idle-pinned: pinned 1\n');
+    const tree = (await run('tree', 'idle-pinned')).stdout.trimEnd().split('\n');
+    expect(tree[1]).toMatch(/^● 1 .* {2}pinned: "keep me"$/);
+    expect(tree[2]).not.toMatch(/pinned/);
+    const history = JSON.parse((await run('history', 'idle-pinned', '--json')).stdout);
+    expect(history.map((cp: { pinned: boolean; pinNote: string | null }) => cp.pinNote)).toEqual([
+      'keep me',
+      null,
+      null,
+    ]);
+    expect((await run('history', 'idle-pinned')).stdout).toMatch(
+      /^1 +1970-01-01 00:00:01Z +pinned: "keep me" +\{\}$/m,
+    );
+
+    expect(
+      (await run('prune', 'idle-plain', '--older-than', '3650d', '--keep-last', '2')).stdout,
+    ).toBe('idle-plain: removed 1 checkpoint\n');
+    const sweep = ['sweep', '--idle', '30d', '--keep-last', '1', '--older-than', '3650d'];
+    const dry = await run(...sweep, '--dry-run', '--json');
+    expect(JSON.parse(dry.stdout)).toEqual({
+      sessions: 1,
+      checkpoints: 2 + 1,
+      walked: expect.any(Number),
+      dryRun: true,
+    });
+    expect(await store.info('idle-plain')).not.toBeNull();
+    const swept = await run(...sweep);
+    expect(swept.code).toBe(0);
+    expect(swept.stderr).toMatch(
+      /^deleted 1 idle session and removed 3 checkpoints in all, looking at \d+ sessions in [\d.]+ s\n$/,
+    );
+    expect(await store.info('idle-plain')).toBeNull();
+    expect((await store.list('idle-pinned')).items.map((cp) => cp.seq)).toEqual([3, 1]);
+    for (const id of FILLED_IDS) expect(await store.info(id)).not.toBeNull();
+
+    expect((await run('unpin', 'idle-pinned', '1')).stdout).toBe('idle-pinned: unpinned 1\n');
+    expect((await run('unpin', 'idle-pinned', '1')).stdout).toBe('idle-pinned: 1 was not pinned\n');
+    expect(JSON.parse((await run('sweep', '--idle', '30d', '--json')).stdout)).toMatchObject({
+      sessions: 1,
+      checkpoints: 2,
+    });
+    expect(await store.info('idle-pinned')).toBeNull();
+
+    const missing = await run('pin', 'nobody', '1');
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/NOT_FOUND/);
+    const none = await run('sweep');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--idle, --keep-last, --older-than/);
+    const bare = await run('sweep', '--idle', '30');
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/30d/);
+  });
+
   it('reads and writes state', async () => {
     expect((await run('state', 'cli', 'set', 'theme', '"dark"')).code).toBe(0);
     expect((await run('state', 'cli', 'set', 'n', '{"a":[1,2]}')).code).toBe(0);
@@ -425,6 +499,9 @@ describe('ckpt without a store', () => {
       'fork',
       'prune',
       'delete',
+      'sweep',
+      'pin',
+      'unpin',
       'destroy',
       'state',
       'export',

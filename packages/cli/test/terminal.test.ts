@@ -64,6 +64,24 @@ describe('on a terminal', () => {
     expect(output).toMatch(/copied 7 sessions, \d+ checkpoints and 6 state values/);
   });
 
+  it('draws a progress bar while sweeping, and a summary at the end', async () => {
+    const { code, output } = await underTerminal([
+      '--store',
+      source,
+      'sweep',
+      '--keep-last',
+      '100',
+      '--dry-run',
+    ]);
+    expect(code).toBe(0);
+    expect(output).toMatch(
+      /100% \| looked at 7 of 7 sessions \| [\d,]+ sessions\/s \| 0 checkpoints/,
+    );
+    expect(output).toMatch(
+      /would delete 0 idle sessions and remove 0 checkpoints in all, looking at 7 sessions in/,
+    );
+  });
+
   it('draws no colour with NO_COLOR', async () => {
     const { code, output } = await underTerminal(['copy', '--from', source, '--to', fresh()], '', {
       NO_COLOR: '1',

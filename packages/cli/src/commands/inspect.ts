@@ -14,7 +14,7 @@ import {
   transcriptPage,
 } from '../reads.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
-import { renderTree } from '../tree.js';
+import { pinLabel, renderTree } from '../tree.js';
 import { example } from './help.js';
 
 const forkedFrom = (f: { sessionId: string; seq: number } | null) =>
@@ -191,11 +191,12 @@ export function registerInspect(program: Command, ctx: Context): void {
       const checkpoints = await timeline(await ctx.store(), ref);
       ctx.output(checkpoints, () => {
         ctx.table(
-          ['SEQ', 'PARENT', 'CREATED', 'METADATA'],
+          ['SEQ', 'PARENT', 'CREATED', 'PIN', 'METADATA'],
           checkpoints.map((cp) => [
             cp.seq,
             cp.parent ?? '',
             shortTime(cp.createdAt),
+            pinLabel(cp, ctx.colors),
             brief(cp.metadata, null),
           ]),
           ctx.width(opts),

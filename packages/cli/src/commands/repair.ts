@@ -3,9 +3,10 @@ import type { Command } from 'commander';
 import { confirm } from '../confirm.js';
 import type { Context } from '../context.js';
 import { count } from '../io.js';
-import { parseArgument, positiveInteger } from '../parse.js';
+import { duration, parseArgument, positiveInteger } from '../parse.js';
 import { existingSession } from '../reads.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
+import { UsageError } from '../usage-error.js';
 import { deleteSession, forkSession, pruneSession, rollbackSession } from '../writes.js';
 import { example } from './help.js';
 
@@ -76,25 +77,44 @@ export function registerRepair(program: Command, ctx: Context): void {
       program
         .command('prune')
         .description(
-          'keep the n newest checkpoints, the head and the checkpoints those need; remove the rest with their transcript items',
+          'remove the checkpoints beyond the n newest and/or older than a duration (only those both let go, when both are given); the head, pinned checkpoints and what kept ones need stay',
         ),
     )
-      .requiredOption(
+      .option(
         '--keep-last <n>',
         'how many of the newest checkpoints to keep',
         positiveInteger('keep-last'),
       )
-      .action(async (id: string | undefined, opts: ThreadOptions & { keepLast: number }) => {
-        const { session: ref } = sessionAndRest([id], opts);
-        const store = await ctx.store();
-        // A misspelt id, or a thread's id given as a session's, is told apart from "nothing to remove".
-        await existingSession(store, ref);
-        const done = await pruneSession(store, ref.sessionId, opts.keepLast);
-        ctx.output(done, () =>
-          ctx.print(`${ref.sessionId}: removed ${count(done.removed, 'checkpoint')}`),
-        );
-      }),
+      .option(
+        '--older-than <duration>',
+        'keep the checkpoints younger than this (30d, 12h, 45m …)',
+        duration('older-than'),
+      )
+      .action(
+        async (
+          id: string | undefined,
+          opts: ThreadOptions & { keepLast?: number; olderThan?: number },
+        ) => {
+          const { session: ref } = sessionAndRest([id], opts);
+          if (opts.keepLast === undefined && opts.olderThan === undefined) {
+            throw new UsageError(
+              'prune needs --keep-last, --older-than or both; nothing was removed.',
+            );
+          }
+          const store = await ctx.store();
+          // A misspelt id, or a thread's id given as a session's, is told apart from "nothing to remove".
+          await existingSession(store, ref);
+          const done = await pruneSession(store, ref.sessionId, {
+            keepLast: opts.keepLast,
+            olderThan: opts.olderThan,
+          });
+          ctx.output(done, () =>
+            ctx.print(`${ref.sessionId}: removed ${count(done.removed, 'checkpoint')}`),
+          );
+        },
+      ),
     'ckpt prune chat-1 --keep-last 20',
+    'ckpt prune chat-1 --keep-last 5 --older-than 30d',
   );
 
   example(

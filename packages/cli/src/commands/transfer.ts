@@ -6,8 +6,6 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import {
-  allSessionIds,
-  type CheckpointStore,
   CkptError,
   copyStore,
   exportStore,
@@ -20,21 +18,13 @@ import type { Context } from '../context.js';
 import { Interrupted, interruptible, untilAborted } from '../interrupt.js';
 import { count } from '../io.js';
 import { oneOf, positiveInteger } from '../parse.js';
-import { Progress } from '../progress.js';
+import { Progress, sessionTotal } from '../progress.js';
 import { threadSessionId } from '../session-ref.js';
 import { UsageError } from '../usage-error.js';
 import { example } from './help.js';
 
 const IF_EXISTS = ['fail', 'skip', 'replace'] as const;
 type IfExists = (typeof IF_EXISTS)[number];
-
-/** How many sessions `store` holds, counted only where a progress bar will show it. */
-async function sessionTotal(ctx: Context, store: CheckpointStore): Promise<number | null> {
-  if (ctx.io.stderr.isTTY !== true) return null;
-  let n = 0;
-  for await (const _ of allSessionIds(store)) n++;
-  return n;
-}
 
 /** What was moved: `imported 1 session, 3 checkpoints and 0 state values in 0.2 s`. */
 function summary(verb: string, counts: TransferCounts, seconds: number): string {

@@ -254,7 +254,9 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
     }
     if (is('POST', 'sessions', null, 'prune')) {
       const body = await call.body();
-      return { json: await pruneSession(store, id, wholeNumber('keepLast', body.keepLast)) };
+      return {
+        json: await pruneSession(store, id, { keepLast: wholeNumber('keepLast', body.keepLast) }),
+      };
     }
   }
   if (is('GET', 'state')) return { json: await store.stateScopes(paging(query)) };
