@@ -110,6 +110,56 @@ describe.each(STORES)("a chat thread under core's tools on $name", (backend) => 
     await saver.deleteThread(thread);
   });
 
+  it('reads back whole under the retention option and after a sweep, and goes on', async () => {
+    const store = await stores.open();
+    const other = await stores.open();
+    const thread = newThread('retained');
+    // Every session the saver writes keeps its newest checkpoint, pruned as it is written.
+    const retained = new CheckpointStore(store.backend, { retention: { keepLast: 1 } });
+    const turns = 8;
+    const saver = new CkptSaver(retained);
+    for (let i = 0; i < turns; i++) await chatTurn(saver, thread, i);
+    const info = await store.info(sessionOf(thread));
+    expect(info!.checkpoints).toBeLessThan(info!.head);
+    const history = await historyOf(saver, thread);
+    await expectWhole(other, thread, turns, history);
+
+    // A sweep of the whole store prunes the thread to its newest checkpoint and what it needs.
+    const DAY = 86_400_000;
+    await store.sweep({ idleFor: 30 * DAY, keepLast: 1 });
+    expect((await store.info(sessionOf(thread)))!.checkpoints).toBeLessThanOrEqual(
+      info!.checkpoints,
+    );
+    await expectWhole(other, thread, turns, history);
+    const next = await chatTurn(new CkptSaver(other), thread, turns);
+    expect(textsOf(next.messages)).toEqual(conversation(turns + 1));
+    await saver.deleteThread(thread);
+  });
+
+  it("keeps a pinned checkpoint, whole, through the saver's prune and a sweep", async () => {
+    const store = await stores.open();
+    const other = await stores.open();
+    const thread = newThread('pinned');
+    const { saver, history } = await chat(store, thread);
+    // A checkpoint from the middle of the thread; its id is the checkpoint's idempotency key.
+    const ids = [...history.keys()];
+    const pinnedId = ids[Math.floor(ids.length / 2)]!;
+    const stored = await store.loadByKey(sessionOf(thread), pinnedId);
+    await store.pin(sessionOf(thread), stored!.seq, { note: 'kept for review' });
+    expect(await saver.prune(thread, { keepLast: 1 })).toBeGreaterThan(0);
+    await store.sweep({ keepLast: 1 });
+    const after = await historyOf(new CkptSaver(other), thread);
+    expect(after.size).toBeLessThan(history.size);
+    expect(after.has(pinnedId)).toBe(true);
+    for (const [id, messages] of after) expect(messages, id).toEqual(history.get(id));
+    const config = { configurable: { thread_id: thread, checkpoint_id: pinnedId } };
+    const state = await chatGraph(new CkptSaver(other)).getState(config);
+    expect(textsOf((state.values as { messages: BaseMessage[] }).messages)).toEqual(
+      history.get(pinnedId),
+    );
+    await saver.deleteThread(thread);
+  });
+
   it('forks a pruned thread into a new thread that reads back whole and goes on', async () => {
     const store = await stores.open();
     const other = await stores.open();
