@@ -5,6 +5,8 @@
  *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres,mysql,redis)
  *   CKPT_BENCH_ONLY=chats       only the chat table (@ckpt/ai-sdk against the recipe)
  *   CKPT_BENCH_ONLY=retention   only the retention table (sweeps and prunes against raw DELETEs)
+ *   CKPT_BENCH_RETENTION=a,b    only these of its contenders (sweep native, sweep portable,
+ *                               sweep raw, prune, prune raw)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)

@@ -108,7 +108,7 @@ function runContender(args: string[]) {
   );
 }
 
-const CONTENDERS: RetentionContender[] = [
+const ALL_CONTENDERS: RetentionContender[] = [
   'sweep native',
   'sweep portable',
   'sweep raw',
@@ -124,6 +124,9 @@ export async function benchRetention(
   sizes: number[],
 ): Promise<RetentionRow[]> {
   const rows: RetentionRow[] = [];
+  // CKPT_BENCH_RETENTION names some of them, comma-separated, to run those alone.
+  const only = process.env.CKPT_BENCH_RETENTION?.split(',');
+  const contenders = ALL_CONTENDERS.filter((c) => only === undefined || only.includes(c));
   const pool = new pg.Pool({ connectionString: postgresUrl, max: 1 });
   const stamp = Date.now().toString(36);
   let made = 0;
@@ -131,7 +134,7 @@ export async function benchRetention(
     for (const backend of ['sqlite', 'postgres'] as const) {
       if (!backends.includes(backend)) continue;
       for (const sessions of sizes) {
-        for (const contender of CONTENDERS) {
+        for (const contender of contenders) {
           const namespace = `bench_${stamp}_retention_${made++}`;
           let where: string;
           if (backend === 'sqlite') {

@@ -123,9 +123,13 @@ describe.skipIf(!available)('mysql', () => {
       'append',
       'append_batch',
       'delete',
+      'delete_idle',
+      'delete_idle_batch',
       'fork',
+      'pin',
       'prune',
       'rollback',
+      'unpin',
     ]);
     await store.checkpoint('old', 'next');
     expect((await store.load('old'))?.data).toBe('next');

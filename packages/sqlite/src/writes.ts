@@ -193,7 +193,8 @@ export function sqliteWrites(
     }
     const before = rule.createdBefore ?? NO_BOUND;
     let needed: number[] = [];
-    if (sql.hasNeeds.get(sessionId) !== undefined) {
+    const withNeeds = sql.hasNeeds.get(sessionId) !== undefined;
+    if (withNeeds) {
       const roots = [
         ...(sql.pruneRoots.all({ id: sessionId, below, before }) as number[]),
         session.head,
@@ -213,7 +214,7 @@ export function sqliteWrites(
     sql.pruneBodies.run(range);
     sql.pruneTranscripts.run(range);
     sql.pruneCheckpoints.run(range);
-    if (needed.length > 0) sql.pruneNeeds.run(range);
+    if (withNeeds) sql.pruneNeeds.run(range);
     sql.countDown.run(gone.length, sessionId);
     return gone.length;
   });

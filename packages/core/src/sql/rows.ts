@@ -90,7 +90,7 @@ export function checkpointFromRow(row: CheckpointRow): StoredCheckpoint {
 
 /** The checkpoint a row describes, without data. */
 export function checkpointInfoFromRow(row: Omit<CheckpointRow, 'data'>): StoredCheckpointInfo {
-  const pinned = row.pinned === true || Number(row.pinned) === 1;
+  const pinned = Number(row.pinned) === 1;
   return {
     seq: num(row.seq),
     parent: numOrNull(row.parent),
