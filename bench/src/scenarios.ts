@@ -1,10 +1,12 @@
 /** The three measurements every backend gets, written once: vs raw, scaling, vs peer. */
-import type { CheckpointStore } from '@ckpt/core';
+import { CheckpointStore } from '@ckpt/core';
 import { interleaved, type Plan, type Stats } from './measure.js';
 import { agentState } from './payloads.js';
 import type { Row } from './report.js';
 
 const KIB = 1024;
+/** The `keepLast` of the retention variant of the write measurement. */
+const RETAIN = 20;
 
 /** The raw driver on the same connection: one INSERT and one SELECT by primary key. */
 export interface RawDriver {
@@ -83,10 +85,16 @@ export async function versusRaw(
     const label = `${size / KIB} KiB${callers > 1 ? `, ${callers} callers` : ''}`;
     const session = (caller: number) => `vs-raw-${size}-${caller}-${Date.now()}`;
     const sessions = Array.from({ length: callers }, (_, caller) => session(caller));
+    // The same writes through a store whose `retention` option prunes each session as it grows:
+    // its cost on the write path, which falls on one checkpoint in RETENTION_INTERVAL.
+    const retained = new CheckpointStore(store.backend, { retention: { keepLast: RETAIN } });
+    const retainedSessions = sessions.map((id) => `${id}-retained`);
     const { discard } = raw;
     const bounded = discard
       ? async () => {
-          for (const id of sessions) await store.prune(id, { keepLast: 1 });
+          for (const id of [...sessions, ...retainedSessions]) {
+            await store.prune(id, { keepLast: 1 });
+          }
           await discard();
         }
       : undefined;
@@ -95,6 +103,10 @@ export async function versusRaw(
     const write = await interleaved(
       [
         { name: 'ckpt', op: (caller) => store.checkpoint(sessions[caller]!, data) },
+        {
+          name: `ckpt, retention keepLast ${RETAIN}`,
+          op: (caller) => retained.checkpoint(retainedSessions[caller]!, data),
+        },
         { name: names.insert, op: () => raw.insert(encoded) },
         {
           name: `${names.insert} + JSON.stringify`,

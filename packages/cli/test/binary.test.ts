@@ -202,7 +202,7 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
       null,
     ]);
     expect((await run('history', 'idle-pinned')).stdout).toMatch(
-      /^1 +1970-01-01 00:00:01Z +pinned: "keep me"$/m,
+      /^1 +1970-01-01 00:00:01Z +pinned: "keep me" +\{\}$/m,
     );
 
     expect(
@@ -499,6 +499,9 @@ describe('ckpt without a store', () => {
       'fork',
       'prune',
       'delete',
+      'sweep',
+      'pin',
+      'unpin',
       'destroy',
       'state',
       'export',
