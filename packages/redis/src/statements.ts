@@ -33,7 +33,7 @@ end
 `;
 
 // The session of the scripts that take its every key (its own eight, then catalog and ids:
-// see wholeSession in writes.ts), removed whole.
+// see wholeSession in schema.ts), removed whole.
 const UNLINK_THIS_SESSION = `${UNLINK_SESSION}
 local function unlinkThisSession(updated, hexId)
   unlinkSession(KEYS[9], KEYS[10], updated, hexId, unpack(KEYS, 1, 8))

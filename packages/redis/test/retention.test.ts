@@ -553,6 +553,44 @@ describe.each(where)('redis retention on $name', ({ cluster, up }) => {
       expect((await drain(backend, 5000, 3)).calls).toEqual([3, 3, 3, 3, 3, 3, 2]);
     });
 
+    it('never deletes a session pinned while a batch decides', async () => {
+      const backend = fresh();
+      const pinner = fresh(backend.namespace);
+      for (let round = 0; round < 20; round++) {
+        const sessionIds = Array.from({ length: 20 }, (_, i) => `pin-${round}-${i}`);
+        for (const id of sessionIds) await write(backend, id, 1000);
+        const [pins] = await Promise.all([
+          Promise.all(sessionIds.map((id) => pinner.pin({ sessionId: id, seq: 1, note: null }))),
+          drain(backend, 2000, 5),
+        ]);
+        for (const [n, id] of sessionIds.entries()) {
+          // Pinned first: the session stays, pinned. Deleted first: the pin found nothing.
+          const stored = await backend.load(id, 1);
+          if (pins[n]!.status === 'done') expect(stored).toMatchObject({ pinned: true });
+          else expect(stored).toBeNull();
+        }
+      }
+    }, 60_000);
+
+    it('sweeps and pins a session written before pins existed', async () => {
+      const backend = fresh();
+      await session(backend, 'old', 2);
+      // As the version before pins left it: no pin in the copy of the head, no pins hash.
+      await backend.client.hdel(sessionKeys(backend.namespace, 'old').session, 'hpin');
+      expect(await backend.load('old', null)).toMatchObject({ seq: 2, pinned: false });
+      await backend.pin({ sessionId: 'old', seq: 2, note: 'head' });
+      expect(await backend.load('old', null)).toMatchObject({ pinned: true, pinNote: 'head' });
+      expect(await backend.deleteIdleBatch({ idleBefore: 5000, limit: 10 })).toEqual({
+        sessions: 0,
+        checkpoints: 0,
+      });
+      await backend.unpin('old', 2);
+      expect(await backend.deleteIdleBatch({ idleBefore: 5000, limit: 10 })).toEqual({
+        sessions: 1,
+        checkpoints: 2,
+      });
+    });
+
     it('reads past idle sessions that hold pins to the ones that do not', async () => {
       const backend = fresh();
       for (let i = 0; i < 30; i++) {
