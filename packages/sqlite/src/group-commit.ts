@@ -24,6 +24,15 @@ export const DEFAULT_GROUP_LIMITS: GroupCommitLimits = {
 };
 
 /**
+ * How many of a batch's callers resume in one turn of the event loop, where a batch commits
+ * off it. Those that resume first make their next calls while the rest wait for the next
+ * turn, and those calls go to the writer thread at once, so that its commit runs beside the
+ * event loop's work for the others; the loop turns between, so that no turn carries the work
+ * of a whole batch of callers.
+ */
+const RESUMED_A_TURN = 8;
+
+/**
  * Commit a batch of calls in one transaction, each call's outcome in its place: at once on the
  * event loop's connection, or as a promise from the writer thread.
  */
@@ -47,6 +56,8 @@ export class GroupCommit {
   #committing = false;
   /** Who waits for every call handed in to settle (see idle()). */
   #whenIdle: (() => void)[] = [];
+  /** Callers of committed batches still to resume, in later turns. */
+  #resuming = 0;
 
   constructor(commit: CommitBatch, limits: GroupCommitLimits = DEFAULT_GROUP_LIMITS) {
     this.#commit = commit;
@@ -74,7 +85,7 @@ export class GroupCommit {
   }
 
   #isIdle(): boolean {
-    return this.#waiting.length === 0 && !this.#committing;
+    return this.#waiting.length === 0 && !this.#committing && this.#resuming === 0;
   }
 
   #schedule(): void {
@@ -126,17 +137,30 @@ export class GroupCommit {
     }
     this.#committing = true;
     outcomes.then(
-      (done) => this.#settled(() => settle(batch, done)),
-      (err) =>
-        this.#settled(() => {
-          for (const waiting of batch) waiting.reject(err);
-        }),
+      (done) => {
+        this.#committing = false;
+        this.#resume(batch, done);
+      },
+      (err) => {
+        this.#committing = false;
+        this.#resume(
+          batch,
+          batch.map(() => ({ error: err })),
+        );
+      },
     );
   }
 
-  #settled(report: () => void): void {
-    this.#committing = false;
-    report();
+  /** Settle a committed batch's calls, RESUMED_A_TURN of them a turn of the event loop. */
+  #resume(batch: Waiting[], outcomes: Outcome[]): void {
+    settle(batch.splice(0, RESUMED_A_TURN), outcomes.splice(0, RESUMED_A_TURN));
+    if (batch.length > 0) {
+      this.#resuming += batch.length;
+      setImmediate(() => {
+        this.#resuming -= batch.length;
+        this.#resume(batch, outcomes);
+      });
+    }
     this.#next();
   }
 
@@ -146,7 +170,7 @@ export class GroupCommit {
       this.#schedule();
       return;
     }
-    if (this.#committing) return;
+    if (!this.#isIdle()) return;
     const waiters = this.#whenIdle;
     this.#whenIdle = [];
     for (const resolve of waiters) resolve();
