@@ -5,6 +5,8 @@
  * connection, or the writer thread (writer-thread.ts), in groups (group-commit.ts) or alone;
  * and what diagnose() checks.
  */
+
+import type { Worker } from 'node:worker_threads';
 import { openAdapter } from '@ckpt/core/adapter';
 import { SqlBackend, type SqlResult } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
@@ -27,8 +29,11 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
   readonly db: Database.Database;
   readonly namespace: string;
   readonly synchronous: OpenedDatabase['synchronous'];
-  /** The thread that commits the writes, for inspection; null where the event loop does. */
-  readonly writer: WriterThread | null;
+  /**
+   * Where the writes commit, for inspection: `thread` is the worker thread running now (null
+   * before the first write and after close); null where the event loop commits them.
+   */
+  readonly writer: { readonly thread: Worker | null } | null;
 
   constructor(options: SqliteOptions) {
     // Migrated as it opens, synchronously: a file it cannot use is refused at once.
