@@ -25,10 +25,9 @@ export const DEFAULT_GROUP_LIMITS: GroupCommitLimits = {
 
 /**
  * How many of a batch's callers resume in one turn of the event loop, where a batch commits
- * off it. Those that resume first make their next calls while the rest wait for the next
- * turn, and those calls go to the writer thread at once, so that its commit runs beside the
- * event loop's work for the others; the loop turns between, so that no turn carries the work
- * of a whole batch of callers.
+ * off it: the loop turns between, so that no turn carries the work of a whole batch of
+ * callers. The next batch goes once they have all resumed, so that it carries all the calls
+ * they make at once, and pays one fsync for them.
  */
 const RESUMED_A_TURN = 8;
 
@@ -56,8 +55,8 @@ export class GroupCommit {
   #committing = false;
   /** Who waits for every call handed in to settle (see idle()). */
   #whenIdle: (() => void)[] = [];
-  /** Callers of committed batches still to resume, in later turns. */
-  #resuming = 0;
+  /** The callers of the batch committed last are resuming, over a few turns. */
+  #resuming = false;
 
   constructor(commit: CommitBatch, limits: GroupCommitLimits = DEFAULT_GROUP_LIMITS) {
     this.#commit = commit;
@@ -69,7 +68,7 @@ export class GroupCommit {
     return new Promise<T>((resolve, reject) => {
       this.#waiting.push({ call, bytes, resolve: resolve as (value: never) => void, reject });
       this.#bytes += bytes;
-      if (this.#committing) return;
+      if (this.#busy()) return;
       if (this.#waiting.length >= this.#limits.maxCalls || this.#bytes >= this.#limits.maxBytes) {
         this.#flush();
       } else {
@@ -85,7 +84,12 @@ export class GroupCommit {
   }
 
   #isIdle(): boolean {
-    return this.#waiting.length === 0 && !this.#committing && this.#resuming === 0;
+    return this.#waiting.length === 0 && !this.#busy();
+  }
+
+  /** A batch is committing, or its callers are still resuming: the next one waits. */
+  #busy(): boolean {
+    return this.#committing || this.#resuming;
   }
 
   #schedule(): void {
@@ -97,7 +101,7 @@ export class GroupCommit {
     queueMicrotask(() =>
       queueMicrotask(() => {
         this.#scheduled = false;
-        if (!this.#committing) this.#flush();
+        if (!this.#busy()) this.#flush();
       }),
     );
   }
@@ -151,26 +155,31 @@ export class GroupCommit {
     );
   }
 
-  /** Settle a committed batch's calls, RESUMED_A_TURN of them a turn of the event loop. */
+  /**
+   * Settle a committed batch's calls, RESUMED_A_TURN of them a turn of the event loop; the
+   * next batch waits for the turn after the last, by when the calls its callers make at once
+   * have all arrived.
+   */
   #resume(batch: Waiting[], outcomes: Outcome[]): void {
+    this.#resuming = true;
     settle(batch.splice(0, RESUMED_A_TURN), outcomes.splice(0, RESUMED_A_TURN));
-    if (batch.length > 0) {
-      this.#resuming += batch.length;
-      setImmediate(() => {
-        this.#resuming -= batch.length;
+    setImmediate(() => {
+      if (batch.length > 0) {
         this.#resume(batch, outcomes);
-      });
-    }
-    this.#next();
+        return;
+      }
+      this.#resuming = false;
+      this.#next();
+    });
   }
 
-  /** The calls that arrived meanwhile go next, with those the settled ones make at once. */
+  /** The calls that arrived meanwhile go next, with those the resumed callers make. */
   #next(): void {
+    if (this.#busy()) return;
     if (this.#waiting.length > 0) {
       this.#schedule();
       return;
     }
-    if (!this.#isIdle()) return;
     const waiters = this.#whenIdle;
     this.#whenIdle = [];
     for (const resolve of waiters) resolve();
