@@ -1,4 +1,5 @@
-import { fileURLToPath } from 'node:url';
+import { renameSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -29,13 +30,38 @@ export const workspaceSources: Record<string, string> = Object.fromEntries(
 );
 
 /**
+ * `@ckpt/sqlite`'s writer thread runs a script of its own, which the build puts beside the
+ * package's entry points; from the sources, the tests run this bundle of it instead, which the
+ * global setup (vitest.setup.ts) writes once a run. Inside the package, so that node finds
+ * better-sqlite3 from it.
+ */
+export const sqliteWriterBundle = src('./packages/sqlite/test/.build/writer-thread.mjs');
+
+/** The module of @ckpt/sqlite's sources that names the writer thread's script. */
+const WRITER_SCRIPT = /^\.\/writer-script\.js$/;
+
+/**
  * Workspace packages resolve to their TypeScript sources, so tests need no build first. Each
  * matches its whole specifier only, so that `@ckpt/core` does not swallow `@ckpt/core/sql`.
  */
-export const workspaceAliases = Object.entries(workspaceSources).map(([name, path]) => ({
-  find: new RegExp(`^${name.replace(/\//g, '\\/')}$`),
-  replacement: path,
-}));
+export const workspaceAliases = [
+  ...Object.entries(workspaceSources).map(([name, path]) => ({
+    find: new RegExp(`^${name.replace(/\//g, '\\/')}$`),
+    replacement: path,
+  })),
+  { find: WRITER_SCRIPT, replacement: src('./packages/sqlite/test/support/writer-script.ts') },
+];
+
+/** Bundle @ckpt/sqlite's writer thread into `sqliteWriterBundle`, replacing it whole. */
+export async function bundleSqliteWriter(): Promise<void> {
+  const temporary = `${sqliteWriterBundle}.${process.pid}.tmp`;
+  await bundleWorker({
+    entry: src('./packages/sqlite/src/worker.ts'),
+    outfile: temporary,
+    external: ['better-sqlite3'],
+  });
+  renameSync(temporary, sqliteWriterBundle);
+}
 
 /**
  * Bundle a test's child-process script `entry` into `outfile`, with workspace packages (and
@@ -65,6 +91,14 @@ export async function bundleWorker(options: {
           bundle.onResolve({ filter: /^@ckpt\// }, ({ path }) =>
             sources[path] ? { path: sources[path] } : undefined,
           );
+          // A bundle that opens a SQLite store runs the writer thread's bundle, by its path.
+          bundle.onResolve({ filter: WRITER_SCRIPT }, ({ path }) => ({
+            path,
+            namespace: 'writer-script',
+          }));
+          bundle.onLoad({ filter: /.*/, namespace: 'writer-script' }, () => ({
+            contents: `export const writerScript = new URL(${JSON.stringify(pathToFileURL(sqliteWriterBundle).href)});`,
+          }));
         },
       },
     ],

@@ -12,6 +12,7 @@ export default defineConfig({
     ],
     // LangGraph's checkpointer validation suite calls describe/it/expect as globals.
     globals: true,
+    globalSetup: ['./vitest.setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The JSON report is what CI counts from (.ci/summary.mjs).

@@ -33,8 +33,12 @@ function database(path: string) {
 export async function sqliteConcurrency(
   dir: string,
   stepsFor: (agents: number) => number,
+  rounds = 1,
 ): Promise<ConcurrencyRow[]> {
   const grouped = new CheckpointStore(sqlite({ path: join(dir, 'conc-ckpt.db') }));
+  const onLoop = new CheckpointStore(
+    sqlite({ path: join(dir, 'conc-ckpt-loop.db'), worker: false }),
+  );
   const alone = new CheckpointStore(
     sqlite({ path: join(dir, 'conc-ckpt-alone.db'), groupCommit: false }),
   );
@@ -52,6 +56,7 @@ export async function sqliteConcurrency(
       'sqlite',
       [
         storeContender('ckpt', grouped),
+        storeContender('ckpt, worker: false', onLoop),
         storeContender('ckpt, groupCommit: false', alone),
         {
           name: 'raw better-sqlite3, a transaction a step',
@@ -63,9 +68,11 @@ export async function sqliteConcurrency(
         saverContender('@langchain/langgraph-checkpoint-sqlite', new SqliteSaver(peer)),
       ],
       stepsFor,
+      rounds,
     );
   } finally {
     await grouped.close();
+    await onLoop.close();
     await alone.close();
     raw.close();
     peer.close();
@@ -75,6 +82,7 @@ export async function sqliteConcurrency(
 export async function postgresConcurrency(
   url: string,
   stepsFor: (agents: number) => number,
+  rounds = 1,
 ): Promise<ConcurrencyRow[]> {
   // Every contender gets a pool of the same size.
   const pools: pg.Pool[] = [];
@@ -128,6 +136,7 @@ export async function postgresConcurrency(
         saverContender('@langchain/langgraph-checkpoint-postgres', saver),
       ],
       stepsFor,
+      rounds,
     );
   } finally {
     for (const schema of schemas) await rawPool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

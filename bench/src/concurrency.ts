@@ -1,8 +1,8 @@
 /**
  * Many agents in one process, each on a session of its own: every step saves a 10 KiB state
  * with two transcript items, then loads the head. For 1, 8 and 64 agents at once: throughput,
- * the p99 of one step, and the p99 of the event loop's delay meanwhile (the gap between its
- * turns, measured with a probe that asks for every turn), for ckpt, the raw
+ * the p99 of one step, and the p99 of the event loop's delay meanwhile (how late a 1 ms timer
+ * fires), for ckpt on and off its writer thread, the raw
  * driver doing one transaction a step, and LangGraph's saver on the same database.
  */
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
@@ -10,6 +10,8 @@ import { langgraphStep } from './langgraph.js';
 import { agentState } from './payloads.js';
 
 const KIB = 1024;
+/** The event loop probe's interval. */
+const PROBE_MS = 1;
 
 /** One agent's step: given the step number, its state and its two new items. */
 export type Step = (
@@ -47,18 +49,20 @@ async function measure(contender: Contender, agents: number, steps: number) {
   const runners = Array.from({ length: agents }, (_, n) => contender.agent(n));
   for (const [n, step] of runners.entries())
     for (let i = 0; i < 3; i++) await step(i, states[(n + i) % 64]!, said(i));
-  // The event loop's delay: the gaps between turns of a probe that asks for every turn. A
-  // contender that never lets the loop turn (a synchronous driver) shows its whole run.
+  // The event loop's delay: how late a 1 ms timer fires, the gap between its turns less the
+  // millisecond it asked for. A contender that never lets the loop turn (a synchronous
+  // driver) shows its whole run. A timer rather than a probe that asks for every turn, which
+  // would spin the idle loop and take a core from a contender that works on another thread.
   const gaps: number[] = [];
   let last = performance.now();
   let probing = true;
   const probe = () => {
     const now = performance.now();
-    gaps.push(now - last);
+    gaps.push(Math.max(0, now - last - PROBE_MS));
     last = now;
-    if (probing) setImmediate(probe);
+    if (probing) setTimeout(probe, PROBE_MS);
   };
-  setImmediate(probe);
+  setTimeout(probe, PROBE_MS);
   const times: number[] = [];
   const began = performance.now();
   await Promise.all(
@@ -72,7 +76,7 @@ async function measure(contender: Contender, agents: number, steps: number) {
   );
   const wall = performance.now() - began;
   probing = false;
-  gaps.push(performance.now() - last);
+  gaps.push(Math.max(0, performance.now() - last - PROBE_MS));
   gaps.sort((a, b) => a - b);
   times.sort((a, b) => a - b);
   return {
@@ -82,24 +86,44 @@ async function measure(contender: Contender, agents: number, steps: number) {
   };
 }
 
-/** The table for `backend`: each contender at 1, 8 and 64 agents. */
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/**
+ * The table for `backend`: each contender at 1, 8 and 64 agents, in `rounds` rounds
+ * interleaved (each round runs every contender once, starting one further along), so that the
+ * machine's drift and a run's slow first seconds fall on all of them alike. Each figure is the
+ * median over the rounds; the ratio is the median of each round's ratio.
+ */
 export async function concurrency(
   backend: string,
   contenders: Contender[],
   stepsFor: (agents: number) => number,
+  rounds = 1,
 ): Promise<ConcurrencyRow[]> {
   const rows: ConcurrencyRow[] = [];
   for (const agents of [1, 8, 64]) {
-    let ours: number | null = null;
-    for (const contender of contenders) {
-      const m = await measure(contender, agents, stepsFor(agents));
-      ours ??= m.stepsPerSec;
+    const runs = contenders.map(() => [] as Awaited<ReturnType<typeof measure>>[]);
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < contenders.length; k++) {
+        const i = (k + round) % contenders.length;
+        runs[i]!.push(await measure(contenders[i]!, agents, stepsFor(agents)));
+      }
+    }
+    const ours = runs[0]!;
+    for (const [i, contender] of contenders.entries()) {
+      const mine = runs[i]!;
       rows.push({
         backend,
         agents,
         contender: contender.name,
-        ...m,
-        ckptOver: contender === contenders[0] ? null : ours / m.stepsPerSec,
+        stepsPerSec: median(mine.map((m) => m.stepsPerSec)),
+        p99StepMs: median(mine.map((m) => m.p99StepMs)),
+        p99LoopDelayMs: median(mine.map((m) => m.p99LoopDelayMs)),
+        ckptOver: i === 0 ? null : median(mine.map((m, r) => ours[r]!.stepsPerSec / m.stepsPerSec)),
       });
     }
   }

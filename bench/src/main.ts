@@ -7,6 +7,8 @@
  *   CKPT_BENCH_ONLY=retention   only the retention table (sweeps and prunes against raw DELETEs)
  *   CKPT_BENCH_RETENTION=a,b    only these of its contenders (sweep native, sweep portable,
  *                               sweep raw, prune, prune raw)
+ *   CKPT_BENCH_ONLY=concurrency only the concurrency table, in CKPT_BENCH_ROUNDS interleaved
+ *                               rounds (default 5)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -42,11 +44,13 @@ const mysqlUrl = process.env.CKPT_TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306
 const redisUrl = process.env.CKPT_TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
 const chatLengths = [10, 1_000, 10_000];
+const stepsFor = (agents: number) => Math.ceil((quick ? 200 : 1200) / agents);
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ckpt-bench-'));
   if (process.env.CKPT_BENCH_ONLY === 'chats') return chatsOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'retention') return retentionOnly(dir);
+  if (process.env.CKPT_BENCH_ONLY === 'concurrency') return concurrencyOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -75,7 +79,6 @@ async function main() {
       quick ? 100 : 1000,
     );
     rows.push(...langgraph.rows);
-    const stepsFor = (agents: number) => Math.ceil((quick ? 200 : 1200) / agents);
     const concurrent = [
       ...(backends.includes('sqlite') ? await sqliteConcurrency(dir, stepsFor) : []),
       ...(backends.includes('postgres') ? await postgresConcurrency(postgresUrl, stepsFor) : []),
@@ -129,25 +132,35 @@ async function main() {
   }
 }
 
-/** The retention table alone, written to bench/results/retention.json. */
-async function retentionOnly(dir: string) {
+/**
+ * One table alone (`CKPT_BENCH_ONLY=<name>`): the durability settings, then `run`'s rows,
+ * printed by it and written to bench/results/<name>.json with what it adds.
+ */
+async function tableOnly(
+  dir: string,
+  name: string,
+  run: () => Promise<Record<string, unknown>>,
+  about = '',
+) {
   try {
-    console.log('ckpt benchmark, retention', quick ? '(quick)' : '', `node ${process.version}`);
+    console.log(
+      `ckpt benchmark, ${name}`,
+      quick ? '(quick)' : '',
+      `node ${process.version}${about}`,
+    );
     const settings = {
       ...(backends.includes('sqlite') ? { sqlite: sqliteSettings(dir) } : {}),
       ...(backends.includes('postgres') ? { postgres: await postgresSettings(postgresUrl) } : {}),
     };
     console.log('durability settings:', JSON.stringify(settings));
-    const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
-    const rows = await benchRetention(backends, dir, postgresUrl, sizes);
-    printRetention(rows);
-    const out = fileURLToPath(new URL('../results/retention.json', import.meta.url));
+    const rows = await run();
+    const out = fileURLToPath(new URL(`../results/${name}.json`, import.meta.url));
     writeJson(out, {
       when: new Date().toISOString(),
       node: process.version,
       quick,
       settings,
-      rows,
+      ...rows,
     });
     console.log(`\nwritten to ${out}`);
   } finally {
@@ -155,30 +168,43 @@ async function retentionOnly(dir: string) {
   }
 }
 
-/** The chat table alone, written to bench/results/chats.json. */
-async function chatsOnly(dir: string) {
-  try {
-    console.log('ckpt benchmark, chats', quick ? '(quick)' : '', `node ${process.version}`);
-    const settings = {
-      ...(backends.includes('sqlite') ? { sqlite: sqliteSettings(dir) } : {}),
-      ...(backends.includes('postgres') ? { postgres: await postgresSettings(postgresUrl) } : {}),
-    };
-    console.log('durability settings:', JSON.stringify(settings));
+/** The chat table alone. */
+function chatsOnly(dir: string) {
+  return tableOnly(dir, 'chats', async () => {
     const chats: ChatRow[] = await benchChats(backends, dir, postgresUrl, plan, chatLengths);
     printChats(chats);
-    const out = fileURLToPath(new URL('../results/chats.json', import.meta.url));
-    writeJson(out, {
-      when: new Date().toISOString(),
-      node: process.version,
-      quick,
-      plan,
-      settings,
-      chats,
-    });
-    console.log(`\nwritten to ${out}`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    return { plan, chats };
+  });
+}
+
+/** The retention table alone: sweeps and prunes against raw DELETEs. */
+function retentionOnly(dir: string) {
+  return tableOnly(dir, 'retention', async () => {
+    const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
+    const rows = await benchRetention(backends, dir, postgresUrl, sizes);
+    printRetention(rows);
+    return { rows };
+  });
+}
+
+/** The concurrency table alone, in interleaved rounds. */
+function concurrencyOnly(dir: string) {
+  const rounds = Number(process.env.CKPT_BENCH_ROUNDS ?? 5);
+  return tableOnly(
+    dir,
+    'concurrency',
+    async () => {
+      const concurrent = [
+        ...(backends.includes('sqlite') ? await sqliteConcurrency(dir, stepsFor, rounds) : []),
+        ...(backends.includes('postgres')
+          ? await postgresConcurrency(postgresUrl, stepsFor, rounds)
+          : []),
+      ];
+      printConcurrency(concurrent);
+      return { rounds, concurrency: concurrent };
+    },
+    `, ${rounds} rounds`,
+  );
 }
 
 main().catch((err) => {

@@ -1,24 +1,39 @@
 /**
  * The native SQLite backend: the SQL family's backend, wired to this package's parts. The file
  * it opens and migrates (connection.ts, migrate.ts), the statements (statements.ts) and how
- * they run (runner.ts), the mutations (writes.ts), and what diagnose() checks.
+ * they run (runner.ts), the mutations (writes.ts) and who commits them: the event loop's
+ * connection, or the writer thread (writer-thread.ts), in groups (group-commit.ts) or alone;
+ * and what diagnose() checks.
  */
+
+import type { Worker } from 'node:worker_threads';
 import { openAdapter } from '@ckpt/core/adapter';
-import { SqlBackend } from '@ckpt/core/sql';
+import { SqlBackend, type SqlResult } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
 import { type OpenedDatabase, openDatabase, type SqliteOptions } from './connection.js';
 import { diagnose } from './diagnose.js';
-import { execute, firstOf, type SqliteStatement } from './runner.js';
+import { GroupCommit } from './group-commit.js';
+import { bind, execute, firstOf, type SqliteStatement } from './runner.js';
 import { checkpointMigrations, tables } from './schema.js';
 import { backendStatements } from './statements.js';
-import { sqliteWrites } from './writes.js';
+import { batchCommitter, type Outcome, type WriteCall } from './write-call.js';
+import { WriterThread } from './writer-thread.js';
+import { sqliteTransactions, sqliteWrites, type Write } from './writes.js';
 
 /** The SQLite backend (see `sqlite()`). */
 export class SqliteBackend extends SqlBackend<SqliteStatement> {
-  /** The better-sqlite3 connection, for inspection; the backend owns and closes it. */
+  /**
+   * The better-sqlite3 connection, for inspection; the backend owns and closes it. It runs the
+   * reads, and the writes too unless the writer thread does.
+   */
   readonly db: Database.Database;
   readonly namespace: string;
   readonly synchronous: OpenedDatabase['synchronous'];
+  /**
+   * Where the writes commit, for inspection: `thread` is the worker thread running now (null
+   * before the first write and after close); null where the event loop commits them.
+   */
+  readonly writer: { readonly thread: Worker | null } | null;
 
   constructor(options: SqliteOptions) {
     // Migrated as it opens, synchronously: a file it cannot use is refused at once.
@@ -27,23 +42,48 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
       'checkpoints_schema_version',
       checkpointMigrations,
     );
-    const opening = openAdapter(
-      () => undefined,
-      () => {
-        if (db.open) db.close();
-      },
-    );
+    const writer =
+      options.worker !== false && !db.memory
+        ? new WriterThread({ path: db.name, namespace, synchronous })
+        : null;
     const t = tables(namespace);
     const statements = backendStatements(db, t);
-    const { writes, dropTables } = sqliteWrites(
-      db,
-      t,
-      statements.reads,
-      options.groupCommit !== false,
+    const commit =
+      writer?.commit ?? batchCommitter(db, sqliteTransactions(db, t, statements.reads));
+    const group = options.groupCommit === false ? null : new GroupCommit(commit);
+    const opening = openAdapter(
+      () => undefined,
+      async () => {
+        try {
+          // The calls handed in before close() still commit: those gathering for a group too.
+          await group?.idle();
+          await writer?.close();
+        } finally {
+          if (db.open) db.close();
+        }
+      },
     );
+    const write: Write = async <T>(call: WriteCall, bytes = 0) => {
+      if (group !== null) return group.run<T>(call, bytes);
+      const [outcome] = (await commit([call])) as [Outcome];
+      if ('error' in outcome) throw outcome.error;
+      return outcome.value as T;
+    };
+    const { writes, dropTables } = sqliteWrites(write);
+    // The state table's writes go to the connection that writes; its reads stay here.
+    const run =
+      writer === null
+        ? execute
+        : <Row>(statement: SqliteStatement, values: unknown[]): Promise<SqlResult<Row>> =>
+            statement.statement.reader
+              ? execute<Row>(statement, values)
+              : write({
+                  name: 'statement',
+                  args: [statement.statement.source, bind(statement, values)],
+                });
     super({
       name: 'sqlite',
-      runner: { run: execute, first: async (statement, values) => firstOf(statement, values) },
+      runner: { run, first: async (statement, values) => firstOf(statement, values) },
       statements,
       writes,
       opening,
@@ -54,5 +94,6 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
     this.db = db;
     this.namespace = namespace;
     this.synchronous = synchronous;
+    this.writer = writer;
   }
 }

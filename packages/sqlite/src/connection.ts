@@ -51,6 +51,13 @@ export interface SqliteOptions {
    * new, empty database either way, as `memory()` is.
    */
   create?: boolean;
+  /**
+   * Whether the backend's writes run on a thread of their own that owns the write connection,
+   * so that the event loop never waits for a commit or its fsync; default true for a file,
+   * and always false for `':memory:'` (a database another connection cannot see). Reads stay
+   * on the event loop's connection. The KV store's writes always run on the event loop.
+   */
+  worker?: boolean;
 }
 
 /** A database opened and migrated for one namespace. */
@@ -77,12 +84,21 @@ export function openDatabase(
       "sqlite() needs { path }: a file such as './agent.db', or ':memory:'.",
     );
   }
-  checkOptions(options, 'options', ['path', 'namespace', 'synchronous', 'groupCommit', 'create']);
-  if (options.groupCommit !== undefined && typeof options.groupCommit !== 'boolean') {
-    throw invalidArgument(
-      'groupCommit',
-      `groupCommit must be true or false, got ${JSON.stringify(options.groupCommit)}.`,
-    );
+  checkOptions(options, 'options', [
+    'path',
+    'namespace',
+    'synchronous',
+    'groupCommit',
+    'create',
+    'worker',
+  ]);
+  for (const flag of ['groupCommit', 'worker'] as const) {
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
+      throw invalidArgument(
+        flag,
+        `${flag} must be true or false, got ${JSON.stringify(options[flag])}.`,
+      );
+    }
   }
   const namespace = checkTablePrefix(checkNamespace(options.namespace));
   const synchronous = checkSynchronous(options.synchronous);
@@ -121,13 +137,33 @@ export function openDatabase(
     // A file that must hold the namespace already is checked before anything is set on it.
     if (existing !== undefined) migrateNamespace();
     if (!inMemory) whileBusy(() => opened.pragma('journal_mode = WAL'));
-    opened.pragma(`synchronous = ${synchronous.toUpperCase()}`);
-    opened.pragma(`cache_size = -${CACHE_KIB}`);
+    configure(opened, synchronous);
     if (existing === undefined) migrateNamespace();
     return { db: opened, namespace, synchronous };
   } catch (err) {
     db?.close();
     throw openError(err, options.path);
+  }
+}
+
+/** The settings of every connection a store opens; the journal mode is the file's own. */
+function configure(db: Database.Database, synchronous: Synchronous): void {
+  db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+  db.pragma(`cache_size = -${CACHE_KIB}`);
+}
+
+/**
+ * Another connection to a file `openDatabase` opened and migrated (in WAL already), with the
+ * same settings: the writer thread's.
+ */
+export function openWriter(path: string, synchronous: Synchronous): Database.Database {
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS, fileMustExist: true });
+  try {
+    configure(db, synchronous);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
   }
 }
 

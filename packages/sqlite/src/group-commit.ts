@@ -1,13 +1,14 @@
 /**
  * Group commit: the mutations (of any sessions) that are waiting at the same moment commit
  * together, in one BEGIN IMMEDIATE … COMMIT and so one fsync, each in a savepoint of its own.
- * better-sqlite3 is synchronous, so "waiting at the same moment" means called in the same turn
- * of the event loop: many agents whose last steps ended together (their promises settled after
- * one commit) call again together, before the microtasks of that commit have run out. A call that refuses (a conflict, an idempotent replay) or
- * throws undoes only its own savepoint; a failed COMMIT fails every call of the batch, and
- * none of them is stored. A call's promise settles only after the COMMIT that holds it.
+ * Waiting at the same moment means called in the same turn of the event loop (many agents whose
+ * last steps ended together call again together, before the microtasks of that commit have
+ * run out), or, where the commits run on the writer thread, called while it was committing the
+ * batch before. A call that refuses (a conflict, an idempotent replay) or throws undoes only
+ * its own savepoint; a failed COMMIT fails every call of the batch, and none of them is
+ * stored. A call's promise settles only after the COMMIT that holds it.
  */
-import type Database from 'better-sqlite3';
+import type { Outcome, WriteCall } from './write-call.js';
 
 /** Bounds of one batch. */
 export interface GroupCommitLimits {
@@ -22,107 +23,173 @@ export const DEFAULT_GROUP_LIMITS: GroupCommitLimits = {
   maxBytes: 16 * 1024 * 1024,
 };
 
+/**
+ * How many of a batch's callers resume in one turn of the event loop, where a batch commits
+ * off it: the loop turns between, so that no turn carries the work of a whole batch of
+ * callers. The next batch goes once they have all resumed, so that it carries all the calls
+ * they make at once, and pays one fsync for them.
+ */
+const RESUMED_A_TURN = 8;
+
+/**
+ * Commit a batch of calls in one transaction, each call's outcome in its place: at once on the
+ * event loop's connection, or as a promise from the writer thread.
+ */
+export type CommitBatch = (calls: WriteCall[]) => Outcome[] | Promise<Outcome[]>;
+
 interface Waiting {
-  /** The call inside an open transaction: a savepoint. */
-  run: () => unknown;
-  /** The call alone: its own BEGIN IMMEDIATE … COMMIT. */
-  alone: () => unknown;
+  call: WriteCall;
+  bytes: number;
   resolve: (value: never) => void;
   reject: (err: unknown) => void;
 }
 
-/** A failure that ended the transaction a batch was in: every call of the batch fails. */
-class BatchEnded extends Error {
-  constructor(readonly failure: unknown) {
-    super('the batch transaction ended');
-  }
-}
-
-/** Runs a database's write transactions in groups. */
+/** Gathers write calls into batches and hands each to `commit`, one batch at a time. */
 export class GroupCommit {
-  readonly #db: Database.Database;
+  readonly #commit: CommitBatch;
   readonly #limits: GroupCommitLimits;
-  readonly #inOne: Database.Transaction<(batch: Waiting[]) => unknown[]>;
   #waiting: Waiting[] = [];
   #bytes = 0;
   #scheduled = false;
+  /** A batch handed to a commit that has not answered yet: the next waits for it. */
+  #committing = false;
+  /** Who waits for every call handed in to settle (see idle()). */
+  #whenIdle: (() => void)[] = [];
+  /** The callers of the batch committed last are resuming, over a few turns. */
+  #resuming = false;
 
-  constructor(db: Database.Database, limits: GroupCommitLimits = DEFAULT_GROUP_LIMITS) {
-    this.#db = db;
+  constructor(commit: CommitBatch, limits: GroupCommitLimits = DEFAULT_GROUP_LIMITS) {
+    this.#commit = commit;
     this.#limits = limits;
-    // Each call's own db.transaction() runs nested, as a savepoint, inside this one.
-    this.#inOne = db.transaction((batch: Waiting[]) =>
-      batch.map((call) => {
-        try {
-          return { value: call.run() };
-        } catch (err) {
-          // Some errors (a full disk, an I/O error) end the whole transaction, and with it the
-          // savepoints of the calls before: then none of the batch may be reported stored.
-          if (!this.#db.inTransaction) throw new BatchEnded(err);
-          return { error: err };
-        }
-      }),
-    );
   }
 
-  /** Run `transaction` (a better-sqlite3 transaction function) with the next group. */
-  run<A extends unknown[], T>(
-    transaction: Database.Transaction<(...args: A) => T>,
-    args: A,
-    bytes: number,
-  ): Promise<T> {
+  /** Run `call` with the next group; `bytes` is its payload's size. */
+  run<T>(call: WriteCall, bytes: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#waiting.push({
-        run: () => transaction(...args),
-        alone: () => transaction.immediate(...args),
-        resolve: resolve as (value: never) => void,
-        reject,
-      });
+      this.#waiting.push({ call, bytes, resolve: resolve as (value: never) => void, reject });
       this.#bytes += bytes;
+      if (this.#busy()) return;
       if (this.#waiting.length >= this.#limits.maxCalls || this.#bytes >= this.#limits.maxBytes) {
         this.#flush();
-      } else if (!this.#scheduled) {
-        this.#scheduled = true;
-        // Two microtasks on: agents whose last calls settled together resume together, each
-        // through the same few awaits, so their next calls all arrive before this runs; a
-        // caller alone waits no more than those two hops.
-        queueMicrotask(() =>
-          queueMicrotask(() => {
-            this.#scheduled = false;
-            this.#flush();
-          }),
-        );
+      } else {
+        this.#schedule();
       }
     });
   }
 
+  /** Resolves once every call handed in so far has settled: for a close that waits for them. */
+  idle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#whenIdle.push(resolve));
+  }
+
+  #isIdle(): boolean {
+    return this.#waiting.length === 0 && !this.#busy();
+  }
+
+  /** A batch is committing, or its callers are still resuming: the next one waits. */
+  #busy(): boolean {
+    return this.#committing || this.#resuming;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // Two microtasks on: agents whose last calls settled together resume together, each
+    // through the same few awaits, so their next calls all arrive before this runs; a caller
+    // alone waits no more than those two hops.
+    queueMicrotask(() =>
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        if (!this.#busy()) this.#flush();
+      }),
+    );
+  }
+
+  /** The calls waiting, up to a batch's limits. */
+  #take(): Waiting[] {
+    let count = 0;
+    let bytes = 0;
+    while (
+      count < this.#waiting.length &&
+      count < this.#limits.maxCalls &&
+      (count === 0 || bytes + this.#waiting[count]!.bytes <= this.#limits.maxBytes)
+    ) {
+      bytes += this.#waiting[count]!.bytes;
+      count++;
+    }
+    const batch = this.#waiting.splice(0, count);
+    this.#bytes -= bytes;
+    return batch;
+  }
+
   #flush(): void {
-    const batch = this.#waiting;
-    this.#waiting = [];
-    this.#bytes = 0;
+    const batch = this.#take();
     if (batch.length === 0) return;
-    if (batch.length === 1) {
-      // Alone: its own transaction, without a savepoint inside it.
-      const [call] = batch as [Waiting];
-      try {
-        call.resolve(call.alone() as never);
-      } catch (err) {
-        call.reject(err);
-      }
-      return;
-    }
-    let outcomes: { value?: unknown; error?: unknown }[];
+    let outcomes: Outcome[] | Promise<Outcome[]>;
     try {
-      outcomes = this.#inOne.immediate(batch) as typeof outcomes;
+      outcomes = this.#commit(batch.map((waiting) => waiting.call));
     } catch (err) {
-      const failure = err instanceof BatchEnded ? err.failure : err;
-      for (const call of batch) call.reject(failure);
+      for (const waiting of batch) waiting.reject(err);
+      this.#next();
       return;
     }
-    for (const [i, call] of batch.entries()) {
-      const outcome = outcomes[i]!;
-      if ('error' in outcome) call.reject(outcome.error);
-      else call.resolve(outcome.value as never);
+    if (Array.isArray(outcomes)) {
+      settle(batch, outcomes);
+      this.#next();
+      return;
     }
+    this.#committing = true;
+    outcomes.then(
+      (done) => {
+        this.#committing = false;
+        this.#resume(batch, done);
+      },
+      (err) => {
+        this.#committing = false;
+        this.#resume(
+          batch,
+          batch.map(() => ({ error: err })),
+        );
+      },
+    );
+  }
+
+  /**
+   * Settle a committed batch's calls, RESUMED_A_TURN of them a turn of the event loop; the
+   * next batch waits for the turn after the last, by when the calls its callers make at once
+   * have all arrived.
+   */
+  #resume(batch: Waiting[], outcomes: Outcome[]): void {
+    this.#resuming = true;
+    settle(batch.splice(0, RESUMED_A_TURN), outcomes.splice(0, RESUMED_A_TURN));
+    setImmediate(() => {
+      if (batch.length > 0) {
+        this.#resume(batch, outcomes);
+        return;
+      }
+      this.#resuming = false;
+      this.#next();
+    });
+  }
+
+  /** The calls that arrived meanwhile go next, with those the resumed callers make. */
+  #next(): void {
+    if (this.#busy()) return;
+    if (this.#waiting.length > 0) {
+      this.#schedule();
+      return;
+    }
+    const waiters = this.#whenIdle;
+    this.#whenIdle = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+function settle(batch: Waiting[], outcomes: Outcome[]): void {
+  for (const [i, waiting] of batch.entries()) {
+    const outcome = outcomes[i]!;
+    if ('error' in outcome) waiting.reject(outcome.error);
+    else waiting.resolve(outcome.value as never);
   }
 }

@@ -20,7 +20,10 @@ export function prepare(db: Database.Database, text: string): SqliteStatement {
 }
 
 /** `values` in the statement's `?` order, each flag as SQLite stores it: the integer 1 or 0. */
-function bind({ order, inOrder }: SqliteStatement, values: readonly unknown[]): readonly unknown[] {
+export function bind(
+  { order, inOrder }: SqliteStatement,
+  values: readonly unknown[],
+): readonly unknown[] {
   const args = inOrder && values.length === order.length ? values : positionalValues(order, values);
   return args.some((value) => typeof value === 'boolean')
     ? args.map((value) => (typeof value === 'boolean' ? Number(value) : value))

@@ -2,8 +2,9 @@
  * The SQLite backend's mutations. Each is a transaction of its own statements, run without
  * yielding (better-sqlite3 is synchronous) in BEGIN IMMEDIATE, so a writer takes the
  * database's write lock before it reads what it will change, and several processes on one file
- * serialise their writes instead of deadlocking. The mutations that wait at the same moment
- * commit together (group commit), unless it is off.
+ * serialise their writes instead of deadlocking. The backend names them in write calls
+ * (write-call.ts), which the connection that writes runs: the event loop's, or the writer
+ * thread's.
  */
 import {
   type AppendInput,
@@ -26,10 +27,10 @@ import {
   type SqlWrites,
 } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
-import { GroupCommit } from './group-commit.js';
 import { prepare, rowsOf, type SqliteStatement } from './runner.js';
 import type { tables } from './schema.js';
 import { mutations, PLUCKED, removals } from './statements.js';
+import type { Transactions, WriteCall } from './write-call.js';
 
 /** A checkpoint's row, where its data and transcript items are named by the ids of their rows. */
 interface CheckpointRefs {
@@ -55,15 +56,16 @@ function prepareAll<K extends string>(
 }
 
 /**
- * The mutations on `db`, and the dropping of every table of the namespace (`t`), the KV
- * store's and the meta table included; other namespaces' tables in the file, and the file, stay.
+ * The write transactions on `db`, by name: the mutations; `dropTables`, every table of the
+ * namespace (`t`), the KV store's and the meta table included (other namespaces' tables in the
+ * file, and the file, stay); and `statement`, one writing statement given as its SQL (with
+ * `?`) and its values, for the state table's writes.
  */
-export function sqliteWrites(
+export function sqliteTransactions(
   db: Database.Database,
   t: ReturnType<typeof tables>,
   reads: SqlReads<SqliteStatement>,
-  groupCommit: boolean,
-): { writes: SqlWrites; dropTables(): Promise<void> } {
+): Transactions {
   const { chainRefs, ...texts } = mutations(t);
   const sql = {
     ...prepareAll(db, texts),
@@ -295,35 +297,57 @@ export function sqliteWrites(
   const dropTables = db.transaction(() => {
     for (const table of Object.values(t)) db.exec(`DROP TABLE IF EXISTS ${table}`);
   });
-  /** Where mutations wait for the next group; null when each commits alone. */
-  const group = groupCommit ? new GroupCommit(db) : null;
-  /** Run a write transaction: with the next group, or alone when group commit is off. */
-  const write = <A extends unknown[], T>(
-    transaction: Database.Transaction<(...args: A) => T>,
-    args: A,
-    bytes = 0,
-  ): Promise<T> => {
-    if (group === null) return Promise.resolve(transaction.immediate(...args));
-    return group.run(transaction, args, bytes);
+  // Prepared once per text: the state table's writes are a handful of statements.
+  const prepared = new Map<string, Database.Statement>();
+  const statement = db.transaction((text: string, values: unknown[]) => {
+    let found = prepared.get(text);
+    if (!found) {
+      found = db.prepare(text);
+      prepared.set(text, found);
+    }
+    return { rows: [], changed: found.run(...values).changes };
+  });
+  return {
+    append,
+    rollback,
+    fork,
+    prune,
+    delete: remove,
+    pin,
+    unpin,
+    deleteIdle,
+    deleteIdleBatch,
+    importSession,
+    dropTables,
+    statement,
   };
+}
+
+/** Run a write call; `bytes` is its payload's size, for the bounds of a group. */
+export type Write = <T>(call: WriteCall, bytes?: number) => Promise<T>;
+
+/** The mutations as write calls, and the dropping of the namespace's tables. */
+export function sqliteWrites(write: Write): { writes: SqlWrites; dropTables(): Promise<void> } {
   return {
     writes: {
-      append: async (input) => write(append, [input], appendBytes(input)),
-      rollback: async (input) => write(rollback, [input]),
-      fork: async (input) => write(fork, [input]),
-      prune: async (sessionId, rule, dryRun = false) => write(prune, [sessionId, rule, dryRun]),
-      delete: async (sessionId) => write(remove, [sessionId]),
-      pin: async (input) => write(pin, [input]),
-      unpin: async (sessionId, seq) => write(unpin, [sessionId, seq]),
-      deleteIdle: async (sessionId, idleBefore, dryRun) =>
-        write(deleteIdle, [sessionId, idleBefore, dryRun]),
-      deleteIdleBatch: async ({ idleBefore, limit }) => write(deleteIdleBatch, [idleBefore, limit]),
-      importSession: async (input) => {
+      append: (input) => write({ name: 'append', args: [input] }, appendBytes(input)),
+      rollback: (input) => write({ name: 'rollback', args: [input] }),
+      fork: (input) => write({ name: 'fork', args: [input] }),
+      prune: (sessionId, rule, dryRun = false) =>
+        write({ name: 'prune', args: [sessionId, rule, dryRun] }),
+      delete: (sessionId) => write({ name: 'delete', args: [sessionId] }),
+      pin: (input) => write({ name: 'pin', args: [input] }),
+      unpin: (sessionId, seq) => write({ name: 'unpin', args: [sessionId, seq] }),
+      deleteIdle: (sessionId, idleBefore, dryRun) =>
+        write({ name: 'deleteIdle', args: [sessionId, idleBefore, dryRun] }),
+      deleteIdleBatch: ({ idleBefore, limit }) =>
+        write({ name: 'deleteIdleBatch', args: [idleBefore, limit] }),
+      importSession: (input) => {
         let bytes = 0;
         for (const cp of input.checkpoints) bytes += appendBytes(cp);
-        return write(importSession, [input], bytes);
+        return write({ name: 'importSession', args: [input] }, bytes);
       },
     },
-    dropTables: () => write(dropTables, []),
+    dropTables: () => write({ name: 'dropTables', args: [] }),
   };
 }

@@ -13,22 +13,25 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The file each backend was opened on, so connect() can open another connection to it. */
 const fileOf = new WeakMap<CheckpointBackend, { path: string; namespace?: string }>();
-function open(path: string, namespace?: string): CheckpointBackend {
-  const backend = sqlite({ path, namespace });
-  fileOf.set(backend, { path, namespace });
-  return backend;
-}
 
-runContractTests({
-  name: 'sqlite (file, WAL, synchronous FULL)',
-  capabilities: ALL,
-  create: () => open(join(dir, `native-${files++}.db`)),
-  connect: (backend) => {
-    const { path, namespace } = fileOf.get(backend)!;
-    return open(path, namespace);
-  },
-  namespaced: (backend, namespace) => open(fileOf.get(backend)!.path, namespace),
-});
+// The writes on the writer thread (the default), and on the event loop.
+for (const worker of [true, false]) {
+  const open = (path: string, namespace?: string): CheckpointBackend => {
+    const backend = sqlite({ path, namespace, worker });
+    fileOf.set(backend, { path, namespace });
+    return backend;
+  };
+  runContractTests({
+    name: `sqlite (file, WAL, synchronous FULL, worker: ${worker})`,
+    capabilities: ALL,
+    create: () => open(join(dir, `native-${files++}.db`)),
+    connect: (backend) => {
+      const { path, namespace } = fileOf.get(backend)!;
+      return open(path, namespace);
+    },
+    namespaced: (backend, namespace) => open(fileOf.get(backend)!.path, namespace),
+  });
+}
 
 runContractTests({
   name: "sqlite (':memory:')",

@@ -10,6 +10,7 @@ import { sqlite } from '@ckpt/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../src/group-commit.js';
+import { batchCommitter } from '../src/write-call.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-sqlite-group-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -106,19 +107,15 @@ describe('group commit', () => {
       db.prepare('INSERT INTO child VALUES (?, ?)').run(id, parent);
       return id;
     });
-    const group = new GroupCommit(db);
+    const group = new GroupCommit(batchCommitter(db, { insert }));
+    const call = (id: number, parent: number | null) =>
+      group.run({ name: 'insert', args: [id, parent] }, 0);
     // The orphan passes its own savepoint; the deferred check fails the COMMIT of all three.
-    const outcomes = await Promise.allSettled([
-      group.run(insert, [1, null], 0),
-      group.run(insert, [2, 404], 0),
-      group.run(insert, [3, null], 0),
-    ]);
+    const outcomes = await Promise.allSettled([call(1, null), call(2, 404), call(3, null)]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(db.prepare('SELECT count(*) AS n FROM child').get()).toEqual({ n: 0 });
     // The next batch commits as usual.
-    expect(
-      await Promise.all([group.run(insert, [4, null], 0), group.run(insert, [5, null], 0)]),
-    ).toEqual([4, 5]);
+    expect(await Promise.all([call(4, null), call(5, null)])).toEqual([4, 5]);
     db.close();
   });
 
@@ -133,11 +130,11 @@ describe('group commit', () => {
       db.exec('ROLLBACK');
       throw new Error('disk full');
     });
-    const group = new GroupCommit(db);
+    const group = new GroupCommit(batchCommitter(db, { insert, endsIt }));
     const outcomes = await Promise.allSettled([
-      group.run(insert, [1], 0),
-      group.run(endsIt, [], 0),
-      group.run(insert, [2], 0),
+      group.run({ name: 'insert', args: [1] }, 0),
+      group.run({ name: 'endsIt', args: [] }, 0),
+      group.run({ name: 'insert', args: [2] }, 0),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
