@@ -363,6 +363,7 @@ describe('ckpt studio over HTTP', () => {
           active: boolean;
         }[];
         forks: Record<string, string[]>;
+        pinned: number[];
       };
       const seqs = tree.checkpoints.map((n) => n.seq);
       const details = (await c.get(at(id, `/checkpoints?seqs=${[...seqs, 999].join(',')}`)))
@@ -375,10 +376,12 @@ describe('ckpt studio over HTTP', () => {
           head: run.seq + i === shape.info.head,
           forks: shape.forks[run.seq + i] ?? [],
           parentMissing: i === 0 && run.parentMissing,
+          pinned: shape.pinned.includes(run.seq + i),
         })),
       );
       return {
-        tree: tree.checkpoints,
+        // The shape names the pinned checkpoints; their notes are the tree's alone.
+        tree: tree.checkpoints.map(({ pinNote: _, ...n }) => n),
         shape: fromShape.map((n, i) => ({ ...n, ...details[i] })),
         runs: shape.runs.length,
       };
