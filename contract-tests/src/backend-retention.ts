@@ -255,40 +255,48 @@ export function backendRetentionCases(under: RetentionHarness): void {
       expect(exported.map((cp) => [cp.seq, cp.needs])).toEqual([[1, []]]);
     });
 
-    it('never deletes a session that a writer acknowledges beside a batch sweep', async () => {
+    /**
+     * Rounds of 8 idle sessions, each met at once by a batch sweep on one connection and by
+     * `act` on another; then `check` of what `act` was told, session by session.
+     */
+    async function besideBatchSweep<T>(
+      act: (other: CheckpointBackend, id: string) => Promise<T>,
+      check: (backend: CheckpointBackend, id: string, told: T) => Promise<void>,
+    ) {
       const backend = await open();
-      const writer = await track(under.connect(backend), false);
+      const other = await track(under.connect(backend), false);
       for (let round = 0; round < 30; round++) {
         const ids = Array.from({ length: 8 }, (_, i) => `race-${round}-${i}`);
         for (const id of ids) await append(backend, id, 1000);
-        // Each write lands after the cutoff: the batch either deletes a session before it (and
-        // the write starts it anew) or leaves it (written, so not idle).
-        const [, ...written] = await Promise.all([
+        const [, ...told] = await Promise.all([
           backend.deleteIdleBatch?.({ idleBefore: 5000, limit: 100 }),
-          ...ids.map((id) => append(writer, id, 9000)),
+          ...ids.map((id) => act(other, id)),
         ]);
-        for (const [i, seq] of written.entries()) {
-          expect(await backend.load(ids[i]!, seq)).toMatchObject({ seq });
-        }
+        for (const [i, result] of told.entries()) await check(backend, ids[i]!, result);
       }
+    }
+
+    it('never deletes a session that a writer acknowledges beside a batch sweep', async () => {
+      // Each write lands after the cutoff: the batch either deletes a session before it (and
+      // the write starts it anew) or leaves it (written, so not idle).
+      await besideBatchSweep(
+        (writer, id) => append(writer, id, 9000),
+        async (backend, id, seq) => {
+          expect(await backend.session(id)).toMatchObject({ head: seq });
+          expect(await backend.load(id, seq)).toMatchObject({ seq });
+        },
+      );
     });
 
     it('never deletes a session pinned beside a batch sweep', async () => {
-      const backend = await open();
-      const pinner = await track(under.connect(backend), false);
-      for (let round = 0; round < 30; round++) {
-        const ids = Array.from({ length: 8 }, (_, i) => `pin-${round}-${i}`);
-        for (const id of ids) await append(backend, id, 1000);
-        const [, ...pins] = await Promise.all([
-          backend.deleteIdleBatch?.({ idleBefore: 5000, limit: 100 }),
-          ...ids.map((id) => pinner.pin({ sessionId: id, seq: 1, note: null })),
-        ]);
-        for (const [i, pin] of pins.entries()) {
+      await besideBatchSweep(
+        (pinner, id) => pinner.pin({ sessionId: id, seq: 1, note: null }),
+        async (backend, id, pin) => {
           if (pin.status === 'done') {
-            expect(await backend.load(ids[i]!, 1)).toMatchObject({ pinned: true });
+            expect(await backend.load(id, 1)).toMatchObject({ pinned: true });
           }
-        }
-      }
+        },
+      );
     });
 
     it('forks without pins, and imports pins as exported', async () => {
