@@ -308,8 +308,11 @@ export function codecCases(t: ContractContext, caps: BackendCapabilities): void 
       await old.fork('a', { atSeq: 2, newId: 'b' });
       for (const key of ['x', 'y', 'z']) await old.state('st').set(key, { key, SECRET });
       const rotated = t.storeWith(sealedWith('k2'));
-      if (t.backend.rewriteCheckpoint === undefined) {
+      // Every ckpt backend rewrites; a backend that cannot list, or a third party's without
+      // rewriteCheckpoint, refuses the whole rewrite before it changes anything.
+      if (t.backend.rewriteCheckpoint === undefined || !caps.listSessions) {
         await expectCkptError(rotated.reencode(), 'UNSUPPORTED');
+        expect((await rawData(t, 'a', 1)).data).toContain('aes-256-gcm:k1;');
         return;
       }
       const before = [await sessionReads(rotated, 'a'), await sessionReads(rotated, 'b')];
@@ -334,6 +337,67 @@ export function codecCases(t: ContractContext, caps: BackendCapabilities): void 
         expect(await t.backend.stateGet('st', key)).toContain('aes-256-gcm:k2;');
       }
       expect((await transcriptOf(onlyK2, 'live', 100)).length).toBeGreaterThanOrEqual(5);
+    });
+
+    it('rewriteCheckpoint() replaces a checkpoint’s values only while they are what was read, and nothing else', async () => {
+      const rewrite = t.backend.rewriteCheckpoint?.bind(t.backend);
+      if (rewrite === undefined) {
+        await expectCkptError(t.store.reencode(), 'UNSUPPORTED');
+        return;
+      }
+      await t.store.checkpoint('s', { n: 1 }, { transcript: ['one'], metadata: { n: 1 } });
+      await t.store.checkpoint('s', { n: 2 }, { metadata: { n: 2 } });
+      await t.store.checkpoint('s', { n: 3 }, { transcript: ['three'], needs: [1] });
+      await t.store.checkpoint('s', { n: 4 }, { transcript: ['four'], idempotencyKey: 'four' });
+      await t.store.fork('s', { newId: 'fork' });
+      const fork = await sessionReads(t.store, 'fork');
+      const session = await t.backend.session('s');
+      const exported = await t.backend.exportCheckpoints('s', { afterSeq: null, limit: 10 });
+      const texts = (seq: number) => {
+        const cp = exported.find((c) => c.seq === seq)!;
+        return { data: cp.data, transcript: cp.transcript };
+      };
+      const to = { data: '{"n":"four, rewritten"}', transcript: '["four, rewritten"]' };
+      // Refused, writing nothing: texts that are not the stored ones, a seq or session not stored.
+      for (const from of [
+        { ...texts(4), data: '{"n":3}' },
+        { ...texts(4), transcript: '["three"]' },
+        texts(3),
+      ]) {
+        expect(await rewrite({ sessionId: 's', seq: 4, from, to })).toBe(false);
+      }
+      expect(await rewrite({ sessionId: 's', seq: 9, from: texts(4), to })).toBe(false);
+      expect(await rewrite({ sessionId: 'none', seq: 4, from: texts(4), to })).toBe(false);
+      expect(await t.backend.exportCheckpoints('s', { afterSeq: null, limit: 10 })).toEqual(
+        exported,
+      );
+
+      // The head (whose data some backends keep a copy of), and one without transcript items.
+      expect(await rewrite({ sessionId: 's', seq: 4, from: texts(4), to })).toBe(true);
+      const dataOnly = { data: '{"n":"two, rewritten"}', transcript: '[]' };
+      expect(await rewrite({ sessionId: 's', seq: 2, from: texts(2), to: dataOnly })).toBe(true);
+      // A second rewrite from what the first replaced finds it gone.
+      expect(await rewrite({ sessionId: 's', seq: 4, from: texts(4), to: texts(3) })).toBe(false);
+
+      expect((await t.store.load('s'))?.data).toEqual({ n: 'four, rewritten' });
+      expect((await t.store.load('s', 2))?.data).toEqual({ n: 'two, rewritten' });
+      expect((await t.store.loadByKey('s', 'four'))?.data).toEqual({ n: 'four, rewritten' });
+      expect((await transcriptOf(t.store, 's', 10)).map((e) => e.item)).toEqual([
+        'four, rewritten',
+        'three',
+        'one',
+      ]);
+      const rewritten = new Map([
+        [2, dataOnly],
+        [4, to],
+      ]);
+      expect(await t.backend.exportCheckpoints('s', { afterSeq: null, limit: 10 })).toEqual(
+        exported.map((cp) => ({ ...cp, ...rewritten.get(cp.seq) })),
+      );
+      expect(await t.backend.session('s')).toEqual(session);
+      expect(await sessionReads(t.store, 'fork')).toEqual(fork);
+      // The session goes on as before: the next seq, its parent the head.
+      expect(await t.store.checkpoint('s', { n: 5 })).toMatchObject({ seq: 5, parent: 4 });
     });
 
     it('never puts key material in an error message', async () => {

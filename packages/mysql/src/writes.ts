@@ -22,6 +22,7 @@ import {
   procedureWrites,
   type RunStatement,
   type SqlWrites,
+  statementRewrite,
 } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { MysqlRunStatement, MysqlStatement } from './runner.js';
@@ -53,6 +54,7 @@ export function mysqlWrites(on: MysqlWriting): {
     ...procedural,
     append: batches?.append ?? procedural.append,
     importSession: (input) => importSession(on, input),
+    rewriteCheckpoint: statementRewrite(on.counted.run, on.statements.rewrite),
   };
   return { writes, batched: () => batches?.sent() ?? { batches: 0, calls: 0 } };
 }

@@ -15,6 +15,7 @@ import {
   type ForkResult,
   type ImportInput,
   openAdapter,
+  type RewriteInput,
   type RollbackInput,
   type RollbackResult,
   type SessionPosition,
@@ -133,6 +134,10 @@ export class RedisBackend implements CheckpointBackend {
 
   importSession(input: ImportInput): Promise<'imported' | 'exists'> {
     return writes.importSession(this, input);
+  }
+
+  rewriteCheckpoint(input: RewriteInput): Promise<boolean> {
+    return writes.rewriteCheckpoint(this, input);
   }
 
   stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {

@@ -10,6 +10,7 @@ import type {
   ForkInput,
   ForkResult,
   ImportInput,
+  RewriteInput,
   RollbackInput,
   RollbackResult,
 } from '@ckpt/core/adapter';
@@ -120,6 +121,17 @@ export async function deleteSession(on: RedisNamespace, sessionId: string): Prom
     [k.hexId],
   );
   return deleted === 1;
+}
+
+export async function rewriteCheckpoint(on: RedisNamespace, input: RewriteInput): Promise<boolean> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const { from, to } = input;
+  const rewritten = await lua.rewrite.count(
+    on.client,
+    [k.session, k.data, k.transcript],
+    [String(input.seq), from.data, from.transcript, to.data, to.transcript],
+  );
+  return rewritten === 1;
 }
 
 export async function importSession(

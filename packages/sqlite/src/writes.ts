@@ -12,6 +12,7 @@ import {
   type ForkInput,
   type ForkResult,
   type ImportInput,
+  type RewriteInput,
   type RollbackInput,
   type RollbackResult,
 } from '@ckpt/core/adapter';
@@ -20,6 +21,7 @@ import {
   type CheckpointRow,
   checkpointFromRow,
   importedSessionRow,
+  rewriteValues,
   type SqlReads,
   type SqlWrites,
 } from '@ckpt/core/sql';
@@ -227,6 +229,12 @@ export function sqliteWrites(
     sql.insertImported.run({ ...importedSessionRow(input), head_body: headBody });
     return 'imported';
   });
+  const rewrite = db.transaction((input: RewriteInput): boolean => {
+    const values = rewriteValues(input);
+    if (sql.rewriteBody.run(values).changes === 0) return false;
+    sql.rewriteTranscript.run(values);
+    return true;
+  });
   const dropTables = db.transaction(() => {
     for (const table of Object.values(t)) db.exec(`DROP TABLE IF EXISTS ${table}`);
   });
@@ -253,6 +261,8 @@ export function sqliteWrites(
         for (const cp of input.checkpoints) bytes += appendBytes(cp);
         return write(importSession, [input], bytes);
       },
+      rewriteCheckpoint: async (input) =>
+        write(rewrite, [input], appendBytes({ ...input.to, metadata: '' })),
     },
     dropTables: () => write(dropTables, []),
   };

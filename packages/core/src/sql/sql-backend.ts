@@ -15,6 +15,7 @@ import type {
   ForkInput,
   ForkResult,
   ImportInput,
+  RewriteInput,
   RollbackInput,
   RollbackResult,
   SessionPosition,
@@ -96,7 +97,8 @@ export interface SqlReads<S> {
 export type SqlWrites = Pick<
   CheckpointBackend,
   'append' | 'rollback' | 'fork' | 'prune' | 'delete' | 'importSession'
->;
+> &
+  Required<Pick<CheckpointBackend, 'rewriteCheckpoint'>>;
 
 /** The parts a `SqlBackend` is built from. */
 export interface SqlBackendParts<S> {
@@ -244,6 +246,10 @@ export class SqlBackend<S> implements CheckpointBackend {
       transcript: row.transcript,
       needs: needsFromColumn(row.needs),
     }));
+  }
+
+  rewriteCheckpoint(input: RewriteInput): Promise<boolean> {
+    return this.#writes.rewriteCheckpoint(input);
   }
 
   rollback(input: RollbackInput): Promise<RollbackResult> {
