@@ -6,8 +6,6 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import {
-  allSessionIds,
-  type CheckpointStore,
   CkptError,
   copyStore,
   exportStore,
@@ -20,21 +18,13 @@ import type { Context } from '../context.js';
 import { Interrupted, interruptible, untilAborted } from '../interrupt.js';
 import { count } from '../io.js';
 import { oneOf, positiveInteger } from '../parse.js';
-import { Progress } from '../progress.js';
+import { Progress, sessionTotal } from '../progress.js';
 import { threadSessionId } from '../session-ref.js';
 import { UsageError } from '../usage-error.js';
 import { example } from './help.js';
 
 const IF_EXISTS = ['fail', 'skip', 'replace'] as const;
 type IfExists = (typeof IF_EXISTS)[number];
-
-/** How many sessions `store` holds, counted only where a progress bar will show it. */
-async function sessionTotal(ctx: Context, store: CheckpointStore): Promise<number | null> {
-  if (ctx.io.stderr.isTTY !== true) return null;
-  let n = 0;
-  for await (const _ of allSessionIds(store)) n++;
-  return n;
-}
 
 /** What was moved: `imported 1 session, 3 checkpoints and 0 state values in 0.2 s`. */
 function summary(verb: string, counts: TransferCounts, seconds: number): string {
@@ -283,6 +273,10 @@ export function registerTransfer(program: Command, ctx: Context): void {
       )
       .option('--concurrency <n>', 'sessions moved at once', positiveInteger('concurrency'), 8)
       .option('--no-state', 'leave the state out')
+      .option(
+        '--to-plain',
+        "write the target's values as plain JSON text, without the codecs (the source reads with them)",
+      )
       .action(
         async (
           opts: {
@@ -291,12 +285,13 @@ export function registerTransfer(program: Command, ctx: Context): void {
             ifExists: IfExists;
             concurrency: number;
             state: boolean;
+            toPlain?: boolean;
           },
           command: Command,
         ) => {
           const source = await ctx.open(opts.from);
           // The target may be new: a copy is how a deployment moves to another backend.
-          const target = await ctx.open(opts.to, { create: true });
+          const target = await ctx.open(opts.to, { create: true, plain: opts.toPlain });
           const started = Date.now();
           const total = await sessionTotal(ctx, source);
           const progress = Progress.sessions(ctx, total, 'copied');
@@ -313,6 +308,7 @@ export function registerTransfer(program: Command, ctx: Context): void {
               ? ['--concurrency', String(opts.concurrency)]
               : []),
             ...(opts.state ? [] : ['--no-state']),
+            ...(opts.toPlain ? ['--to-plain'] : []),
           ]);
           try {
             counts = await interruptible(
@@ -341,5 +337,6 @@ export function registerTransfer(program: Command, ctx: Context): void {
         },
       ),
     'ckpt copy --from sqlite:./agent.db --to postgres://app@db/agents',
+    'CKPT_KEYS=k1=$(openssl rand -base64 32) ckpt copy --compress gzip --from sqlite:./agent.db --to sqlite:./sealed.db',
   );
 }
