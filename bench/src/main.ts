@@ -4,6 +4,7 @@
  *   CKPT_BENCH_QUICK=1          a short run (smaller plans and databases)
  *   CKPT_BENCH_BACKENDS=a,b     only these backends (default: sqlite,postgres,mysql,redis)
  *   CKPT_BENCH_ONLY=chats       only the chat table (@ckpt/ai-sdk against the recipe)
+ *   CKPT_BENCH_ONLY=codecs      only the codecs' tables (compression and encryption)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchChats, type ChatRow, printChats } from './chat-bench.js';
+import { benchCodecs } from './codec-bench.js';
 import { printConcurrency } from './concurrency.js';
 import { postgresConcurrency, sqliteConcurrency } from './concurrency-bench.js';
 import { benchCopy, printCopy } from './copy-bench.js';
@@ -42,6 +44,7 @@ const chatLengths = [10, 1_000, 10_000];
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ckpt-bench-'));
   if (process.env.CKPT_BENCH_ONLY === 'chats') return chatsOnly(dir);
+  if (process.env.CKPT_BENCH_ONLY === 'codecs') return codecsOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -117,6 +120,33 @@ async function main() {
       concurrency: concurrent,
       copy: copies,
       chats,
+    });
+    console.log(`\nwritten to ${out}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The codecs' tables alone, written to bench/results/codecs.json. */
+async function codecsOnly(dir: string) {
+  try {
+    console.log('ckpt benchmark, codecs', quick ? '(quick)' : '', `node ${process.version}`);
+    const steps = quick ? 100 : 1000;
+    const servers = { postgres: postgresUrl, mysql: mysqlUrl, redis: redisUrl };
+    const { rows, storage } = await benchCodecs(backends, dir, servers, plan, steps);
+    printTable('Codecs: checkpoint and load against no codecs (ratio: median time per op)', rows);
+    printStorage(
+      `LangGraph: bytes in the database after ${steps} steps on one thread, ckpt with gzip`,
+      storage,
+    );
+    const out = fileURLToPath(new URL('../results/codecs.json', import.meta.url));
+    writeJson(out, {
+      when: new Date().toISOString(),
+      node: process.version,
+      quick,
+      plan,
+      rows,
+      storage,
     });
     console.log(`\nwritten to ${out}`);
   } finally {
