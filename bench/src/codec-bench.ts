@@ -48,8 +48,7 @@ async function codecRows(
   plan: Plan,
 ): Promise<Row[]> {
   const stores = CHAINS.map(
-    ([name, codecs]) =>
-      [name, new CheckpointStore(open(name.replace(/\W+/g, '_')), { codecs })] as const,
+    ([name, codecs], i) => [name, new CheckpointStore(open(`c${i}`), { codecs })] as const,
   );
   const state = agentState(10 * 1024);
   const transcript = [
@@ -170,7 +169,7 @@ export async function benchCodecs(
       ...(await codecRows('sqlite', (n) => sqlite({ path: join(dir, `codec-${n}.db`) }), plan)),
     );
   }
-  const ns = (n: string) => `bench_${stamp}_codec_${n}`;
+  const ns = (n: string) => `b${stamp}_codec_${n}`;
   if (backends.includes('postgres')) {
     rows.push(
       ...(await codecRows(
