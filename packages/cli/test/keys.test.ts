@@ -12,6 +12,7 @@ import { type CheckpointBackend, compress, encrypt, openStore } from '@ckpt/core
 import { URL_STORES } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, ckpt, type Run } from './support/binary.js';
+import { madeStores } from './support/made-stores.js';
 import { fill } from './support/store-fill.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-cli-keys-'));
@@ -37,14 +38,10 @@ const sealedWith = (keys: Record<string, Buffer>, current: string) => ({
 const K1_CODECS = sealedWith({ k1: K1 }, 'k1');
 const K2_ONLY = sealedWith({ k2: K2 }, 'k2');
 
-let made = 0;
-const unique = () => `cli_keys_${process.pid}_${made++}_${Math.random().toString(36).slice(2, 6)}`;
-const cleanup: string[] = [];
+const stores = madeStores('cli_keys');
+const { unique } = stores;
 afterAll(async () => {
-  for (const url of cleanup) {
-    const store = await openStore(url, { create: false }).catch(() => null);
-    await store?.destroy();
-  }
+  await stores.destroyAll();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -78,7 +75,7 @@ describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
   /** A store in a namespace of its own, filled under key k1, and its URL. */
   async function sealedStore(): Promise<string> {
     const url = backend.url(unique(), dir);
-    cleanup.push(url);
+    stores.track(url);
     const store = await openStore(url, K1_CODECS);
     await fill(store);
     await store.close();
@@ -143,7 +140,7 @@ describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
 
   it('copies a store between codecs: into one sealed under a key file, and back out as plain text', async () => {
     const plainUrl = backend.url(unique(), dir);
-    cleanup.push(plainUrl);
+    stores.track(plainUrl);
     const plain = await openStore(plainUrl);
     await fill(plain);
     const reads = await storeReads(plain);
@@ -156,7 +153,7 @@ describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
     );
     chmodSync(keyFile, 0o600);
     const sealedUrl = backend.url(unique(), dir);
-    cleanup.push(sealedUrl);
+    stores.track(sealedUrl);
     const sealing = await ckpt(['copy', '--from', plainUrl, '--to', sealedUrl], {
       env: { CKPT_KEY_FILE: keyFile, CKPT_COMPRESS: 'gzip' },
     });
@@ -169,7 +166,7 @@ describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
     await sealed.close();
 
     const backUrl = backend.url(unique(), dir);
-    cleanup.push(backUrl);
+    stores.track(backUrl);
     const unsealing = await ckpt([
       '--key-file',
       keyFile,
