@@ -31,6 +31,33 @@ export interface Servers {
   redis: string;
 }
 
+/** Each saver's bytes on `backend`, and its ratio to those of `reference`. */
+export function storageOf(
+  backend: string,
+  bytes: Record<string, number>,
+  reference: string,
+): StorageRow[] {
+  const ours = bytes[reference]!;
+  return Object.entries(bytes).map(([saver, n]) => ({
+    backend,
+    saver,
+    bytes: n,
+    ratio: saver === reference ? null : n / ours,
+  }));
+}
+
+/** Everything in a PostgreSQL schema: its tables, their TOAST tables and their indexes. */
+export async function postgresSchemaBytes(pool: pg.Pool, schema: string): Promise<number> {
+  await pool.query('CHECKPOINT').catch(() => {});
+  const { rows } = await pool.query(
+    `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind = 'r'`,
+    [schema],
+  );
+  return Number(rows[0].bytes);
+}
+
 /** The LangGraph rows of `backends`: throughput side by side, then storage after `steps`. */
 export async function benchLangGraph(
   backends: string[],
@@ -41,12 +68,8 @@ export async function benchLangGraph(
 ): Promise<{ rows: Row[]; storage: StorageRow[] }> {
   const rows: Row[] = [];
   const storage: StorageRow[] = [];
-  const add = (backend: string, bytes: Record<string, number>) => {
-    const ours = bytes[CKPT]!;
-    for (const [saver, n] of Object.entries(bytes)) {
-      storage.push({ backend, saver, bytes: n, ratio: saver === CKPT ? null : n / ours });
-    }
-  };
+  const add = (backend: string, bytes: Record<string, number>) =>
+    storage.push(...storageOf(backend, bytes, CKPT));
   if (backends.includes('sqlite')) {
     rows.push(...(await sqliteThroughput(dir, plan)));
     add('sqlite', await sqliteStorage(dir, steps));
@@ -128,17 +151,7 @@ async function onPostgres(url: string, plan: Plan, steps: number) {
     return pool;
   };
   const admin = openPool();
-  // Everything in a schema: its tables, their TOAST tables and their indexes.
-  const schemaBytes = async (schema: string) => {
-    await admin.query('CHECKPOINT').catch(() => {});
-    const { rows } = await admin.query(
-      `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relkind = 'r'`,
-      [schema],
-    );
-    return Number(rows[0].bytes);
-  };
+  const schemaBytes = (schema: string) => postgresSchemaBytes(admin, schema);
   const peer = async (schema: string) => {
     const saver = new PostgresSaver(openPool(), undefined, { schema });
     await saver.setup();

@@ -9,6 +9,7 @@
  *                               sweep raw, prune, prune raw)
  *   CKPT_BENCH_ONLY=concurrency only the concurrency table, in CKPT_BENCH_ROUNDS interleaved
  *                               rounds (default 5)
+ *   CKPT_BENCH_ONLY=codecs      only the codecs' tables (compression and encryption)
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -18,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchChats, type ChatRow, printChats } from './chat-bench.js';
+import { benchCodecs } from './codec-bench.js';
 import { printConcurrency } from './concurrency.js';
 import { postgresConcurrency, sqliteConcurrency } from './concurrency-bench.js';
 import { benchCopy, printCopy } from './copy-bench.js';
@@ -51,6 +53,7 @@ async function main() {
   if (process.env.CKPT_BENCH_ONLY === 'chats') return chatsOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'retention') return retentionOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'concurrency') return concurrencyOnly(dir);
+  if (process.env.CKPT_BENCH_ONLY === 'codecs') return codecsOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -174,6 +177,21 @@ function chatsOnly(dir: string) {
     const chats: ChatRow[] = await benchChats(backends, dir, postgresUrl, plan, chatLengths);
     printChats(chats);
     return { plan, chats };
+  });
+}
+
+/** The codecs' tables alone: compression and encryption against none. */
+function codecsOnly(dir: string) {
+  return tableOnly(dir, 'codecs', async () => {
+    const steps = quick ? 100 : 1000;
+    const servers = { postgres: postgresUrl, mysql: mysqlUrl, redis: redisUrl };
+    const { rows, storage } = await benchCodecs(backends, dir, servers, plan, steps);
+    printTable('Codecs: checkpoint and load against no codecs (ratio: median time per op)', rows);
+    printStorage(
+      `LangGraph: bytes in the database after ${steps} steps on one thread, ckpt with gzip`,
+      storage,
+    );
+    return { plan, rows, storage };
   });
 }
 

@@ -4,7 +4,7 @@ import type { Stats } from './measure.js';
 
 /** One line of the results. */
 export interface Row {
-  group: 'vs raw driver' | 'scaling' | 'vs peer' | 'langgraph';
+  group: 'vs raw driver' | 'scaling' | 'vs peer' | 'langgraph' | 'codecs';
   operation: string;
   backend: string;
   variant: string;

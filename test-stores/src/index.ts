@@ -5,7 +5,15 @@
  * get/set/delete-only KV.
  */
 
-import { type CheckpointBackend, CheckpointStore, type KvStore, kvBackend } from '@ckpt/core';
+import { createHash } from 'node:crypto';
+import {
+  type CheckpointBackend,
+  CheckpointStore,
+  compress,
+  encrypt,
+  type KvStore,
+  kvBackend,
+} from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 import { mysql } from '@ckpt/mysql';
 import { postgres } from '@ckpt/postgres';
@@ -174,6 +182,34 @@ export const STORES: StoreUnderTest[] = [
   },
 ];
 
+/** The key the sealed stores encrypt under: fixed, so that a test can look for it in output. */
+export const SEALING_KEY = createHash('sha256').update('ckpt test-stores sealing key').digest();
+
+/** A store of `of` whose every value above 64 bytes is compressed, and every value encrypted. */
+function sealed(of: StoreUnderTest): StoreUnderTest {
+  return {
+    ...of,
+    name: `${of.name}, compressed and encrypted`,
+    async open(namespace, dir) {
+      // A namespace of its own, so that it never shares data with the plain store's runs.
+      const handle = await of.open(`${namespace}_sealed`, dir);
+      const codecs = [
+        compress('gzip', { minBytes: 64 }),
+        encrypt({ keys: { test: SEALING_KEY }, current: 'test' }),
+      ];
+      return { store: new CheckpointStore(handle.store.backend, { codecs }), close: handle.close };
+    },
+  };
+}
+
+/**
+ * The integrations' stores with codecs on: in process, in a file and on a server (PostgreSQL,
+ * when it answers), every value compressed where that pays and encrypted.
+ */
+export const SEALED_STORES: StoreUnderTest[] = STORES.filter((s) =>
+  ['memory', 'sqlite', 'postgres'].includes(s.name),
+).map(sealed);
+
 /**
  * The stores a test file opens on `backend` in `namespace`: each `open()` a new one on the
  * same data (as a restarted process would), all closed by `closeAll()`, which first empties a
@@ -227,6 +263,11 @@ export async function emptyStore(store: CheckpointStore, scopes: string[]): Prom
   }
 }
 
+/** The store under test named `name`, with codecs or without, or undefined. */
+export function storeNamed(name: string): StoreUnderTest | undefined {
+  return [...STORES, ...SEALED_STORES].find((b) => b.name === name);
+}
+
 /**
  * In a test's child process started with `<backend> <namespace> <dir> …rest` (see worker.ts):
  * the store of that backend in that namespace, and the remaining arguments.
@@ -235,7 +276,7 @@ export async function storeFromArgs(
   args: string[],
 ): Promise<{ store: CheckpointStore; close(): Promise<void>; rest: string[] }> {
   const [name, namespace, dir, ...rest] = args;
-  const backend = STORES.find((b) => b.name === name);
+  const backend = name === undefined ? undefined : storeNamed(name);
   if (!backend || namespace === undefined || dir === undefined) {
     throw new Error(`expected <backend> <namespace> <dir> …, got ${JSON.stringify(args)}`);
   }

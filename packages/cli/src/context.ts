@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import {
   type CheckpointStore,
   CkptError,
+  type Codec,
   isCkptError,
   type OpenStoreOptions,
   openStore,
@@ -10,11 +11,12 @@ import {
 import { redactPasswords } from '@ckpt/core/adapter';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import { type CodecOptions, type StoreCodecs, storeCodecs } from './codecs.js';
 import { type CliIo, type Colors, colorsFor, columns, cut, json, shellWord } from './io.js';
 import { UsageError } from './usage-error.js';
 
 /** The options every command takes. */
-export interface GlobalOptions {
+export interface GlobalOptions extends CodecOptions {
   store?: string;
   json?: boolean;
   color?: boolean;
@@ -107,12 +109,32 @@ export class Context {
     return this.open(this.storeUrl, options);
   }
 
+  /** The codecs stores are opened with (see codecs.ts), read once. */
+  get codecs(): Codec[] {
+    return this.#storeCodecs().codecs;
+  }
+
+  /** The name of the key that seals new values, when the command was given keys. */
+  get currentKey(): string | undefined {
+    return this.#storeCodecs().currentKey;
+  }
+
+  #storeCodecs(): StoreCodecs {
+    this.#codecs ??= storeCodecs(this.io, this.#options());
+    return this.#codecs;
+  }
+  #codecs: StoreCodecs | undefined;
+
   /**
-   * Open the store at `url`, which must exist already unless `create` is true; every store
-   * opened is closed when the command ends.
+   * Open the store at `url`, which must exist already unless `create` is true, with the codecs
+   * the options give (none with `plain`); every store opened is closed when the command ends.
    */
-  async open(url: string, { create = false }: { create?: boolean } = {}): Promise<CheckpointStore> {
-    const options: OpenStoreOptions = { create };
+  async open(
+    url: string,
+    { create = false, plain = false }: { create?: boolean; plain?: boolean } = {},
+  ): Promise<CheckpointStore> {
+    const codecs = plain ? [] : this.codecs;
+    const options: OpenStoreOptions = { create, ...(codecs.length > 0 && { codecs }) };
     const opening = this.io.open ? this.io.open(url, options) : openStore(url, options);
     const store = await opening.catch((err: unknown) => {
       throw isCkptError(err, 'NOT_FOUND') ? storeNotThere(err) : err;

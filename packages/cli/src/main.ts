@@ -5,10 +5,12 @@
  */
 import { isCkptError } from '@ckpt/core';
 import { Command, CommanderError, Option } from 'commander';
+import { COMPRESSIONS } from './codecs.js';
 import { registerDestroy } from './commands/destroy.js';
 import { registerDiff } from './commands/diff.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerInspect } from './commands/inspect.js';
+import { registerRekey } from './commands/rekey.js';
 import { NotConfirmed, registerRepair } from './commands/repair.js';
 import { registerRetention } from './commands/retention.js';
 import { registerState } from './commands/state.js';
@@ -18,6 +20,7 @@ import { Context, type GlobalOptions } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { Interrupted } from './interrupt.js';
 import type { CliIo } from './io.js';
+import { oneOf } from './parse.js';
 import { UsageError } from './usage-error.js';
 import { VERSION } from './version.js';
 
@@ -28,6 +31,12 @@ import { VERSION } from './version.js';
 function withHint(text: string): string {
   if (!/^error: unknown option '--namespace\b/.test(text)) return text;
   return `${text}(the namespace is part of the store's URL: add ?namespace=<name>, as in --store 'sqlite:./agent.db?namespace=agents')\n`;
+}
+
+/** For a value sealed under a key the command was not given: where the command takes keys. */
+function keyHint(err: unknown): string {
+  if (!isCkptError(err, 'UNREADABLE') || err.details.reason !== 'key') return '';
+  return ' (ckpt takes keys from CKPT_KEYS or a key file: --key-file or CKPT_KEY_FILE)';
 }
 
 /** The program, with every command registered on `ctx`. */
@@ -42,6 +51,20 @@ function program(ctx: Context): Command {
         '-s, --store <url>',
         "the store, as openStore takes it: 'sqlite:./agent.db', 'postgres://…', 'mysql://…', 'redis://…' (default: $CKPT_STORE)",
       ),
+    )
+    .addOption(
+      new Option(
+        '--compress <kind>',
+        'compress the values written: gzip, deflate, brotli, zstd or none (default: $CKPT_COMPRESS, else none); compressed values read without it',
+      ).argParser(oneOf('compress', COMPRESSIONS)),
+    )
+    .option(
+      '--key-file <path>',
+      'encrypt with the keys in this file, name=<base64> a line, the first sealing new values (default: $CKPT_KEY_FILE; or the keys in $CKPT_KEYS)',
+    )
+    .option(
+      '--current-key <name>',
+      'the key that seals new values (default: $CKPT_KEY_CURRENT, else the first key given)',
     )
     .option('--json', 'print JSON for scripts instead of tables')
     .option(
@@ -83,6 +106,7 @@ Example:
   registerDestroy(root, ctx);
   registerState(root, ctx);
   registerTransfer(root, ctx);
+  registerRekey(root, ctx);
   registerDoctor(root, ctx);
   registerStudio(root, ctx);
   // Every command inherits the output settings, so that a usage error is reported the same.
@@ -128,7 +152,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return EXIT.USAGE;
     }
     const code = isCkptError(err) ? `${err.code}: ` : '';
-    io.stderr.write(`${c.red('ckpt: error')} ${code}${message}\n`);
+    io.stderr.write(`${c.red('ckpt: error')} ${code}${message}${keyHint(err)}\n`);
     return exitCodeOf(err);
   } finally {
     await ctx.close();

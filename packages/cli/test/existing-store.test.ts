@@ -9,21 +9,16 @@ import { isCkptError, openStore } from '@ckpt/core';
 import { URL_STORES } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, ckpt } from './support/binary.js';
+import { madeStores } from './support/made-stores.js';
 import { fill } from './support/store-fill.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-cli-existing-'));
 beforeAll(buildCli, 300_000);
 
-let made = 0;
-const unique = () => `cli_${process.pid}_${made++}_${Math.random().toString(36).slice(2, 6)}`;
-
-/** URLs of stores the tests may have made, destroyed at the end. */
-const cleanup: string[] = [];
+const stores = madeStores('cli');
+const { unique } = stores;
 afterAll(async () => {
-  for (const url of cleanup) {
-    const store = await openStore(url, { create: false }).catch(() => null);
-    await store?.destroy();
-  }
+  await stores.destroyAll();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -41,7 +36,7 @@ async function isThere(url: string): Promise<boolean> {
 describe.each(URL_STORES)('ckpt on a $name store that is not there', (backend) => {
   const missing = () => {
     const url = backend.url(unique(), dir);
-    cleanup.push(url);
+    stores.track(url);
     return url;
   };
 
@@ -145,7 +140,7 @@ describe.each(URL_STORES)('ckpt destroy on $name', (backend) => {
   /** A filled store in a namespace of its own, and its URL. */
   async function filled(): Promise<string> {
     const url = backend.url(unique(), dir);
-    cleanup.push(url);
+    stores.track(url);
     const store = await openStore(url);
     await fill(store);
     await store.close();

@@ -82,6 +82,23 @@ describe('on a terminal', () => {
     );
   });
 
+  it('draws a progress bar over the sessions while rekeying, and says what it rewrote', async () => {
+    const url = fresh();
+    expect((await ckpt(['copy', '--from', source, '--to', url])).code).toBe(0);
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const { code, output } = await underTerminal(['--store', url, 'rekey'], '', {
+      CKPT_KEYS: `k1=${key}`,
+    });
+    expect(code).toBe(0);
+    expect(output).toMatch(
+      /100% \| rekeyed 7 of 7 sessions \| [\d,]+ sessions\/s \| \d+ checkpoints \| ETA/,
+    );
+    expect(output).toMatch(
+      /rekeyed \d+ checkpoints and 6 state values in [\d.]+ s; every value is now under aes-256-gcm with key k1\./,
+    );
+    expect(output).not.toContain(key);
+  });
+
   it('draws no colour with NO_COLOR', async () => {
     const { code, output } = await underTerminal(['copy', '--from', source, '--to', fresh()], '', {
       NO_COLOR: '1',

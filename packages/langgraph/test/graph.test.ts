@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSaver } from '@ckpt/langgraph';
-import { STORES, storesOn } from '@ckpt/test-stores';
+import { SEALED_STORES, STORES, storesOn } from '@ckpt/test-stores';
 import { HumanMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ const FINISHED = {
   summary: '4 messages, answer: The answer is 5.',
 };
 
-describe.each(STORES)('a StateGraph on $name', (backend) => {
+describe.each([...STORES, ...SEALED_STORES])('a StateGraph on $name', (backend) => {
   const stores = storesOn(backend, NAMESPACE, dir, ['langgraph']);
   const open = stores.open;
   afterAll(stores.closeAll);

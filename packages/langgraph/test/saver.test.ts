@@ -14,7 +14,7 @@ import {
   openStore,
 } from '@ckpt/core';
 import { CkptSaver } from '@ckpt/langgraph';
-import { emptyStore, STORES } from '@ckpt/test-stores';
+import { emptyStore, SEALED_STORES, STORES } from '@ckpt/test-stores';
 import { HumanMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
@@ -36,7 +36,7 @@ function checkpointOf(values: Record<string, [number, unknown]>): Checkpoint {
   };
 }
 
-describe.each(STORES)('CkptSaver on $name', (backend) => {
+describe.each([...STORES, ...SEALED_STORES])('CkptSaver on $name', (backend) => {
   let store: CheckpointStore;
   let saver: CkptSaver;
   let thread: string;

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSaver } from '@ckpt/langgraph';
-import { emptyStore, STORES } from '@ckpt/test-stores';
+import { emptyStore, SEALED_STORES, STORES } from '@ckpt/test-stores';
 import {
   type CheckpointSaverTestInitializer,
   deltaChannelHistoryTests,
@@ -18,7 +18,7 @@ import { afterAll, describe } from 'vitest';
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-langgraph-validation-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-for (const backend of STORES) {
+for (const backend of [...STORES, ...SEALED_STORES]) {
   describe(backend.name, () => {
     const opened: { close(): Promise<void> }[] = [];
     let shared: Awaited<ReturnType<typeof backend.open>> | undefined;

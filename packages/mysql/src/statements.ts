@@ -11,6 +11,7 @@ import {
   named,
   prepareEach,
   prepareKeyValue,
+  type RewriteValues,
   type SqlProcedures,
   type SqlReads,
   type SqlStatement,
@@ -203,9 +204,26 @@ function importStatements(ns: string) {
   };
 }
 
+/**
+ * A checkpoint's data and transcript items replaced while they still hold the texts compared: one
+ * UPDATE of both rows (a checkpoint without items has no transcript row, and keeps none), so both
+ * change or neither. Changes a row when rewritten.
+ */
+function rewrite(ns: string): SqlStatement<MysqlStatement, RewriteValues> {
+  const t = tables(ns);
+  const { sql, args } = named<RewriteValues>(`
+    UPDATE ${t.bodies} b
+      LEFT JOIN ${t.transcripts} x ON x.session_id = b.session_id AND x.seq = b.seq
+       SET b.data = :toData, x.items = :toTranscript
+     WHERE b.session_id = :sessionId AND b.seq = :seq AND b.data = :fromData
+       AND COALESCE(x.items, '[]') = :fromTranscript`);
+  return { sql: statement(sql), args };
+}
+
 /** The backend's statements in namespace `ns`. */
 export function backendStatements(ns: string) {
   return {
+    rewrite: rewrite(ns),
     reads: reads(ns),
     procedures: procedures(ns),
     appendBatch: appendBatch(ns),

@@ -23,6 +23,7 @@ import {
   procedureWrites,
   type RunStatement,
   type SqlWrites,
+  statementRewrite,
 } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { MysqlRunStatement, MysqlStatement } from './runner.js';
@@ -54,6 +55,7 @@ export function mysqlWrites(on: MysqlWriting): {
     ...procedural,
     append: batches?.append ?? procedural.append,
     importSession: (input) => importSession(on, input),
+    rewriteCheckpoint: statementRewrite(on.counted.run, on.statements.rewrite),
   };
   return { writes, batched: () => batches?.sent() ?? { batches: 0, calls: 0 } };
 }

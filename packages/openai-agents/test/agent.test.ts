@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSession } from '@ckpt/openai-agents';
-import { STORES, storesOn } from '@ckpt/test-stores';
+import { SEALED_STORES, STORES, storesOn } from '@ckpt/test-stores';
 import { afterAll, describe, expect, it } from 'vitest';
 import { approveAndFinish, ask } from './support/calculator.js';
 import { runPhase } from './support/worker.js';
@@ -16,7 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), 'ckpt-agents-run-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const NAMESPACE = 'oa_agent';
 
-describe.each(STORES)('an agent run on $name', (backend) => {
+describe.each([...STORES, ...SEALED_STORES])('an agent run on $name', (backend) => {
   const stores = storesOn(backend, NAMESPACE, dir, ['openai-agents']);
   const open = stores.open;
   afterAll(stores.closeAll);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CheckpointStore, isCkptError } from '@ckpt/core';
 import { CkptSession } from '@ckpt/openai-agents';
-import { emptyStore, STORES } from '@ckpt/test-stores';
+import { emptyStore, SEALED_STORES, STORES } from '@ckpt/test-stores';
 import type { AgentInputItem } from '@openai/agents-core';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
@@ -19,7 +19,7 @@ const user = (text: string): AgentInputItem => ({ role: 'user', content: text })
 const texts = (items: AgentInputItem[]) => items.map((i) => (i as { content: string }).content);
 const refused = (code: string) => (err: unknown) => isCkptError(err, code as never);
 
-describe.each(STORES)('CkptSession on $name', (backend) => {
+describe.each([...STORES, ...SEALED_STORES])('CkptSession on $name', (backend) => {
   let store: CheckpointStore;
   let session: CkptSession;
   let id: string;

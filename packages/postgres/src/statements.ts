@@ -14,6 +14,7 @@ import {
   keyValueSql,
   named,
   prepareKeyValue,
+  type RewriteValues,
   type SqlProcedures,
   type SqlReads,
   type SqlStatement,
@@ -348,6 +349,27 @@ function keyValueStatements(
   return { ...prepareKeyValue<PostgresSql>(sql, prepared), keys: sql.keys };
 }
 
+/**
+ * A checkpoint's data and transcript items replaced while they still hold the texts compared: one
+ * statement, so both change or neither. A row back when rewritten. The body's row is locked
+ * first, so a second rewrite or a removal waits for it and then compares again.
+ */
+function rewrite(ns: string): SqlStatement<PostgresSql, RewriteValues> {
+  return once(`
+    WITH body AS (
+      UPDATE ${ns}.bodies SET data = :toData
+       WHERE session_id = :sessionId AND seq = :seq AND data = :fromData
+         AND coalesce((SELECT x.items FROM ${ns}.transcripts x
+                        WHERE x.session_id = :sessionId AND x.seq = :seq), '[]') = :fromTranscript
+      RETURNING seq
+    ), items AS (
+      UPDATE ${ns}.transcripts SET items = :toTranscript
+       WHERE session_id = :sessionId AND seq = (SELECT seq FROM body)
+      RETURNING seq
+    )
+    SELECT seq FROM body`);
+}
+
 /** The backend's statements in schema `namespace`. */
 export function backendStatements(namespace: string) {
   const ns = schemaIdentifier(namespace);
@@ -358,6 +380,7 @@ export function backendStatements(namespace: string) {
     /** The statement that appends n calls at once (see appendSet). */
     appendSet: (n: number) => appendSet(ns, n),
     importNew: importNew(ns),
+    rewrite: rewrite(ns),
     /** Remove a session, before an import replaces it. */
     removeSession: named<{ sessionId: string }>(`SELECT ${ns}.delete_session(:sessionId)`),
     state: keyValueStatements(`${ns}.state`, ['scope', 'key']),

@@ -18,6 +18,7 @@ import {
   type RunStatement,
   type SqlStatement,
   type SqlWrites,
+  statementRewrite,
 } from '@ckpt/core/sql';
 import pg from 'pg';
 import type { PostgresRunStatement, PostgresSql } from './runner.js';
@@ -68,6 +69,7 @@ export function postgresWrites(on: PostgresWriting): {
       ...procedural,
       append: batches?.append ?? alone,
       importSession: (input) => importSession(on, input),
+      rewriteCheckpoint: statementRewrite(on.counted.run, statements.rewrite),
     },
     batched: () => batches?.sent() ?? { batches: 0, calls: 0 },
   };

@@ -18,6 +18,7 @@ import {
   openAdapter,
   type PinResult,
   type PruneRule,
+  type RewriteInput,
   type RollbackInput,
   type RollbackResult,
   type SessionPosition,
@@ -157,6 +158,10 @@ export class RedisBackend implements CheckpointBackend {
 
   importSession(input: ImportInput): Promise<'imported' | 'exists'> {
     return writes.importSession(this, input);
+  }
+
+  rewriteCheckpoint(input: RewriteInput): Promise<boolean> {
+    return writes.rewriteCheckpoint(this, input);
   }
 
   stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {

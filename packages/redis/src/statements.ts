@@ -512,6 +512,21 @@ return out
 `,
 );
 
+// KEYS: session data transcript. ARGV: seq fromData fromTranscript toData toTranscript.
+// Replaces a checkpoint's data and transcript items (and the session hash's copy of its data)
+// only while they are still the texts compared ('[]' for no items). Returns 1 when rewritten.
+export const rewrite = new Script(
+  'write',
+  `
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+if (redis.call('HGET', KEYS[3], ARGV[1]) or '[]') ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+if ARGV[5] ~= '[]' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[5]) end
+if redis.call('HGET', KEYS[1], 'hseq') == ARGV[1] then redis.call('HSET', KEYS[1], 'hdata', ARGV[4]) end
+return 1
+`,
+);
+
 // KEYS: session info data transcript seqs idempotency needs pins catalog ids.
 // ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
 // transcript needs ('' for none) pin ('' for none) per checkpoint, seq ascending. The whole

@@ -13,6 +13,7 @@ import type {
   ImportInput,
   PinResult,
   PruneRule,
+  RewriteInput,
   RollbackInput,
   RollbackResult,
 } from '@ckpt/core/adapter';
@@ -153,6 +154,17 @@ export async function deleteIdle(
     dryRun ? '1' : '0',
   ]);
   return checkpoints < 0 ? { status: 'kept' } : { status: 'deleted', checkpoints };
+}
+
+export async function rewriteCheckpoint(on: RedisNamespace, input: RewriteInput): Promise<boolean> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const { from, to } = input;
+  const rewritten = await lua.rewrite.count(
+    on.client,
+    [k.session, k.data, k.transcript],
+    [String(input.seq), from.data, from.transcript, to.data, to.transcript],
+  );
+  return rewritten === 1;
 }
 
 export async function importSession(

@@ -15,6 +15,7 @@ import {
   type ForkResult,
   type ImportInput,
   type PruneRule,
+  type RewriteInput,
   type RollbackInput,
   type RollbackResult,
 } from '@ckpt/core/adapter';
@@ -23,6 +24,7 @@ import {
   type CheckpointRow,
   checkpointFromRow,
   importedSessionRow,
+  rewriteValues,
   type SqlReads,
   type SqlWrites,
 } from '@ckpt/core/sql';
@@ -294,6 +296,12 @@ export function sqliteTransactions(
     sql.insertImported.run({ ...importedSessionRow(input), head_body: headBody });
     return 'imported';
   });
+  const rewrite = db.transaction((input: RewriteInput): boolean => {
+    const values = rewriteValues(input);
+    if (sql.rewriteBody.run(values).changes === 0) return false;
+    sql.rewriteTranscript.run(values);
+    return true;
+  });
   const dropTables = db.transaction(() => {
     for (const table of Object.values(t)) db.exec(`DROP TABLE IF EXISTS ${table}`);
   });
@@ -318,6 +326,7 @@ export function sqliteTransactions(
     deleteIdle,
     deleteIdleBatch,
     importSession,
+    rewrite,
     dropTables,
     statement,
   };
@@ -347,6 +356,8 @@ export function sqliteWrites(write: Write): { writes: SqlWrites; dropTables(): P
         for (const cp of input.checkpoints) bytes += appendBytes(cp);
         return write({ name: 'importSession', args: [input] }, bytes);
       },
+      rewriteCheckpoint: (input) =>
+        write({ name: 'rewrite', args: [input] }, appendBytes({ ...input.to, metadata: '' })),
     },
     dropTables: () => write({ name: 'dropTables', args: [] }),
   };

@@ -273,6 +273,10 @@ export function registerTransfer(program: Command, ctx: Context): void {
       )
       .option('--concurrency <n>', 'sessions moved at once', positiveInteger('concurrency'), 8)
       .option('--no-state', 'leave the state out')
+      .option(
+        '--to-plain',
+        "write the target's values as plain JSON text, without the codecs (the source reads with them)",
+      )
       .action(
         async (
           opts: {
@@ -281,12 +285,13 @@ export function registerTransfer(program: Command, ctx: Context): void {
             ifExists: IfExists;
             concurrency: number;
             state: boolean;
+            toPlain?: boolean;
           },
           command: Command,
         ) => {
           const source = await ctx.open(opts.from);
           // The target may be new: a copy is how a deployment moves to another backend.
-          const target = await ctx.open(opts.to, { create: true });
+          const target = await ctx.open(opts.to, { create: true, plain: opts.toPlain });
           const started = Date.now();
           const total = await sessionTotal(ctx, source);
           const progress = Progress.sessions(ctx, total, 'copied');
@@ -303,6 +308,7 @@ export function registerTransfer(program: Command, ctx: Context): void {
               ? ['--concurrency', String(opts.concurrency)]
               : []),
             ...(opts.state ? [] : ['--no-state']),
+            ...(opts.toPlain ? ['--to-plain'] : []),
           ]);
           try {
             counts = await interruptible(
@@ -331,5 +337,6 @@ export function registerTransfer(program: Command, ctx: Context): void {
         },
       ),
     'ckpt copy --from sqlite:./agent.db --to postgres://app@db/agents',
+    'CKPT_KEYS=k1=$(openssl rand -base64 32) ckpt copy --compress gzip --from sqlite:./agent.db --to sqlite:./sealed.db',
   );
 }

@@ -158,6 +158,7 @@ export interface RewriteInput {
   seq: number;
   /** The texts it must still hold; otherwise nothing is written. */
   from: { data: string; transcript: string };
+  /** The new texts; `to.transcript` is `[]` (no items) exactly when `from.transcript` is. */
   to: { data: string; transcript: string };
 }
 

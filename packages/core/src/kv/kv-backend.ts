@@ -41,6 +41,7 @@ import {
   type SessionRecord,
   TOMBSTONE,
   token,
+  withValues,
 } from './layout.js';
 import {
   rangesAppend,
@@ -163,8 +164,10 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     const pending = rec.pending!;
     const staged = body ?? (await kv.get(stagedKey(id, pending.nonce)));
     // A staged body is deleted only after `pending` was cleared, so when it is gone the
-    // work is done and the compare-and-set below fails harmlessly.
-    if (staged !== undefined) await kv.set(bodyKey(id, rec.gen, pending.seq), staged);
+    // work is done and the compare-and-set below fails harmlessly. The body goes home only
+    // where there is none yet: one already there is this same body, or what rewriteCheckpoint
+    // made of it since, which a late finisher must not put back to the staged text.
+    if (staged !== undefined) await compareAndSet(bodyKey(id, rec.gen, pending.seq), null, staged);
     if (pending.key !== null) {
       await kv.set(idemPrefix(id, rec.gen) + pending.key, String(pending.seq));
     }
@@ -587,6 +590,21 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         }
         return out;
       });
+    },
+
+    async rewriteCheckpoint({ sessionId, seq, from, to }) {
+      // Settled first: a pending append's body is home before it is compared, and a finisher
+      // that comes late leaves a body it finds home as it is (see finishPending).
+      const snap = await readSettled(sessionId);
+      if (snap === null || !rangesHas(snap.rec.seqs, seq)) return false;
+      const key = bodyKey(sessionId, snap.rec.gen, seq);
+      const body = await kv.get(key);
+      if (body === undefined) return false;
+      const stored = parseBody(body);
+      if (stored.data !== from.data || stored.transcript !== from.transcript) return false;
+      // Only while the body is still the one compared: a prune, delete or another rewrite
+      // that lands meanwhile wins, and a removed body is never written back.
+      return compareAndSet(key, body, withValues(body, to.data, to.transcript));
     },
 
     async importSession(input) {

@@ -83,6 +83,14 @@ export function parseBody(body: string): Body {
   };
 }
 
+/** `body` with its data and transcript replaced, its header line and metadata kept as they are. */
+export function withValues(body: string, data: string, transcript: string): string {
+  const a = body.indexOf('\n');
+  const b = body.indexOf('\n', a + 1);
+  const c = body.indexOf('\n', b + 1);
+  return `${body.slice(0, a)}\n${data}${body.slice(b, c)}\n${transcript}`;
+}
+
 // Escapes the separator so a name can never reach into another name's keys.
 function escapeName(name: string): string {
   return name.replace(/%/g, '%25').replace(/:/g, '%3A');

@@ -41,6 +41,7 @@ export {
   type RollbackValues,
   type SqlProcedures,
 } from './procedure-writes.js';
+export { type RewriteValues, rewriteValues, statementRewrite } from './rewrite.js';
 export {
   type AppendRow,
   appendResultFromRow,

@@ -110,11 +110,11 @@ export function appendOutcome(rows: readonly AppendRow[]): AppendResult | null {
   return rows[0] ? appendResultFromRow(rows[0]) : null;
 }
 
-/** The mutations but importSession, each one call of `procedures` through `run`. */
+/** The mutations but importSession and rewriteCheckpoint, each one call of `procedures` through `run`. */
 export function procedureWrites<S>(
   run: RunStatement<S>,
   procedures: SqlProcedures<S>,
-): Omit<SqlWrites, 'importSession'> {
+): Omit<SqlWrites, 'importSession' | 'rewriteCheckpoint'> {
   const call = <In, Row>(statement: SqlStatement<S, In>, input: In) =>
     run<Row>(statement.sql, statement.args(input)).then(({ rows }) => rows[0]!);
   return {

@@ -18,6 +18,7 @@ import type {
   ImportInput,
   PinResult,
   PruneRule,
+  RewriteInput,
   RollbackInput,
   RollbackResult,
   SessionPosition,
@@ -111,7 +112,7 @@ export type SqlWrites = Pick<
   | 'unpin'
   | 'deleteIdle'
 > &
-  Required<Pick<CheckpointBackend, 'deleteIdleBatch'>>;
+  Required<Pick<CheckpointBackend, 'deleteIdleBatch' | 'rewriteCheckpoint'>>;
 
 /** The parts a `SqlBackend` is built from. */
 export interface SqlBackendParts<S> {
@@ -259,6 +260,10 @@ export class SqlBackend<S> implements CheckpointBackend {
       transcript: row.transcript,
       needs: needsFromColumn(row.needs),
     }));
+  }
+
+  rewriteCheckpoint(input: RewriteInput): Promise<boolean> {
+    return this.#writes.rewriteCheckpoint(input);
   }
 
   rollback(input: RollbackInput): Promise<RollbackResult> {

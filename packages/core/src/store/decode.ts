@@ -1,14 +1,28 @@
 /** A stored checkpoint as the store returns it: its values decoded, its time a Date. */
 import type { StoredCheckpoint } from '../adapter/backend.js';
 import { decodeJson, decodeMetadata } from '../values/encode.js';
-import type { SessionValues } from './session-values.js';
+import type { JsonValue, Metadata } from '../values/json.js';
+import { type SessionValues, whenOpened } from './session-values.js';
 
-export async function decodeCheckpoint(values: SessionValues, stored: StoredCheckpoint) {
-  return {
+/** A decoded checkpoint without its session id. */
+export interface DecodedCheckpoint {
+  seq: number;
+  parent: number | null;
+  data: JsonValue;
+  metadata: Metadata;
+  createdAt: Date;
+}
+
+/** At once for a plain value; a promise only where the value's session must be looked up. */
+export function decodeCheckpoint(
+  values: SessionValues,
+  stored: StoredCheckpoint,
+): DecodedCheckpoint | Promise<DecodedCheckpoint> {
+  return whenOpened(values.open(stored.data, 'data'), (text) => ({
     seq: stored.seq,
     parent: stored.parent,
-    data: decodeJson(await values.open(stored.data, 'data')),
+    data: decodeJson(text),
     metadata: decodeMetadata(stored.metadata),
     createdAt: new Date(stored.createdAt),
-  };
+  }));
 }

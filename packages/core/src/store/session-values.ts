@@ -25,6 +25,14 @@ export function sealCheckpointValue(
   return codecs.encode(text, { session: sessionId, part });
 }
 
+/** `use` of an opened value's text: at once when it is there, else once it is. */
+export function whenOpened<T>(
+  opened: string | Promise<string>,
+  use: (text: string) => T,
+): T | Promise<T> {
+  return typeof opened === 'string' ? use(opened) : opened.then(use);
+}
+
 /** Reads the stored values of one session, remembering which sources of forks it checked. */
 export class SessionValues {
   readonly #ancestors = new Set<string>();
@@ -35,20 +43,29 @@ export class SessionValues {
     readonly sessionId: string,
   ) {}
 
-  /** The JSON text of a stored value of this session. */
-  async open(stored: string, part: CheckpointPart): Promise<string> {
+  /**
+   * The JSON text of a stored value of this session: at once, unless the value was sealed for
+   * another session, which must then be found among the sources of its forks. A plain value
+   * (the common case, with no codecs) costs no promise and no turn of the event loop.
+   */
+  open(stored: string, part: CheckpointPart): string | Promise<string> {
     const { text, sealedFor } = this.codecs.decode(stored, { session: this.sessionId, part });
-    if (sealedFor !== null && sealedFor !== this.sessionId && !this.#ancestors.has(sealedFor)) {
-      if (!(await this.#forkedFrom(sealedFor))) {
-        throw unreadable(
-          'place',
-          `a stored value of session ${JSON.stringify(this.sessionId)} was written for session ${JSON.stringify(sealedFor)}, which it was not forked from: it was moved there after it was written.`,
-          { sessionId: this.sessionId },
-        );
-      }
-      this.#ancestors.add(sealedFor);
+    if (sealedFor === null || sealedFor === this.sessionId || this.#ancestors.has(sealedFor)) {
+      return text;
     }
-    return text;
+    return this.#checkAncestor(sealedFor).then(() => text);
+  }
+
+  /** Refuse a value sealed for `sealedFor` unless this session was forked from it. */
+  async #checkAncestor(sealedFor: string): Promise<void> {
+    if (!(await this.#forkedFrom(sealedFor))) {
+      throw unreadable(
+        'place',
+        `a stored value of session ${JSON.stringify(this.sessionId)} was written for session ${JSON.stringify(sealedFor)}, which it was not forked from: it was moved there after it was written.`,
+        { sessionId: this.sessionId },
+      );
+    }
+    this.#ancestors.add(sealedFor);
   }
 
   /**

@@ -44,9 +44,10 @@ export async function walkTranscript(
     for (const entry of chunk) {
       walked++;
       lastWalked = entry.seq;
-      const items = decodeJson(
-        await values.open(entry.transcript ?? '[]', 'transcript'),
-      ) as JsonValue[];
+      // Awaited only when it is a promise: a page of plain items takes no turn per checkpoint.
+      const opened = values.open(entry.transcript ?? '[]', 'transcript');
+      const text = typeof opened === 'string' ? opened : await opened;
+      const items = decodeJson(text) as JsonValue[];
       // The checkpoint the previous page ended in goes on below the entry it ended on.
       const below = start !== null && entry.seq === start[0] ? start[1] : items.length;
       for (let index = Math.min(below, items.length) - 1; index >= 0; index--) {

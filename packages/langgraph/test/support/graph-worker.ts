@@ -4,7 +4,7 @@
  * one JSON line with the phase's result.
  */
 import { CkptSaver } from '@ckpt/langgraph';
-import { STORES } from '@ckpt/test-stores';
+import { storeNamed } from '@ckpt/test-stores';
 import { approveAndFinish, ask } from './agent-graph.js';
 import { putChain } from './chains.js';
 
@@ -15,7 +15,7 @@ const [backendName, namespace, dir, phase, threadId] = process.argv.slice(2) as 
   string,
   string,
 ];
-const backend = STORES.find((b) => b.name === backendName);
+const backend = storeNamed(backendName);
 if (!backend) throw new Error(`no backend named ${backendName}`);
 const handle = await backend.open(namespace, dir);
 const saver = new CkptSaver(handle.store);

@@ -4,7 +4,7 @@
  * Prints one JSON line with the phase's result.
  */
 import { CkptSession } from '@ckpt/openai-agents';
-import { STORES } from '@ckpt/test-stores';
+import { storeNamed } from '@ckpt/test-stores';
 import { approveAndFinish, ask } from './calculator.js';
 
 const [backendName, namespace, dir, phase, sessionId] = process.argv.slice(2) as [
@@ -14,7 +14,7 @@ const [backendName, namespace, dir, phase, sessionId] = process.argv.slice(2) as
   string,
   string,
 ];
-const backend = STORES.find((b) => b.name === backendName);
+const backend = storeNamed(backendName);
 if (!backend) throw new Error(`no backend named ${backendName}`);
 const handle = await backend.open(namespace, dir);
 const session = new CkptSession(handle.store, { sessionId });

@@ -1,0 +1,109 @@
+/**
+ * The codecs a command opens stores with: `--compress <kind>` (or CKPT_COMPRESS), and the keys of
+ * an encryption from CKPT_KEYS or a key file (`--key-file`, or CKPT_KEY_FILE), never from an
+ * argument, which any user of the machine can read in the list of processes. The first key
+ * named seals new values, unless `--current-key` (or CKPT_KEY_CURRENT) names another.
+ */
+import { readFileSync } from 'node:fs';
+import { type Codec, type CompressionKind, compress, encrypt } from '@ckpt/core';
+import type { CliIo } from './io.js';
+import { UsageError } from './usage-error.js';
+
+/** What `--compress` takes: a compression of node:zlib, or none. */
+export const COMPRESSIONS = ['gzip', 'deflate', 'brotli', 'zstd', 'none'] as const;
+
+/** The codec options every command takes, as parsed. */
+export interface CodecOptions {
+  compress?: (typeof COMPRESSIONS)[number];
+  keyFile?: string;
+  currentKey?: string;
+}
+
+// Standard base64 or base64url, padded or not: a 32-byte key is 43 or 44 characters.
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+/**
+ * The keys of `text`: `name=<base64 of 32 bytes>` entries, separated by commas or lines; blank
+ * lines and lines starting with `#` are skipped. `from` says where they came from, for messages,
+ * which name a key and never show its bytes.
+ */
+export function parseKeys(text: string, from: string): Map<string, Buffer> {
+  const keys = new Map<string, Buffer>();
+  const entries = text
+    .split(/[\n,]/)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '' && !entry.startsWith('#'));
+  for (const [i, entry] of entries.entries()) {
+    const at = entry.indexOf('=');
+    const name = at === -1 ? '' : entry.slice(0, at).trim();
+    const encoded = at === -1 ? '' : entry.slice(at + 1).trim();
+    if (name === '' || encoded === '') {
+      throw new UsageError(
+        `${from}: entry ${i + 1} is not name=<base64 key>; give each key as k1=<32 bytes in base64>, such as the output of: openssl rand -base64 32.`,
+      );
+    }
+    if (keys.has(name))
+      throw new UsageError(`${from}: key ${JSON.stringify(name)} is given twice.`);
+    if (!BASE64.test(encoded)) {
+      throw new UsageError(
+        `${from}: key ${JSON.stringify(name)} is not base64; make a key with: openssl rand -base64 32.`,
+      );
+    }
+    keys.set(
+      name,
+      Buffer.from(encoded, encoded.includes('-') || encoded.includes('_') ? 'base64url' : 'base64'),
+    );
+  }
+  return keys;
+}
+
+/** The keys the environment or a key file gives, or null for none. */
+function givenKeys(io: CliIo, keyFile: string | undefined): Map<string, Buffer> | null {
+  const env = io.env.CKPT_KEYS;
+  const file = keyFile ?? (io.env.CKPT_KEY_FILE || undefined);
+  if (env && file !== undefined) {
+    throw new UsageError(
+      'both CKPT_KEYS and a key file are given; keep the keys in one place: unset CKPT_KEYS, or give no --key-file (or CKPT_KEY_FILE).',
+    );
+  }
+  if (env) return parseKeys(env, 'CKPT_KEYS');
+  if (file === undefined) return null;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new UsageError(`cannot read the key file ${file} (${why}).`);
+  }
+  return parseKeys(text, `key file ${file}`);
+}
+
+/** The codecs a command opens stores with, and the name of the key that seals (if any). */
+export interface StoreCodecs {
+  codecs: Codec[];
+  currentKey: string | undefined;
+}
+
+/** The codecs the options and the environment give: compression, then encryption; [] for none. */
+export function storeCodecs(io: CliIo, options: CodecOptions): StoreCodecs {
+  const kind = options.compress ?? (io.env.CKPT_COMPRESS || 'none');
+  if (!(COMPRESSIONS as readonly string[]).includes(kind)) {
+    throw new UsageError(
+      `CKPT_COMPRESS must be one of ${COMPRESSIONS.join(', ')}, got ${JSON.stringify(kind)}.`,
+    );
+  }
+  const codecs: Codec[] = kind === 'none' ? [] : [compress(kind as CompressionKind)];
+  const keys = givenKeys(io, options.keyFile);
+  const current = options.currentKey ?? (io.env.CKPT_KEY_CURRENT || undefined);
+  if (keys === null || keys.size === 0) {
+    if (current !== undefined) {
+      throw new UsageError(
+        `a current key (${JSON.stringify(current)}) is named, but no keys are given: set CKPT_KEYS or give --key-file.`,
+      );
+    }
+    return { codecs, currentKey: undefined };
+  }
+  const currentKey = current ?? [...keys.keys()][0]!;
+  codecs.push(encrypt({ keys: Object.fromEntries(keys), current: currentKey }));
+  return { codecs, currentKey };
+}

@@ -1,0 +1,62 @@
+/**
+ * `ckpt rekey`: every stored value rewritten under the codecs the command is given (the current
+ * key, the compression), beside live writers, so that an old key can be dropped afterwards.
+ */
+import type { ReencodeProgress } from '@ckpt/core';
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { interruptible } from '../interrupt.js';
+import { count } from '../io.js';
+import { Progress, sessionTotal } from '../progress.js';
+import { UsageError } from '../usage-error.js';
+import { example } from './help.js';
+
+export function registerRekey(program: Command, ctx: Context): void {
+  example(
+    program
+      .command('rekey')
+      .description(
+        'rewrite every stored value under the current key and compression, beside live writers; seqs, ids and times stay (keys from $CKPT_KEYS or --key-file)',
+      )
+      .action(async () => {
+        const codecs = ctx.codecs;
+        if (codecs.length === 0) {
+          throw new UsageError(
+            'rekey needs codecs to write under: set CKPT_KEYS (or give --key-file) with the new key first, and/or --compress; to store plain values again, use ckpt copy --to-plain.',
+          );
+        }
+        const store = await ctx.store();
+        const started = Date.now();
+        const total = await sessionTotal(ctx, store);
+        const progress = Progress.sessions(ctx, total, 'rekeyed');
+        let done: ReencodeProgress = { sessions: 0, checkpoints: 0, state: 0 };
+        const result = await interruptible(
+          ctx,
+          (signal) =>
+            store.reencode({
+              signal,
+              onProgress: (p) => {
+                done = p;
+                // A session written to during the rewrite is walked again by a later pass.
+                progress?.update(Math.min(p.sessions, total ?? p.sessions), {
+                  sessions: p.sessions,
+                  checkpoints: p.checkpoints,
+                  state: p.state,
+                  skipped: 0,
+                });
+              },
+            }),
+          () =>
+            `stopped after rewriting ${count(done.checkpoints, 'checkpoint')} and ${count(done.state, 'state value')}; every value is whole, under the old codecs or the new. Run ${ctx.commandLine(['rekey'])} again to finish.`,
+        ).finally(() => progress?.stop());
+        const seconds = (Date.now() - started) / 1000;
+        ctx.output(result, () =>
+          ctx.note(
+            `rekeyed ${count(result.checkpoints, 'checkpoint')} and ${count(result.state, 'state value')} in ${seconds.toFixed(1)} s; every value is now under ${codecs.map((c) => c.name).join(' + ')}${ctx.currentKey === undefined ? '' : ` with key ${ctx.currentKey}`}.`,
+          ),
+        );
+      }),
+    'CKPT_KEYS="k2=$(cat k2.b64),k1=$(cat k1.b64)" ckpt rekey --store postgres://app@db/agents',
+    'ckpt rekey --store sqlite:./agent.db --key-file ./keys --compress gzip',
+  );
+}

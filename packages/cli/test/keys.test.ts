@@ -1,0 +1,265 @@
+/**
+ * The built `ckpt` on encrypted and compressed stores, on every backend a URL reaches: keys from
+ * CKPT_KEYS or a key file, `ckpt rekey` beside a writer, `ckpt copy` between codecs, and what a
+ * command given no key, or a bad one, says (never a key's bytes).
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { storeReads } from '@ckpt/contract-tests';
+import { type CheckpointBackend, compress, encrypt, openStore } from '@ckpt/core';
+import { URL_STORES } from '@ckpt/test-stores';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, ckpt, type Run } from './support/binary.js';
+import { madeStores } from './support/made-stores.js';
+import { fill } from './support/store-fill.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-cli-keys-'));
+beforeAll(buildCli, 300_000);
+
+const K1 = createHash('sha256').update('cli first key').digest();
+const K2 = createHash('sha256').update('cli second key').digest();
+/** Every spelling of the keys a message could leak. */
+const KEY_TEXTS = [K1, K2].flatMap((key) => [
+  key.toString('base64'),
+  key.toString('base64url'),
+  key.toString('hex'),
+]);
+const k1Only = { CKPT_KEYS: `k1=${K1.toString('base64')}` };
+const rotated = {
+  CKPT_KEYS: `k2=${K2.toString('base64')},k1=${K1.toString('base64')}`,
+  CKPT_COMPRESS: 'gzip',
+};
+
+const sealedWith = (keys: Record<string, Buffer>, current: string) => ({
+  codecs: [compress('gzip'), encrypt({ keys, current })],
+});
+const K1_CODECS = sealedWith({ k1: K1 }, 'k1');
+const K2_ONLY = sealedWith({ k2: K2 }, 'k2');
+
+const stores = madeStores('cli_keys');
+const { unique } = stores;
+afterAll(async () => {
+  await stores.destroyAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What no output of the command may hold: a key in any spelling. */
+function expectNoKeys(run: Run): void {
+  for (const key of KEY_TEXTS) {
+    expect(run.stdout).not.toContain(key);
+    expect(run.stderr).not.toContain(key);
+  }
+}
+
+/** The raw text of every stored checkpoint value and state value of the store at `url`. */
+async function rawValues(url: string): Promise<string[]> {
+  const store = await openStore(url, { create: false });
+  const backend: CheckpointBackend = store.backend;
+  const values: string[] = [];
+  for (const session of await backend.sessions({ after: null, limit: 100, prefix: '' })) {
+    const page = await backend.exportCheckpoints(session.sessionId, { afterSeq: null, limit: 100 });
+    for (const cp of page) values.push(cp.data, cp.transcript);
+  }
+  for (const scope of await backend.stateScopes({ after: null, limit: 100 })) {
+    for (const key of await backend.stateKeys(scope, { prefix: '', after: null, limit: 100 })) {
+      values.push((await backend.stateGet(scope, key))!);
+    }
+  }
+  await store.close();
+  return values.filter((value) => value !== '[]');
+}
+
+describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
+  /** A store in a namespace of its own, filled under key k1, and its URL. */
+  async function sealedStore(): Promise<string> {
+    const url = backend.url(unique(), dir);
+    stores.track(url);
+    const store = await openStore(url, K1_CODECS);
+    await fill(store);
+    await store.close();
+    return url;
+  }
+
+  it('reads a store with the keys of CKPT_KEYS, and says which key is missing without them', async () => {
+    const url = await sealedStore();
+    const shown = await ckpt(['--store', url, 'show', 'main', '--json'], { env: k1Only });
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout).checkpoint.data).toEqual({ branch: true });
+    const without = await ckpt(['--store', url, 'show', 'main']);
+    expect(without.code).toBe(6);
+    expect(without.stderr).toMatch(
+      /^ckpt: error UNREADABLE: .*key "k1".* \(ckpt takes keys from CKPT_KEYS or a key file: --key-file or CKPT_KEY_FILE\)\n$/,
+    );
+    expectNoKeys(shown);
+    expectNoKeys(without);
+  });
+
+  it('rekey rewrites every value under the current key beside a writer, and the old key can go', async () => {
+    const url = await sealedStore();
+    const before = await openStore(url, K1_CODECS);
+    const reads = await storeReads(before);
+    await before.close();
+    // Writers are given the new key first; rekey then runs beside them.
+    const writing = await openStore(url, sealedWith({ k2: K2, k1: K1 }, 'k2'));
+    let live = true;
+    let written = 0;
+    const writer = (async () => {
+      while (live) {
+        await writing.checkpoint('live', { n: ++written }, { transcript: [written] });
+        // A turn of the event loop, in which the command's exit is heard.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const run = await ckpt(['--store', url, 'rekey'], { env: rotated }).finally(() => {
+      live = false;
+    });
+    await writer;
+    await writing.close();
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(
+      /^rekeyed \d+ checkpoints and 6 state values in [\d.]+ s; every value is now under gzip \+ aes-256-gcm with key k2\.\n$/,
+    );
+    expectNoKeys(run);
+    for (const value of await rawValues(url))
+      expect(value).toMatch(/^ckpt1;(gzip,)?aes-256-gcm:k2;/);
+
+    const again = await ckpt(['--store', url, 'rekey', '--json'], { env: rotated });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ checkpoints: 0, state: 0 });
+    const after = await openStore(url, K2_ONLY);
+    const { sessions, reads: sessionReads, state } = await storeReads(after);
+    expect(state).toEqual(reads.state);
+    expect(sessions.filter((s) => s.sessionId !== 'live')).toEqual(reads.sessions);
+    expect(sessionReads.filter((r) => r.info?.sessionId !== 'live')).toEqual(reads.reads);
+    expect((await after.history('live')).length).toBe(written);
+    await after.close();
+  });
+
+  it('copies a store between codecs: into one sealed under a key file, and back out as plain text', async () => {
+    const plainUrl = backend.url(unique(), dir);
+    stores.track(plainUrl);
+    const plain = await openStore(plainUrl);
+    await fill(plain);
+    const reads = await storeReads(plain);
+    await plain.close();
+
+    const keyFile = join(dir, `${unique()}.keys`);
+    writeFileSync(
+      keyFile,
+      `# ckpt keys\nk2=${K2.toString('base64')}\n\nk1=${K1.toString('base64url')}\n`,
+    );
+    chmodSync(keyFile, 0o600);
+    const sealedUrl = backend.url(unique(), dir);
+    stores.track(sealedUrl);
+    const sealing = await ckpt(['copy', '--from', plainUrl, '--to', sealedUrl], {
+      env: { CKPT_KEY_FILE: keyFile, CKPT_COMPRESS: 'gzip' },
+    });
+    expect(sealing.code).toBe(0);
+    for (const value of await rawValues(sealedUrl)) {
+      expect(value).toMatch(/^ckpt1;(gzip,)?aes-256-gcm:k2;/);
+    }
+    const sealed = await openStore(sealedUrl, K2_ONLY);
+    expect(await storeReads(sealed)).toEqual(reads);
+    await sealed.close();
+
+    const backUrl = backend.url(unique(), dir);
+    stores.track(backUrl);
+    const unsealing = await ckpt([
+      '--key-file',
+      keyFile,
+      'copy',
+      '--from',
+      sealedUrl,
+      '--to',
+      backUrl,
+      '--to-plain',
+    ]);
+    expect(unsealing.code).toBe(0);
+    for (const value of await rawValues(backUrl)) expect(value.startsWith('ckpt1;')).toBe(false);
+    const back = await openStore(backUrl);
+    expect(await storeReads(back)).toEqual(reads);
+    await back.close();
+    expectNoKeys(sealing);
+    expectNoKeys(unsealing);
+  });
+});
+
+describe('ckpt codec options', () => {
+  const url = `sqlite:${join(dir, 'options.db')}`;
+  beforeAll(async () => {
+    const store = await openStore(url, K1_CODECS);
+    await store.checkpoint('s', { n: 1 });
+    await store.close();
+  });
+
+  it('refuses keys it cannot use before opening anything, never showing them', async () => {
+    const short = K1.subarray(0, 16).toString('base64');
+    const cases: [Record<string, string>, number, RegExp][] = [
+      [
+        { CKPT_KEYS: K1.toString('base64') },
+        2,
+        /^ckpt: error: CKPT_KEYS: entry 1 is not name=<base64 key>/,
+      ],
+      [
+        { CKPT_KEYS: `k1=${K1.toString('hex')}!` },
+        2,
+        /^ckpt: error: CKPT_KEYS: key "k1" is not base64/,
+      ],
+      [
+        { CKPT_KEYS: `k1=${short}` },
+        5,
+        /^ckpt: error INVALID_ARGUMENT: encrypt\(\): key "k1" must be .* it is 16 bytes\.\n$/,
+      ],
+      [
+        { ...k1Only, CKPT_KEY_CURRENT: 'k9' },
+        5,
+        /^ckpt: error INVALID_ARGUMENT: encrypt\(\): current must name one of the keys \(k1\), got "k9"\.\n$/,
+      ],
+      [
+        { ...k1Only, CKPT_KEY_FILE: join(dir, 'none.keys') },
+        2,
+        /^ckpt: error: both CKPT_KEYS and a key file are given/,
+      ],
+      [
+        { CKPT_KEY_FILE: join(dir, 'none.keys') },
+        2,
+        /^ckpt: error: cannot read the key file .*none\.keys \(ENOENT\)\.\n$/,
+      ],
+      [
+        { CKPT_COMPRESS: 'lz4' },
+        2,
+        /^ckpt: error: CKPT_COMPRESS must be one of gzip, deflate, brotli, zstd, none, got "lz4"\.\n$/,
+      ],
+    ];
+    for (const [env, code, message] of cases) {
+      const run = await ckpt(['--store', url, 'history', 's'], { env });
+      expect({ env, code: run.code }).toEqual({ env, code });
+      expect(run.stderr).toMatch(message);
+      expectNoKeys(run);
+      expect(run.stderr).not.toContain(short);
+    }
+    const badFlag = await ckpt(['--store', url, '--compress', 'lz4', 'history', 's']);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain('compress must be one of gzip, deflate, brotli, zstd, none');
+  });
+
+  it('rekey without codecs to write under is a usage error that changes nothing', async () => {
+    const stored = await rawValues(url);
+    const run = await ckpt(['--store', url, 'rekey']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^ckpt: error: rekey needs codecs to write under/);
+    expect(await rawValues(url)).toEqual(stored);
+  });
+
+  it('rekey with a key missing for some value fails UNREADABLE, saying which', async () => {
+    const run = await ckpt(['--store', url, 'rekey'], {
+      env: { CKPT_KEYS: `k2=${K2.toString('base64')}` },
+    });
+    expect(run.code).toBe(6);
+    expect(run.stderr).toMatch(/^ckpt: error UNREADABLE: .*key "k1"/);
+    expectNoKeys(run);
+  });
+});

@@ -1,0 +1,77 @@
+/** kvBackend's rewriteCheckpoint beside an append whose body is not yet home. */
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { CheckpointStore, encrypt, type KvStore, kvBackend } from '../src/index.js';
+
+const KEY1 = createHash('sha256').update('first').digest();
+const KEY2 = createHash('sha256').update('second').digest();
+const sealedWith = (current: 'k1' | 'k2') => ({
+  codecs: [encrypt({ keys: { k1: KEY1, k2: KEY2 }, current })],
+});
+
+/** A sorted Map as a whole KvStore, whose next write of a checkpoint body waits for `release()`. */
+function pausingKv() {
+  const map = new Map<string, string>();
+  let paused: { reached: () => void; until: Promise<void> } | null = null;
+  let release = () => {};
+  const waitIfPaused = async (key: string) => {
+    const gate = paused;
+    if (gate && key.startsWith('ckpt:c:')) {
+      paused = null;
+      gate.reached();
+      await gate.until;
+    }
+  };
+  const kv: KvStore = {
+    get: async (key) => map.get(key),
+    async set(key, value) {
+      await waitIfPaused(key);
+      map.set(key, value);
+    },
+    delete: async (key) => map.delete(key),
+    async compareAndSet(key, expected, value) {
+      await waitIfPaused(key);
+      if ((map.get(key) ?? null) !== expected) return false;
+      map.set(key, value);
+      return true;
+    },
+    async list(prefix, options) {
+      return [...map.keys()]
+        .filter((key) => key.startsWith(prefix) && key > (options?.after ?? ''))
+        .sort()
+        .slice(0, options?.limit ?? Infinity);
+    },
+  };
+  /** Pause the next write of a body; resolves once a write is waiting there. */
+  const pauseNextBodyWrite = () =>
+    new Promise<void>((reached) => {
+      paused = { reached, until: new Promise<void>((go) => (release = go)) };
+    });
+  return { kv, map, pauseNextBodyWrite, release: () => release() };
+}
+
+describe('kvBackend rewriteCheckpoint', () => {
+  it('is not undone by an append that copies its staged body home after the rewrite', async () => {
+    const { kv, map, pauseNextBodyWrite, release } = pausingKv();
+    const backend = kvBackend(kv);
+    const old = new CheckpointStore(backend, sealedWith('k1'));
+    await old.checkpoint('s', { n: 1 });
+    // The append publishes its record, then waits before it copies its body home: the
+    // rewrite finishes that append itself, and rewrites the body under the new key.
+    const reached = pauseNextBodyWrite();
+    const appending = old.checkpoint('s', { n: 2 });
+    await reached;
+    const rotated = new CheckpointStore(backend, sealedWith('k2'));
+    expect(await rotated.reencode()).toEqual({ checkpoints: 2, state: 0 });
+    release();
+    await appending;
+    const bodies = [...map].filter(([key]) => key.startsWith('ckpt:c:'));
+    expect(bodies).toHaveLength(2);
+    for (const [, body] of bodies) expect(body).toContain('aes-256-gcm:k2;');
+    const onlyK2 = new CheckpointStore(backend, {
+      codecs: [encrypt({ keys: { k2: KEY2 }, current: 'k2' })],
+    });
+    expect((await onlyK2.load('s'))?.data).toEqual({ n: 2 });
+    expect(await onlyK2.history('s')).toEqual([1, 2]);
+  });
+});
