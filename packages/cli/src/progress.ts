@@ -1,7 +1,6 @@
 /**
  * A progress bar on stderr for long work (export, import, copy, sweep, rekey): how far, rate and
- * time left,
- * drawn only when stderr is a terminal, so that a pipe or a log file never gets one.
+ * time left, drawn only when stderr is a terminal, so that a pipe or a log file never gets one.
  */
 import { allSessionIds, type CheckpointStore, type TransferCounts } from '@ckpt/core';
 import cliProgress from 'cli-progress';
@@ -26,14 +25,6 @@ function size(bytes: number): string {
     unit++;
   }
   return unit === 0 ? `${n} B` : `${n.toFixed(1)} ${units[unit]}`;
-}
-
-/** How many sessions `store` holds, counted only where a progress bar will show it. */
-export async function sessionTotal(ctx: Context, store: CheckpointStore): Promise<number | null> {
-  if (ctx.io.stderr.isTTY !== true) return null;
-  let n = 0;
-  for await (const _ of allSessionIds(store)) n++;
-  return n;
 }
 
 /** A bar over sessions (`copied 12 of 40 sessions`) or over the bytes of an export being read. */

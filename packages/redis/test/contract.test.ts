@@ -1,8 +1,8 @@
-import { runContractTests } from '@ckpt/contract-tests';
+import { backendRetentionCases, runContractTests } from '@ckpt/contract-tests';
 import { type CheckpointBackend, kvBackend } from '@ckpt/core';
 import { type RedisBackend, type RedisClient, redis, redisKv } from '@ckpt/redis';
 import { Redis } from 'ioredis';
-import { describe, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { CLIENT_OPTIONS } from '../src/connection.js';
 import {
   admin,
@@ -87,3 +87,30 @@ if (available) {
     },
   });
 }
+
+// Retention at the backend contract, on the single server and on the cluster (whose clients the
+// harness cannot quit, as a backend never closes a client it was given: they are quit here).
+describe.each([
+  { where: 'a single Redis server', cluster: false, up: available },
+  { where: 'Redis Cluster, 3 masters', cluster: true, up: clusterAvailable },
+])('redis retention on $where', ({ cluster, up }) => {
+  const clients: RedisClient[] = [];
+  afterAll(async () => {
+    for (const client of clients) await client.quit();
+  });
+  const on = (namespace: string) => {
+    const client = cluster ? clusterClient() : new Redis(url, CLIENT_OPTIONS);
+    clients.push(client);
+    return redis({ client, namespace });
+  };
+  if (up) {
+    backendRetentionCases({
+      name: cluster ? 'redis cluster' : 'redis',
+      open: () => on(freshNamespace()),
+      connect: (backend) => on((backend as RedisBackend).namespace),
+    });
+  } else {
+    describe.skip(`[skipped: ${cluster ? 'the cluster' : 'the server'} cannot be reached]`, () =>
+      it('runs the retention cases', () => {}));
+  }
+});
