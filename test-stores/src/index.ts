@@ -231,7 +231,7 @@ export function storesOn(
     open,
     async closeAll() {
       if (backend.server) await emptyStore(await open(), scopes);
-      for (const handle of opened) await handle.close();
+      for (const handle of opened.splice(0)) await handle.close();
     },
   };
 }

@@ -507,6 +507,7 @@ describe('ckpt without a store', () => {
       'export',
       'import',
       'copy',
+      'rekey',
       'doctor',
       'studio',
     ]);

@@ -399,6 +399,11 @@ describe('ckpt studio over HTTP', () => {
     expect(changed.shape).toEqual(changed.tree);
     expect(changed.tree).toHaveLength(21);
     expect(changed.runs).toBe(3);
+    // A pin changes no session summary, and still shows at once.
+    await store.pin('shape', 5);
+    const pinned = await both('shape');
+    expect(pinned.shape).toEqual(pinned.tree);
+    expect(pinned.tree.find((n) => n.seq === 5)).toMatchObject({ pinned: true });
     expect((await c.get(at('shape', '/checkpoints?seqs=x'))).status).toBe(400);
     expect((await c.get(at('shape', '/checkpoints'))).status).toBe(400);
     await store.delete('shape');

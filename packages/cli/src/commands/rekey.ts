@@ -56,7 +56,7 @@ export function registerRekey(program: Command, ctx: Context): void {
           ),
         );
       }),
-    'CKPT_KEYS="k2=$(cat k2.b64),k1=$(cat k1.b64)" ckpt rekey --store postgres://app@db/agents',
     'ckpt rekey --store sqlite:./agent.db --key-file ./keys --compress gzip',
+    'CKPT_KEYS="k2=$(cat k2.b64),k1=$(cat k1.b64)" ckpt rekey --store postgres://app@db/agents',
   );
 }
