@@ -86,7 +86,7 @@ export function encrypt(options: EncryptOptions): Codec {
 function failed(name: string) {
   return unreadable(
     'authentication',
-    `a stored value encrypted with key ${JSON.stringify(name)} failed authentication: it was changed, or moved from another session or state key, after it was written.`,
+    `a stored value encrypted with key ${JSON.stringify(name)} failed authentication: the key given under that name is not the one that sealed it, or the value was changed, or moved from another session or state key, after it was written.`,
     { key: name },
   );
 }
