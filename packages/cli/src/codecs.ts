@@ -49,10 +49,16 @@ export function parseKeys(text: string, from: string): Map<string, Buffer> {
         `${from}: key ${JSON.stringify(name)} is not base64; make a key with: openssl rand -base64 32.`,
       );
     }
-    keys.set(
-      name,
-      Buffer.from(encoded, encoded.includes('-') || encoded.includes('_') ? 'base64url' : 'base64'),
+    const key = Buffer.from(
+      encoded,
+      encoded.includes('-') || encoded.includes('_') ? 'base64url' : 'base64',
     );
+    if (key.length !== 32) {
+      throw new UsageError(
+        `${from}: key ${JSON.stringify(name)} is ${key.length} bytes, and a key is 32; make one with: openssl rand -base64 32.`,
+      );
+    }
+    keys.set(name, key);
   }
   return keys;
 }
@@ -104,6 +110,11 @@ export function storeCodecs(io: CliIo, options: CodecOptions): StoreCodecs {
     return { codecs, currentKey: undefined };
   }
   const currentKey = current ?? [...keys.keys()][0]!;
+  if (!keys.has(currentKey)) {
+    throw new UsageError(
+      `the current key ${JSON.stringify(currentKey)} is not among the keys given (${[...keys.keys()].join(', ')}); name one of them with --current-key or CKPT_KEY_CURRENT.`,
+    );
+  }
   codecs.push(encrypt({ keys: Object.fromEntries(keys), current: currentKey }));
   return { codecs, currentKey };
 }

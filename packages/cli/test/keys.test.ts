@@ -210,13 +210,13 @@ describe('ckpt codec options', () => {
       ],
       [
         { CKPT_KEYS: `k1=${short}` },
-        5,
-        /^ckpt: error INVALID_ARGUMENT: encrypt\(\): key "k1" must be .* it is 16 bytes\.\n$/,
+        2,
+        /^ckpt: error: CKPT_KEYS: key "k1" is 16 bytes, and a key is 32; make one with: openssl rand -base64 32\.\n$/,
       ],
       [
         { ...k1Only, CKPT_KEY_CURRENT: 'k9' },
-        5,
-        /^ckpt: error INVALID_ARGUMENT: encrypt\(\): current must name one of the keys \(k1\), got "k9"\.\n$/,
+        2,
+        /^ckpt: error: the current key "k9" is not among the keys given \(k1\); name one of them with --current-key or CKPT_KEY_CURRENT\.\n$/,
       ],
       [
         { ...k1Only, CKPT_KEY_FILE: join(dir, 'none.keys') },
