@@ -13,6 +13,8 @@ export default defineConfig({
     // LangGraph's checkpointer validation suite calls describe/it/expect as globals.
     globals: true,
     globalSetup: ['./vitest.setup.ts'],
+    // Two test files at once: most of a file's time is spent waiting on a server or an fsync.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The JSON report is what CI counts from (.ci/summary.mjs).
