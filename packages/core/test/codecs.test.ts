@@ -90,6 +90,21 @@ describe('encrypt()', () => {
     }
   });
 
+  it('seals every value under a nonce of its own, across many values', async () => {
+    const store = new CheckpointStore(memory(), {
+      codecs: [encrypt({ keys: { k1: key }, current: 'k1' })],
+    });
+    const nonces = new Set<string>();
+    // More values than one fill of the nonce pool holds.
+    for (let i = 0; i < 1000; i++) {
+      await store.state('s').set('k', 'the same value');
+      const stored = (await store.backend.stateGet('s', 'k'))!;
+      const bytes = Buffer.from(stored.slice(stored.lastIndexOf(';') + 1), 'base64');
+      nonces.add(bytes.subarray(0, 12).toString('hex'));
+    }
+    expect(nonces.size).toBe(1000);
+  });
+
   it('takes a Uint8Array, and copies it', async () => {
     const bytes = new Uint8Array(randomBytes(32));
     const store = new CheckpointStore(memory(), {

@@ -14,6 +14,24 @@ const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
+/**
+ * Nonces are cut from a pool of random bytes filled 4 KiB at a time: one call to the system's
+ * generator costs more than sealing a small value, and each slice is handed out once.
+ */
+const NONCE_POOL_BYTES = NONCE_BYTES * 341;
+let noncePool = Buffer.alloc(0);
+let noncePoolAt = 0;
+
+function freshNonce(): Buffer {
+  if (noncePoolAt + NONCE_BYTES > noncePool.length) {
+    noncePool = randomBytes(NONCE_POOL_BYTES);
+    noncePoolAt = 0;
+  }
+  const nonce = noncePool.subarray(noncePoolAt, noncePoolAt + NONCE_BYTES);
+  noncePoolAt += NONCE_BYTES;
+  return nonce;
+}
+
 /** What a key's name may be: it is stored beside every value the key sealed. */
 const KEY_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -46,7 +64,7 @@ export function encrypt(options: EncryptOptions): Codec {
   const label = `${ALGORITHM}:${current}`;
   return makeCodec(ALGORITHM, {
     seal(bytes, place) {
-      const nonce = randomBytes(NONCE_BYTES);
+      const nonce = freshNonce();
       const cipher = createCipheriv(ALGORITHM, sealing, nonce);
       cipher.setAAD(Buffer.from(place, 'utf8'));
       const sealed = Buffer.concat([
