@@ -1,8 +1,9 @@
 /**
  * The adapter kit: what a backend author needs beyond the main entry. The native backend's
  * types, the common option rules of every adapter, the orderings every backend must agree on,
- * the closure of what kept checkpoints need, retrying a call the server rolled back, and error
- * hints. The SQL family, shared by the SQL backends, is `@ckpt/core/sql`.
+ * the closure of what kept checkpoints need, retrying a call the server rolled back, error
+ * hints, and encoded values as bytes for backends that can hold bytes. The SQL family, shared
+ * by the SQL backends, is `@ckpt/core/sql`.
  *
  * @packageDocumentation
  * @module @ckpt/core/adapter
@@ -69,5 +70,6 @@ export {
   SERVER_HINTS,
   urlAddress,
 } from './adapter/server-hints.js';
+export { storedBytesOf, textFromStoredBytes } from './codecs/stored-bytes.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './values/errors.js';
 export { checkOptions } from './values/validate.js';

@@ -15,7 +15,8 @@ import { type Codec, type CodecStep, stepOf, unreadable } from './codec.js';
 import { decompress, isCompression } from './compress.js';
 import { encryptionKeyOf } from './encrypt.js';
 
-const MARKER = 'ckpt1;';
+/** How a value the chain changed begins. */
+export const MARKER = 'ckpt1;';
 
 /** Where a value belongs: a checkpoint's data or transcript items in a session, or a state key. */
 export type ValuePlace =

@@ -28,6 +28,7 @@ export {
   keyValueSql,
   keyValueStore,
   prepareKeyValue,
+  type ValueColumn,
 } from './key-value-table.js';
 export { type MaybePromise, type Migration, migrate } from './migrate.js';
 export { type Positional, positional, positionalValues } from './positional.js';
@@ -54,6 +55,7 @@ export {
   importedSessionRow,
   needsFromColumn,
   type SessionRow,
+  type StoredValue,
 } from './rows.js';
 export type { RunStatement, SqlResult } from './run.js';
 export {

@@ -1,12 +1,14 @@
 /**
- * A table of text values by key: both the state table (keyed by scope and key) and the KV
- * table (keyed by key) of every SQL backend. The backend's state methods and the adapter's
- * `KvStore` run on this one implementation, so an adapter writes the six statements once, for
- * a table of either shape.
+ * A table of values by key: both the state table (keyed by scope and key) and the KV table
+ * (keyed by key) of every SQL backend. The backend's state methods and the adapter's `KvStore`
+ * run on this one implementation, so an adapter writes the six statements once, for a table of
+ * either shape. Values are text, or bytes where the value column holds bytes (stored-bytes.ts).
  */
 
 import { prefixUpperBound } from '../adapter/order.js';
+import { storedBytesOf, textFromStoredBytes } from '../codecs/stored-bytes.js';
 import type { KvStore } from '../kv/kv-store.js';
+import type { StoredValue } from './rows.js';
 import type { RunStatement } from './run.js';
 
 /**
@@ -46,23 +48,34 @@ export function prepareKeyValue<S>(
   };
 }
 
+/** What a value column holds: text, or bytes (stored-bytes.ts). */
+export type ValueColumn = 'text' | 'bytes';
+
 /** The operations of a key-value table; `at` is the values of its key columns. */
 export class KeyValueTable<S> {
   readonly #sql: KeyValueStatements<S>;
   readonly #run: RunStatement<S>;
+  readonly #stored: (value: string) => StoredValue;
 
-  constructor(statements: KeyValueStatements<S>, run: RunStatement<S>) {
+  /** `holds`: what the value column holds; a column of text is the default. */
+  constructor(
+    statements: KeyValueStatements<S>,
+    run: RunStatement<S>,
+    holds: ValueColumn = 'text',
+  ) {
     this.#sql = statements;
     this.#run = run;
+    this.#stored = holds === 'bytes' ? storedBytesOf : (value) => value;
   }
 
   async get(at: readonly unknown[]): Promise<string | undefined> {
-    const { rows } = await this.#run<{ value: string }>(this.#sql.get, [...at]);
-    return rows[0]?.value;
+    const { rows } = await this.#run<{ value: StoredValue }>(this.#sql.get, [...at]);
+    const value = rows[0]?.value;
+    return value === undefined ? undefined : textFromStoredBytes(value);
   }
 
   async set(at: readonly unknown[], value: string): Promise<void> {
-    await this.#run(this.#sql.set, [...at, value]);
+    await this.#run(this.#sql.set, [...at, this.#stored(value)]);
   }
 
   async delete(at: readonly unknown[]): Promise<boolean> {
@@ -73,8 +86,8 @@ export class KeyValueTable<S> {
   async compareAndSet(at: readonly unknown[], expected: string | null, value: string) {
     const result =
       expected === null
-        ? await this.#run(this.#sql.insert, [...at, value])
-        : await this.#run(this.#sql.replace, [...at, expected, value]);
+        ? await this.#run(this.#sql.insert, [...at, this.#stored(value)])
+        : await this.#run(this.#sql.replace, [...at, this.#stored(expected), this.#stored(value)]);
     return result.changed === 1;
   }
 

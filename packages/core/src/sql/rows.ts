@@ -15,6 +15,7 @@ import type {
   StoredLineageEntry,
   StoredSession,
 } from '../adapter/backend.js';
+import { textFromStoredBytes } from '../codecs/stored-bytes.js';
 import type { BatchOutcome } from './busy-pool-batches.js';
 
 type Num = number | string;
@@ -34,13 +35,19 @@ export interface SessionRow {
   updated_at: Num;
 }
 
+/**
+ * A value column (data, transcript items, a state value): bytes where the column holds bytes,
+ * text where it holds text (see stored-bytes.ts); read back with `textFromStoredBytes`.
+ */
+export type StoredValue = string | Uint8Array;
+
 /** A checkpoint row, with `data` when it was read. */
 export interface CheckpointRow {
   seq: Num;
   parent: Num | null;
   created_at: Num;
   metadata: string;
-  data: string;
+  data: StoredValue;
   /** A boolean on PostgreSQL, 1 or 0 elsewhere. */
   pinned: boolean | Num;
   pin_note: string | null;
@@ -51,7 +58,7 @@ export interface LineageRow {
   seq: Num;
   parent: Num | null;
   created_at: Num;
-  transcript?: string | null;
+  transcript?: StoredValue | null;
 }
 
 /** What an append procedure returns: a status and the columns that status needs. */
@@ -60,7 +67,7 @@ export interface AppendRow {
   seq: Num | null;
   parent: Num | null;
   head?: Num | null;
-  data?: string | null;
+  data?: StoredValue | null;
   metadata?: string | null;
   created_at?: Num | null;
   pinned?: boolean | Num | null;
@@ -85,7 +92,7 @@ export function sessionFromRow(row: SessionRow): StoredSession {
 
 /** The checkpoint a row describes. */
 export function checkpointFromRow(row: CheckpointRow): StoredCheckpoint {
-  return { ...checkpointInfoFromRow(row), data: row.data };
+  return { ...checkpointInfoFromRow(row), data: textFromStoredBytes(row.data) };
 }
 
 /** The checkpoint a row describes, without data. */
@@ -108,7 +115,9 @@ export function lineageFromRow(row: LineageRow): StoredLineageEntry {
     parent: numOrNull(row.parent),
     createdAt: num(row.created_at),
   };
-  if (row.transcript !== null && row.transcript !== undefined) entry.transcript = row.transcript;
+  if (row.transcript !== null && row.transcript !== undefined) {
+    entry.transcript = textFromStoredBytes(row.transcript);
+  }
   return entry;
 }
 

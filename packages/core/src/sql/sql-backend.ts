@@ -29,8 +29,9 @@ import type {
 } from '../adapter/backend.js';
 import type { AdapterOpening } from '../adapter/open-adapter.js';
 import { sessionIdPrefixBound } from '../adapter/order.js';
+import { textFromStoredBytes } from '../codecs/stored-bytes.js';
 import type { ErrorHint } from '../values/errors.js';
-import { type KeyValueStatements, KeyValueTable } from './key-value-table.js';
+import { type KeyValueStatements, KeyValueTable, type ValueColumn } from './key-value-table.js';
 import {
   type CheckpointRow,
   checkpointFromRow,
@@ -39,6 +40,7 @@ import {
   lineageFromRow,
   needsFromColumn,
   type SessionRow,
+  type StoredValue,
   sessionFromRow,
 } from './rows.js';
 import type { RunStatement } from './run.js';
@@ -120,6 +122,12 @@ export interface SqlBackendParts<S> {
   runner: SqlRunner<S>;
   /** Its reads, and its state table's statements (keyed by scope and key). */
   statements: { reads: SqlReads<S>; state: KeyValueStatements<S> };
+  /**
+   * What its value columns (data, transcript items, state values) hold: bytes, once its schema
+   * made them bytes, or text. Its write statements store values in that form themselves
+   * (`storedBytesOf`); every read takes either.
+   */
+  valueColumns?: ValueColumn;
   writes: SqlWrites;
   /** How it opens and closes (see `openAdapter`). */
   opening: Pick<AdapterOpening<unknown>, 'ready' | 'close'>;
@@ -155,7 +163,7 @@ export class SqlBackend<S> implements CheckpointBackend {
       first ??
       (async <Row>(statement: S, values: unknown[]) => (await run<Row>(statement, values)).rows[0]);
     this.#reads = parts.statements.reads;
-    this.#state = new KeyValueTable(parts.statements.state, run);
+    this.#state = new KeyValueTable(parts.statements.state, run, parts.valueColumns);
     this.#writes = parts.writes;
     this.#parts = parts;
     // An own property like any field's, which a wrapper (a Proxy that binds what it reads) may
@@ -251,13 +259,12 @@ export class SqlBackend<S> implements CheckpointBackend {
   ): Promise<ExportedStoredCheckpoint[]> {
     const read = this.#reads.exportCheckpoints;
     const { afterSeq, limit } = query;
-    const { rows } = await this.#run<CheckpointRow & { transcript: string; needs: string | null }>(
-      read.sql,
-      read.args({ sessionId, afterSeq, limit }),
-    );
+    const { rows } = await this.#run<
+      CheckpointRow & { transcript: StoredValue; needs: string | null }
+    >(read.sql, read.args({ sessionId, afterSeq, limit }));
     return rows.map((row) => ({
       ...checkpointFromRow(row),
-      transcript: row.transcript,
+      transcript: textFromStoredBytes(row.transcript),
       needs: needsFromColumn(row.needs),
     }));
   }
