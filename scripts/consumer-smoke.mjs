@@ -3,7 +3,8 @@
 // the tarballs with npm into fresh projects outside the workspace, then
 //   1. imports each package from ESM and requires it from CJS, with a checkpoint round trip
 //      on every backend (the servers' URLs as in the tests: CKPT_TEST_*_URL or the defaults),
-//      and runs the installed `ckpt` command;
+//      and runs the installed `ckpt` command, and type-checks a TypeScript consumer under the
+//      strictest compiler options;
 //   2. runs examples/custom-adapter's contract tests against the installed @ckpt/core and
 //      @ckpt/contract-tests, as an outside author would.
 // Prints each tarball's files and size. Exits non-zero on the first failure.
@@ -90,6 +91,11 @@ async function main() {
     writeFileSync(join(app, 'cjs.cjs'), CJS);
     run('node', ['esm.mjs'], app);
     run('node', ['cjs.cjs'], app);
+    // The published types, as an application with every strict option on compiles them.
+    run('npm', [...install, 'typescript@5.9', '@types/node@20'], app);
+    writeFileSync(join(app, 'strict.ts'), STRICT_TS);
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(STRICT_TSCONFIG, null, 2));
+    run('npx', ['tsc', '-p', '.'], app);
     // The command, as npm installed it, opening the adapter installed beside it. A command
     // opens only a store that is there, so the store is made first, as an application would.
     const missing = spawnSync('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'sessions'], {
@@ -253,6 +259,41 @@ if (!core.isCkptError(fromCjs, 'CONFLICT') || !cjsCore.isCkptError(new core.Ckpt
   throw new Error('isCkptError does not work across the ESM and CJS copies');
 }
 console.log('esm: isCkptError across ESM and CJS copies ok');
+`;
+
+const STRICT_TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'es2022',
+    noEmit: true,
+    skipLibCheck: false,
+    types: ['node'],
+  },
+  files: ['strict.ts'],
+};
+
+const STRICT_TS = `
+import { type CheckpointBackend, CheckpointStore, kvBackend, type KvStore } from '@ckpt/core';
+import { memory } from '@ckpt/memory';
+import { mysql } from '@ckpt/mysql';
+import { postgres } from '@ckpt/postgres';
+import { redis } from '@ckpt/redis';
+import { sqlite } from '@ckpt/sqlite';
+
+declare const kv: KvStore;
+const backends: CheckpointBackend[] = [
+  memory(),
+  sqlite({ path: ':memory:' }),
+  postgres({ url: 'postgres://127.0.0.1/test' }),
+  mysql({ url: 'mysql://root@127.0.0.1/test' }),
+  redis({ url: 'redis://127.0.0.1:6379' }),
+  kvBackend(kv),
+];
+export const stores = backends.map((backend) => new CheckpointStore(backend));
 `;
 
 const CJS = `

@@ -22,6 +22,7 @@ import {
   type RollbackResult,
   type SessionPosition,
   type StoredCheckpoint,
+  type StoredLineageEntry,
   type StoredSession,
 } from '@ckpt/core/adapter';
 import { checkMemoryOptions, type MemoryOptions } from './options.js';
@@ -129,10 +130,10 @@ export class MemoryBackend implements CheckpointBackend {
   async lineage(
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
-  ) {
+  ): Promise<StoredLineageEntry[]> {
     const session = this.#sessions.get(sessionId);
     if (!session) return [];
-    const out = [];
+    const out: StoredLineageEntry[] = [];
     let cp = session.checkpoints.get(query.fromSeq ?? session.head);
     while (cp && out.length < query.limit) {
       const { seq, parent, createdAt, transcript } = cp;
