@@ -146,6 +146,18 @@ export function madeBy(stored: string): string {
   return stored.slice(0, stored.lastIndexOf(';'));
 }
 
+/**
+ * What each codec recorded of a stored value, in the order they ran (`['gzip', 'aes-256-gcm:k2']`),
+ * or [] for a value stored as JSON text: for a tool that reports which codecs and keys a store's
+ * values were made with, without reading them.
+ */
+export function codecLabelsOf(stored: string): string[] {
+  if (!stored.startsWith(MARKER)) return [];
+  const stepsEnd = stored.indexOf(';', MARKER.length);
+  if (stepsEnd === -1) return [];
+  return stored.slice(MARKER.length, stepsEnd).split(',');
+}
+
 function decodeOwner(text: string): string | undefined {
   try {
     return decodeURIComponent(text);
