@@ -107,6 +107,32 @@ describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
     expectNoKeys(without);
   });
 
+  it('says where a value it cannot read is, without its key or with another one', async () => {
+    const url = await sealedStore();
+    const k2Only = { CKPT_KEYS: `k2=${K2.toString('base64')}` };
+    const cases: [string[], RegExp][] = [
+      [['show', 'main'], /a stored value of checkpoint 7 of session "main" /],
+      [['show', 'main', '--seq', '5'], /a stored value of checkpoint 5 of session "main" /],
+      [['transcript', 'main'], /a stored value of checkpoint 7 of session "main" /],
+      [['diff', 'main', '5', '6'], /a stored value of checkpoint [56] of session "main" /],
+      [['export', '--session', 'main'], /a stored value of checkpoint \d+ of session "main" /],
+      [['export'], /a stored value of checkpoint \d+ of session "/],
+      [['state', 'prefs', 'get', 'k'], /a stored value of state key "k" of scope "prefs" /],
+    ];
+    for (const env of [{}, k2Only]) {
+      for (const [args, where] of cases) {
+        const run = await ckpt(['--store', url, ...args], { env });
+        expect({ args, env, code: run.code }).toEqual({ args, env, code: 6 });
+        expect(run.stderr).toMatch(/^ckpt: error UNREADABLE: .*key "k1"/);
+        expect(run.stderr).toMatch(where);
+        expect(run.stderr.split('\n')).toHaveLength(2);
+        expectNoKeys(run);
+      }
+    }
+    // history lists metadata, which is stored in the clear, so it needs no key.
+    expect((await ckpt(['--store', url, 'history', 'main'])).code).toBe(0);
+  });
+
   it('doctor reads a sample of the values with the keys given, and names the keys and codecs it lacks', async () => {
     const url = await sealedStore();
     const doctor = async (env: Record<string, string>) => {
