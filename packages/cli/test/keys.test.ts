@@ -25,6 +25,9 @@ const KEY_TEXTS = [K1, K2].flatMap((key) => [
   key.toString('base64'),
   key.toString('base64url'),
   key.toString('hex'),
+  key.toString('hex').toUpperCase(),
+  key.toString('utf8'),
+  key.toString('latin1'),
 ]);
 const k1Only = { CKPT_KEYS: `k1=${K1.toString('base64')}` };
 const rotated = {
@@ -56,11 +59,11 @@ interface DoctorFinding {
   at?: string[];
 }
 
-/** What no output of the command may hold: a key in any spelling. */
+/** What no output of the command may hold, nor any line of it: a key in any spelling. */
 function expectNoKeys(run: Run): void {
+  const lines = [run.stdout, run.stderr].flatMap((text) => [text, ...text.split('\n')]);
   for (const key of KEY_TEXTS) {
-    expect(run.stdout).not.toContain(key);
-    expect(run.stderr).not.toContain(key);
+    for (const line of lines) expect(line.includes(key), 'a key in the output').toBe(false);
   }
 }
 
@@ -379,6 +382,51 @@ describe('ckpt codec options', () => {
     expect(fromEnv.map((d: DoctorFinding) => d.check)).not.toContain('key file');
     for (const run of [loose, strict, tight]) expectNoKeys(run);
   });
+
+  it('shows no key in any output of any command, with the keys or with a wrong one', async () => {
+    const sealed = `sqlite:${join(dir, 'every-command.db')}`;
+    const store = await openStore(sealed, K1_CODECS);
+    await fill(store);
+    await store.close();
+    const keyFile = join(dir, 'every-command.keys');
+    writeFileSync(keyFile, `k1=${K1.toString('base64')}\nk2=${K2.toString('base64')}\n`);
+    chmodSync(keyFile, 0o644);
+    const copyTo = () => `sqlite:${join(dir, `every-command-${unique()}.db`)}`;
+    const commands = [
+      ['sessions', '--all'],
+      ['show', 'main'],
+      ['show', 'main', '--seq', '5', '--json'],
+      ['tree', 'main'],
+      ['tree', 'main', '--json'],
+      ['transcript', 'main'],
+      ['history', 'main', '--json'],
+      ['diff', 'main', '5', '7'],
+      ['state', 'prefs', 'keys'],
+      ['state', 'prefs', 'get', 'k', '--json'],
+      ['export'],
+      ['doctor'],
+      ['doctor', '--json'],
+      ['copy', '--from', sealed, '--to', 'to-be-made'],
+      ['fork', 'main', '--new-id', 'forked'],
+      ['state', 'prefs', 'set', 'new', '{"a":1}'],
+      ['rekey', '--json'],
+    ];
+    const envs: Record<string, string>[] = [
+      { CKPT_KEY_FILE: keyFile, CKPT_KEY_CURRENT: 'k2', CKPT_COMPRESS: 'gzip' },
+      { CKPT_KEYS: `k1=${K2.toString('base64')}` },
+    ];
+    const runs: Run[] = [];
+    for (const env of envs) {
+      for (const command of commands) {
+        const args = command.map((arg) => (arg === 'to-be-made' ? copyTo() : arg));
+        runs.push(await ckpt(['--store', sealed, ...args], { env }));
+      }
+    }
+    // The commands did run: with the key they read and write, without it they refuse.
+    expect(runs.slice(0, commands.length).map((run) => run.code)).toEqual(commands.map(() => 0));
+    expect(runs.filter((run) => run.code === 6).length).toBeGreaterThanOrEqual(6);
+    for (const run of runs) expectNoKeys(run);
+  }, 300_000);
 
   it('rekey without codecs to write under is a usage error that changes nothing', async () => {
     const stored = await rawValues(url);
