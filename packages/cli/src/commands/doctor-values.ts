@@ -109,63 +109,67 @@ export async function diagnoseValues(
 ): Promise<ValuesDiagnosis[]> {
   const sampled = await sampleValues(store);
   const described = `the ${count(sampled.length, 'value')} sampled`;
-  const failing = (reason: string) => sampled.filter((v) => v.failure?.reason === reason);
   const found: ValuesDiagnosis[] = [];
-
-  const missing = failing('key');
-  if (missing.length > 0) {
-    const keys = unique(missing.map((v) => v.failure?.key));
-    const givenText =
-      given.length === 0 ? 'no keys were given' : `the keys given are ${quoted(given)}`;
+  /** A failed check on `values`: how many of the sample, what, where, and what to do. */
+  const fail = (
+    values: Sampled[],
+    what: (keysOrCodecs: string[]) => { detail: string; fix: string },
+    about: 'keys' | 'codecs' | null,
+  ) => {
+    if (values.length === 0) return;
+    const named =
+      about === null
+        ? []
+        : unique(values.map((v) => v.failure?.[about === 'keys' ? 'key' : 'codec']));
+    const { detail, fix } = what(named);
     found.push({
       check: 'values',
       status: 'fail',
-      detail: `${missing.length} of ${described} are encrypted under ${keys.length === 1 ? 'key' : 'keys'} ${quoted(keys)}, and ${givenText}; they cannot be read (${where(missing)}).`,
-      fix: `give ckpt (and every application on this store) the ${keys.length === 1 ? 'key' : 'keys'} ${quoted(keys)}, with the others, through ${TAKES_KEYS}; a key that is lost leaves what it sealed unreadable.`,
-      keys,
-      at: places(missing),
+      detail: `${values.length} of ${described} ${detail} (${where(values)}).`,
+      fix,
+      ...(about !== null && { [about]: named }),
+      at: places(values),
     });
-  }
+  };
+  const failing = (reason: string) => sampled.filter((v) => v.failure?.reason === reason);
+  const one = (names: string[], singular: string, plural: string) =>
+    names.length === 1 ? singular : plural;
 
-  const refused = failing('authentication');
-  if (refused.length > 0) {
-    const keys = unique(refused.map((v) => v.failure?.key));
-    found.push({
-      check: 'values',
-      status: 'fail',
-      detail: `${refused.length} of ${described} failed authentication under ${keys.length === 1 ? 'key' : 'keys'} ${quoted(keys)}: the key given under that name is not the one that sealed them, or they were changed after they were written (${where(refused)}).`,
-      fix: `check the key${keys.length === 1 ? '' : 's'} given as ${quoted(keys)} (${TAKES_KEYS}) against the one${keys.length === 1 ? '' : 's'} the applications seal with; if ${keys.length === 1 ? 'it is' : 'they are'} right, these values were changed in the store: restore them from a backup.`,
-      keys,
-      at: places(refused),
-    });
-  }
-
-  const unknown = failing('codec');
-  if (unknown.length > 0) {
-    const codecs = unique(unknown.map((v) => v.failure?.codec));
-    found.push({
-      check: 'values',
-      status: 'fail',
-      detail: `${unknown.length} of ${described} were made by ${codecs.length === 1 ? 'codec' : 'codecs'} ${quoted(codecs)}, which this version of ckpt (or this Node, ${process.version}) cannot read (${where(unknown)}).`,
-      fix: 'run a version of @ckpt/cli (and a Node) as new as those of the applications that wrote these values.',
-      codecs,
-      at: places(unknown),
-    });
-  }
-
-  const broken = sampled.filter(
-    (v) =>
-      v.failure !== undefined && !['key', 'authentication', 'codec'].includes(v.failure.reason),
+  fail(
+    failing('key'),
+    (keys) => ({
+      detail: `are encrypted under ${one(keys, 'key', 'keys')} ${quoted(keys)}, and ${given.length === 0 ? 'no keys were given' : `the keys given are ${quoted(given)}`}; they cannot be read`,
+      fix: `give ckpt (and every application on this store) the ${one(keys, 'key', 'keys')} ${quoted(keys)}, with the others, through ${TAKES_KEYS}; a key that is lost leaves what it sealed unreadable.`,
+    }),
+    'keys',
   );
-  if (broken.length > 0) {
-    found.push({
-      check: 'values',
-      status: 'fail',
-      detail: `${broken.length} of ${described} are damaged, or were moved from another session after they were written (${where(broken)}).`,
+  fail(
+    failing('authentication'),
+    (keys) => ({
+      detail: `failed authentication under ${one(keys, 'key', 'keys')} ${quoted(keys)}: the key given under that name is not the one that sealed them, or they were changed after they were written`,
+      fix: `check the ${one(keys, 'key', 'keys')} given as ${quoted(keys)} (${TAKES_KEYS}) against the ${one(keys, 'one', 'ones')} the applications seal with; if ${one(keys, 'it is', 'they are')} right, these values were changed in the store: restore them from a backup.`,
+    }),
+    'keys',
+  );
+  fail(
+    failing('codec'),
+    (codecs) => ({
+      detail: `were made by ${one(codecs, 'codec', 'codecs')} ${quoted(codecs)}, which this version of ckpt (or this Node, ${process.version}) cannot read`,
+      fix: 'run a version of @ckpt/cli (and a Node) as new as those of the applications that wrote these values.',
+    }),
+    'codecs',
+  );
+  fail(
+    sampled.filter(
+      (v) =>
+        v.failure !== undefined && !['key', 'authentication', 'codec'].includes(v.failure.reason),
+    ),
+    () => ({
+      detail: 'are damaged, or were moved from another session after they were written',
       fix: 'restore these values from a backup, or delete what holds them.',
-      at: places(broken),
-    });
-  }
+    }),
+    null,
+  );
 
   if (found.length > 0) return found;
   const labels = sampled.map((v) => v.labels);
