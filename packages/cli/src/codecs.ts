@@ -63,10 +63,15 @@ export function parseKeys(text: string, from: string): Map<string, Buffer> {
   return keys;
 }
 
+/** The key file given (`--key-file`, else CKPT_KEY_FILE), or undefined for none. */
+export function keyFileOf(io: CliIo, options: CodecOptions): string | undefined {
+  return options.keyFile ?? (io.env.CKPT_KEY_FILE || undefined);
+}
+
 /** The keys the environment or a key file gives, or null for none. */
-function givenKeys(io: CliIo, keyFile: string | undefined): Map<string, Buffer> | null {
+function givenKeys(io: CliIo, options: CodecOptions): Map<string, Buffer> | null {
   const env = io.env.CKPT_KEYS;
-  const file = keyFile ?? (io.env.CKPT_KEY_FILE || undefined);
+  const file = keyFileOf(io, options);
   if (env && file !== undefined) {
     throw new UsageError(
       'both CKPT_KEYS and a key file are given; keep the keys in one place: unset CKPT_KEYS, or give no --key-file (or CKPT_KEY_FILE).',
@@ -88,6 +93,8 @@ function givenKeys(io: CliIo, keyFile: string | undefined): Map<string, Buffer> 
 export interface StoreCodecs {
   codecs: Codec[];
   currentKey: string | undefined;
+  /** The names of the keys given (never their bytes), [] for none. */
+  keyNames: string[];
 }
 
 /** The codecs the options and the environment give: compression, then encryption; [] for none. */
@@ -99,7 +106,7 @@ export function storeCodecs(io: CliIo, options: CodecOptions): StoreCodecs {
     );
   }
   const codecs: Codec[] = kind === 'none' ? [] : [compress(kind as CompressionKind)];
-  const keys = givenKeys(io, options.keyFile);
+  const keys = givenKeys(io, options);
   const current = options.currentKey ?? (io.env.CKPT_KEY_CURRENT || undefined);
   if (keys === null || keys.size === 0) {
     if (current !== undefined) {
@@ -107,7 +114,7 @@ export function storeCodecs(io: CliIo, options: CodecOptions): StoreCodecs {
         `a current key (${JSON.stringify(current)}) is named, but no keys are given: set CKPT_KEYS or give --key-file.`,
       );
     }
-    return { codecs, currentKey: undefined };
+    return { codecs, currentKey: undefined, keyNames: [] };
   }
   const currentKey = current ?? [...keys.keys()][0]!;
   if (!keys.has(currentKey)) {
@@ -116,5 +123,5 @@ export function storeCodecs(io: CliIo, options: CodecOptions): StoreCodecs {
     );
   }
   codecs.push(encrypt({ keys: Object.fromEntries(keys), current: currentKey }));
-  return { codecs, currentKey };
+  return { codecs, currentKey, keyNames: [...keys.keys()] };
 }

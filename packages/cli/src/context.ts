@@ -11,7 +11,7 @@ import {
 import { redactPasswords } from '@ckpt/core/adapter';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { type CodecOptions, type StoreCodecs, storeCodecs } from './codecs.js';
+import { type CodecOptions, keyFileOf, type StoreCodecs, storeCodecs } from './codecs.js';
 import { type CliIo, type Colors, colorsFor, columns, cut, json, shellWord } from './io.js';
 import { UsageError } from './usage-error.js';
 
@@ -117,6 +117,16 @@ export class Context {
   /** The name of the key that seals new values, when the command was given keys. */
   get currentKey(): string | undefined {
     return this.#storeCodecs().currentKey;
+  }
+
+  /** The names of the keys the command was given, [] for none. */
+  get keyNames(): string[] {
+    return this.#storeCodecs().keyNames;
+  }
+
+  /** The key file the keys come from (`--key-file` or CKPT_KEY_FILE), if they come from one. */
+  get keyFile(): string | undefined {
+    return keyFileOf(this.io, this.#options());
   }
 
   #storeCodecs(): StoreCodecs {

@@ -25,12 +25,37 @@ import { UsageError } from './usage-error.js';
 import { VERSION } from './version.js';
 
 /**
- * Commander's `text` for a usage error, with a line saying where an option that other tools
- * take goes in ckpt: the namespace is part of the store's URL.
+ * Commander's `text` for a usage error, with a sentence saying where an option that other
+ * tools take goes in ckpt: the namespace is part of the store's URL.
  */
 function withHint(text: string): string {
   if (!/^error: unknown option '--namespace\b/.test(text)) return text;
   return `${text}(the namespace is part of the store's URL: add ?namespace=<name>, as in --store 'sqlite:./agent.db?namespace=agents')\n`;
+}
+
+/**
+ * Commander's error `text` (`error: unknown option '--x'`, with lines such as a suggestion) as
+ * the one line every usage error is: `ckpt: error: …`, ending with where to find the usage.
+ */
+function usageLine(ctx: Context, text: string, helpHint: string): string {
+  const said = withHint(text)
+    .replace(/^error:\s*/, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
+  return `${ctx.errColors.red('ckpt: error:')} ${said} ${helpHint}\n`;
+}
+
+/**
+ * Commander's output for `command`: help to stdout, and an error as one usage line on stderr
+ * (in place of its own error and the hint it would print on a second line).
+ */
+function outputFor(ctx: Context, helpHint: string) {
+  return {
+    writeOut: (text: string) => ctx.io.stdout.write(text),
+    writeErr: (text: string) => ctx.io.stderr.write(text),
+    outputError: (text: string, write: (text: string) => void) =>
+      write(usageLine(ctx, text, helpHint)),
+  };
 }
 
 /** For a value sealed under a key the command was not given: where the command takes keys. */
@@ -71,14 +96,11 @@ function program(ctx: Context): Command {
       '--no-color',
       'no colour (also off when NO_COLOR is set or the output is not a terminal)',
     )
-    .showHelpAfterError('(run ckpt --help for the commands, ckpt <command> --help for one of them)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .exitOverride()
-    .configureOutput({
-      writeOut: (text) => ctx.io.stdout.write(text),
-      writeErr: (text) => ctx.io.stderr.write(text),
-      outputError: (text, write) => write(ctx.errColors.red(withHint(text))),
-    })
+    .configureOutput(
+      outputFor(ctx, '(run ckpt --help for the commands, ckpt <command> --help for one of them)'),
+    )
     .addHelpText(
       'after',
       `
@@ -111,12 +133,9 @@ Example:
   registerStudio(root, ctx);
   // Every command inherits the output settings, so that a usage error is reported the same.
   for (const command of root.commands) {
-    command.exitOverride().configureOutput({
-      writeOut: (text) => ctx.io.stdout.write(text),
-      writeErr: (text) => ctx.io.stderr.write(text),
-      outputError: (text, write) => write(ctx.errColors.red(withHint(text))),
-    });
-    command.showHelpAfterError(`(run ckpt ${command.name()} --help for its usage)`);
+    command
+      .exitOverride()
+      .configureOutput(outputFor(ctx, `(run ckpt ${command.name()} --help for its usage)`));
   }
   return root;
 }

@@ -27,8 +27,8 @@ const DURATION_UNITS: Record<string, number> = {
 
 /**
  * A parser of a duration, for `name` in messages: a whole number and a unit (`90s`, `45m`,
- * `12h`, `30d`, `2w`, `500ms`), as milliseconds. A bare number is refused: which unit it
- * meant cannot be told.
+ * `12h`, `30d`, `2w`, `500ms`), as milliseconds, more than zero. A bare number is refused:
+ * which unit it meant cannot be told.
  */
 export function duration(name: string): (value: string) => number {
   return (value) => {
@@ -37,6 +37,12 @@ export function duration(name: string): (value: string) => number {
     if (!Number.isSafeInteger(ms)) {
       throw new InvalidArgumentError(
         `${name} must be a whole number with a unit, such as 30d, 12h, 45m, 90s or 500ms (w for weeks), got ${JSON.stringify(value)}.`,
+      );
+    }
+    // Every session is idle for 0 ms, and every checkpoint older than it: a zero is a slip.
+    if (ms === 0) {
+      throw new InvalidArgumentError(
+        `${name} must be more than zero, such as 30d or 12h, got ${JSON.stringify(value)}.`,
       );
     }
     return ms;

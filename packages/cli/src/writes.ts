@@ -65,8 +65,8 @@ export interface Pinned {
   sessionId: string;
   seq: number;
   pinned: boolean;
-  /** The pin's note; null when unpinned or pinned without one. */
-  note: string | null;
+  /** The pin's note; null when unpinned or pinned without one (`pinNote`, as `tree --json` says it). */
+  pinNote: string | null;
   /** Whether the call changed anything (unpin of a checkpoint that was not pinned: false). */
   changed: boolean;
 }
@@ -79,7 +79,7 @@ export async function pinCheckpoint(
   note?: string,
 ): Promise<Pinned> {
   await store.pin(id, seq, note === undefined ? undefined : { note });
-  return { sessionId: id, seq, pinned: true, note: note ?? null, changed: true };
+  return { sessionId: id, seq, pinned: true, pinNote: note ?? null, changed: true };
 }
 
 /** Unpin checkpoint `seq`. */
@@ -89,7 +89,7 @@ export async function unpinCheckpoint(
   seq: number,
 ): Promise<Pinned> {
   const changed = await store.unpin(id, seq);
-  return { sessionId: id, seq, pinned: false, note: null, changed };
+  return { sessionId: id, seq, pinned: false, pinNote: null, changed };
 }
 
 /** What `delete` answers. */

@@ -192,6 +192,16 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
     await old('idle-pinned');
     const pinned = await run('pin', 'idle-pinned', '1', '--note', 'keep me');
     expect(pinned.stdout).toBe('idle-pinned: pinned 1\n');
+    // The note is `pinNote` in every JSON output, as in tree and history.
+    expect(
+      JSON.parse((await run('pin', 'idle-pinned', '1', '--note', 'keep me', '--json')).stdout),
+    ).toEqual({
+      sessionId: 'idle-pinned',
+      seq: 1,
+      pinned: true,
+      pinNote: 'keep me',
+      changed: true,
+    });
     const tree = (await run('tree', 'idle-pinned')).stdout.trimEnd().split('\n');
     expect(tree[1]).toMatch(/^● 1 .* {2}pinned: "keep me"$/);
     expect(tree[2]).not.toMatch(/pinned/);
@@ -205,6 +215,21 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
       /^1 +1970-01-01 00:00:01Z +pinned: "keep me" +\{\}$/m,
     );
 
+    // No time at all is a slip (every session is idle that long): refused, nothing removed.
+    for (const [option, zero] of [
+      ['--idle', '0s'],
+      ['--older-than', '0d'],
+    ] as const) {
+      const refused = await run('sweep', option, zero);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `^ckpt: error: option '${option} <duration>' argument '${zero}' is invalid\\. ${option.slice(2)} must be more than zero, such as 30d or 12h, got "${zero}"\\. \\(run ckpt sweep --help for its usage\\)\\n$`,
+        ),
+      );
+    }
+    expect((await run('prune', 'idle-plain', '--older-than', '0ms')).code).toBe(2);
+    expect((await store.list('idle-plain')).items).toHaveLength(3);
     expect(
       (await run('prune', 'idle-plain', '--older-than', '3650d', '--keep-last', '2')).stdout,
     ).toBe('idle-plain: removed 1 checkpoint\n');
@@ -228,6 +253,11 @@ describe.each(URL_STORES)('ckpt on $name', (backend) => {
 
     expect((await run('unpin', 'idle-pinned', '1')).stdout).toBe('idle-pinned: unpinned 1\n');
     expect((await run('unpin', 'idle-pinned', '1')).stdout).toBe('idle-pinned: 1 was not pinned\n');
+    expect(JSON.parse((await run('unpin', 'idle-pinned', '1', '--json')).stdout)).toMatchObject({
+      pinned: false,
+      pinNote: null,
+      changed: false,
+    });
     expect(JSON.parse((await run('sweep', '--idle', '30d', '--json')).stdout)).toMatchObject({
       sessions: 1,
       checkpoints: 2,
@@ -542,9 +572,10 @@ describe('ckpt without a store', () => {
     ]) {
       const run = await ckpt(args);
       expect(run.code).toBe(2);
-      expect(run.stderr).toContain(
-        "(the namespace is part of the store's URL: add ?namespace=<name>, as in --store 'sqlite:./agent.db?namespace=agents')\n",
+      expect(run.stderr).toMatch(
+        /^ckpt: error: unknown option '--namespace(=agents)?' \(the namespace is part of the store's URL: add \?namespace=<name>, as in --store 'sqlite:\.\/agent\.db\?namespace=agents'\) \(run ckpt (sessions )?--help/,
       );
+      expect(run.stderr.split('\n')).toHaveLength(2);
     }
   });
 
@@ -599,8 +630,31 @@ describe('ckpt without a store', () => {
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 
-  it('exits 2 for an unknown command or option', async () => {
-    expect((await ckpt(['sessionz'])).code).toBe(2);
-    expect((await ckpt(['sessions', '--lmit', '3'])).code).toBe(2);
+  it('exits 2 for an unknown command or option, or a missing argument, in one line', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['sessionz'],
+        "ckpt: error: unknown command 'sessionz' (Did you mean sessions?) (run ckpt --help for the commands, ckpt <command> --help for one of them)\n",
+      ],
+      [
+        ['sessions', '--lmit', '3'],
+        "ckpt: error: unknown option '--lmit' (Did you mean --limit?) (run ckpt sessions --help for its usage)\n",
+      ],
+      [
+        ['sessions', '--limit'],
+        "ckpt: error: option '--limit <n>' argument missing (run ckpt sessions --help for its usage)\n",
+      ],
+      [
+        ['--jsn', 'sessions'],
+        "ckpt: error: unknown option '--jsn' (Did you mean --json?) (run ckpt --help for the commands, ckpt <command> --help for one of them)\n",
+      ],
+      [
+        ['state'],
+        "ckpt: error: missing required argument 'scope' (run ckpt state --help for its usage)\n",
+      ],
+    ];
+    for (const [args, stderr] of cases) {
+      expect(await ckpt(args)).toEqual({ code: 2, stdout: '', stderr });
+    }
   });
 });

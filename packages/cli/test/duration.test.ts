@@ -13,7 +13,6 @@ describe('a duration', () => {
     ['12h', 43_200_000],
     ['30d', 2_592_000_000],
     ['2w', 1_209_600_000],
-    ['0d', 0],
   ])('reads %s as %i ms', (text, ms) => {
     expect(idle(text)).toBe(ms);
   });
@@ -25,4 +24,9 @@ describe('a duration', () => {
       expect(() => idle(text)).toThrow(/^idle must be a whole number with a unit, such as 30d/);
     },
   );
+
+  it.each(['0s', '0d', '0ms', '00h'])('refuses %j: nothing is idle for no time', (text) => {
+    expect(() => idle(text)).toThrow(InvalidArgumentError);
+    expect(() => idle(text)).toThrow(/^idle must be more than zero, such as 30d or 12h, got "0/);
+  });
 });

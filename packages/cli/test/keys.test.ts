@@ -25,6 +25,9 @@ const KEY_TEXTS = [K1, K2].flatMap((key) => [
   key.toString('base64'),
   key.toString('base64url'),
   key.toString('hex'),
+  key.toString('hex').toUpperCase(),
+  key.toString('utf8'),
+  key.toString('latin1'),
 ]);
 const k1Only = { CKPT_KEYS: `k1=${K1.toString('base64')}` };
 const rotated = {
@@ -45,11 +48,22 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** What no output of the command may hold: a key in any spelling. */
+/** A finding of `ckpt doctor --json`. */
+interface DoctorFinding {
+  check: string;
+  status: string;
+  detail: string;
+  fix?: string;
+  keys?: string[];
+  codecs?: string[];
+  at?: string[];
+}
+
+/** What no output of the command may hold, nor any line of it: a key in any spelling. */
 function expectNoKeys(run: Run): void {
+  const lines = [run.stdout, run.stderr].flatMap((text) => [text, ...text.split('\n')]);
   for (const key of KEY_TEXTS) {
-    expect(run.stdout).not.toContain(key);
-    expect(run.stderr).not.toContain(key);
+    for (const line of lines) expect(line.includes(key), 'a key in the output').toBe(false);
   }
 }
 
@@ -94,6 +108,96 @@ describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
     );
     expectNoKeys(shown);
     expectNoKeys(without);
+  });
+
+  it('says where a value it cannot read is, without its key or with another one', async () => {
+    const url = await sealedStore();
+    const k2Only = { CKPT_KEYS: `k2=${K2.toString('base64')}` };
+    const cases: [string[], RegExp][] = [
+      [['show', 'main'], /a stored value of checkpoint 7 of session "main" /],
+      [['show', 'main', '--seq', '5'], /a stored value of checkpoint 5 of session "main" /],
+      [['transcript', 'main'], /a stored value of checkpoint 7 of session "main" /],
+      [['diff', 'main', '5', '6'], /a stored value of checkpoint [56] of session "main" /],
+      [['export', '--session', 'main'], /a stored value of checkpoint \d+ of session "main" /],
+      [['export'], /a stored value of checkpoint \d+ of session "/],
+      [['state', 'prefs', 'get', 'k'], /a stored value of state key "k" of scope "prefs" /],
+    ];
+    for (const env of [{}, k2Only]) {
+      for (const [args, where] of cases) {
+        const run = await ckpt(['--store', url, ...args], { env });
+        expect({ args, env, code: run.code }).toEqual({ args, env, code: 6 });
+        expect(run.stderr).toMatch(/^ckpt: error UNREADABLE: .*key "k1"/);
+        expect(run.stderr).toMatch(where);
+        expect(run.stderr.split('\n')).toHaveLength(2);
+        expectNoKeys(run);
+      }
+    }
+    // history lists metadata, which is stored in the clear, so it needs no key.
+    expect((await ckpt(['--store', url, 'history', 'main'])).code).toBe(0);
+  });
+
+  it('doctor reads a sample of the values with the keys given, and names the keys and codecs it lacks', async () => {
+    const url = await sealedStore();
+    const doctor = async (env: Record<string, string>) => {
+      const run = await ckpt(['--store', url, 'doctor', '--json'], { env });
+      expectNoKeys(run);
+      const found = JSON.parse(run.stdout) as DoctorFinding[];
+      return { code: run.code, values: found.filter((d) => d.check === 'values') };
+    };
+
+    const readable = await doctor(k1Only);
+    expect(readable.code).toBe(0);
+    expect(readable.values).toEqual([
+      expect.objectContaining({
+        status: 'ok',
+        keys: ['k1'],
+        codecs: expect.arrayContaining(['aes-256-gcm']),
+      }),
+    ]);
+    expect(readable.values[0]!.detail).toMatch(
+      /^the \d+ values sampled .* read: \d+ (gzip \+ )?aes-256-gcm with key k1/,
+    );
+
+    const without = await doctor({});
+    expect(without.code).toBe(7);
+    expect(without.values).toEqual([
+      expect.objectContaining({
+        status: 'fail',
+        keys: ['k1'],
+        fix: expect.stringMatching(/key "k1".*CKPT_KEYS.*--key-file/),
+      }),
+    ]);
+    expect(without.values[0]!.detail).toMatch(/encrypted under key "k1", and no keys were given/);
+    expect(without.values[0]!.at).toContain('session "it\'s" checkpoint 1');
+
+    const otherName = await doctor({ CKPT_KEYS: `k2=${K2.toString('base64')}` });
+    expect(otherName.code).toBe(7);
+    expect(otherName.values).toEqual([expect.objectContaining({ status: 'fail', keys: ['k1'] })]);
+    expect(otherName.values[0]!.detail).toMatch(/the keys given are "k2"/);
+
+    const wrongKey = await doctor({ CKPT_KEYS: `k1=${K2.toString('base64')}` });
+    expect(wrongKey.code).toBe(7);
+    expect(wrongKey.values).toEqual([expect.objectContaining({ status: 'fail', keys: ['k1'] })]);
+    expect(wrongKey.values[0]!.detail).toMatch(/failed authentication under key "k1"/);
+
+    // A value as a later version's codec would store it.
+    const plain = await openStore(url, { create: false });
+    await plain.backend.stateSet('zz', 'later', 'ckpt1;lz9;;AAAA');
+    await plain.close();
+    const unknown = await doctor(k1Only);
+    expect(unknown.code).toBe(7);
+    expect(unknown.values).toEqual([
+      expect.objectContaining({
+        status: 'fail',
+        codecs: ['lz9'],
+        at: ['state key "later" of scope "zz"'],
+      }),
+    ]);
+
+    const text = await ckpt(['--store', url, 'doctor']);
+    expect(text.code).toBe(7);
+    expect(text.stdout).toMatch(/^✗ values +.*key "k1".*\n +→ give ckpt .*key "k1"/m);
+    expectNoKeys(text);
   });
 
   it('rekey rewrites every value under the current key beside a writer, and the old key can go', async () => {
@@ -245,6 +349,84 @@ describe('ckpt codec options', () => {
     expect(badFlag.code).toBe(2);
     expect(badFlag.stderr).toContain('compress must be one of gzip, deflate, brotli, zstd, none');
   });
+
+  it('doctor warns of a key file that group or others can read, and says to chmod 600 it', async () => {
+    const keyFile = join(dir, 'doctor.keys');
+    writeFileSync(keyFile, `k1=${K1.toString('base64')}\n`);
+    chmodSync(keyFile, 0o640);
+    const loose = await ckpt(['--store', url, '--key-file', keyFile, 'doctor']);
+    expect(loose.code).toBe(0);
+    expect(loose.stdout).toMatch(
+      /^! key file +the key file .*doctor\.keys can be read by its group or others \(mode 0640\)/m,
+    );
+    expect(loose.stdout).toContain(`→ chmod 600 ${keyFile}\n`);
+    const strict = await ckpt(['--store', url, 'doctor', '--strict', '--json'], {
+      env: { CKPT_KEY_FILE: keyFile },
+    });
+    expect(strict.code).toBe(7);
+    expect(JSON.parse(strict.stdout)).toContainEqual(
+      expect.objectContaining({ check: 'key file', status: 'warn', fix: `chmod 600 ${keyFile}` }),
+    );
+    chmodSync(keyFile, 0o600);
+    const tight = await ckpt(['--store', url, 'doctor', '--json'], {
+      env: { CKPT_KEY_FILE: keyFile },
+    });
+    expect(tight.code).toBe(0);
+    expect(JSON.parse(tight.stdout)).toContainEqual(
+      expect.objectContaining({ check: 'key file', status: 'ok' }),
+    );
+    // Keys from the environment are no file to check.
+    const fromEnv = JSON.parse(
+      (await ckpt(['--store', url, 'doctor', '--json'], { env: k1Only })).stdout,
+    );
+    expect(fromEnv.map((d: DoctorFinding) => d.check)).not.toContain('key file');
+    for (const run of [loose, strict, tight]) expectNoKeys(run);
+  });
+
+  it('shows no key in any output of any command, with the keys or with a wrong one', async () => {
+    const sealed = `sqlite:${join(dir, 'every-command.db')}`;
+    const store = await openStore(sealed, K1_CODECS);
+    await fill(store);
+    await store.close();
+    const keyFile = join(dir, 'every-command.keys');
+    writeFileSync(keyFile, `k1=${K1.toString('base64')}\nk2=${K2.toString('base64')}\n`);
+    chmodSync(keyFile, 0o644);
+    const copyTo = () => `sqlite:${join(dir, `every-command-${unique()}.db`)}`;
+    const commands = [
+      ['sessions', '--all'],
+      ['show', 'main'],
+      ['show', 'main', '--seq', '5', '--json'],
+      ['tree', 'main'],
+      ['tree', 'main', '--json'],
+      ['transcript', 'main'],
+      ['history', 'main', '--json'],
+      ['diff', 'main', '5', '7'],
+      ['state', 'prefs', 'keys'],
+      ['state', 'prefs', 'get', 'k', '--json'],
+      ['export'],
+      ['doctor'],
+      ['doctor', '--json'],
+      ['copy', '--from', sealed, '--to', 'to-be-made'],
+      ['fork', 'main', '--new-id', 'forked'],
+      ['state', 'prefs', 'set', 'new', '{"a":1}'],
+      ['rekey', '--json'],
+    ];
+    const envs: Record<string, string>[] = [
+      { CKPT_KEY_FILE: keyFile, CKPT_KEY_CURRENT: 'k2', CKPT_COMPRESS: 'gzip' },
+      { CKPT_KEYS: `k1=${K2.toString('base64')}` },
+    ];
+    const runs: Run[] = [];
+    for (const env of envs) {
+      for (const command of commands) {
+        const args = command.map((arg) => (arg === 'to-be-made' ? copyTo() : arg));
+        runs.push(await ckpt(['--store', sealed, ...args], { env }));
+      }
+    }
+    // The commands did run: with the key they read and write, without it they refuse.
+    expect(runs.slice(0, commands.length).map((run) => run.code)).toEqual(commands.map(() => 0));
+    expect(runs.filter((run) => run.code === 6).length).toBeGreaterThanOrEqual(6);
+    for (const run of runs) expectNoKeys(run);
+  }, 300_000);
 
   it('rekey without codecs to write under is a usage error that changes nothing', async () => {
     const stored = await rawValues(url);

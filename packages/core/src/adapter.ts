@@ -70,6 +70,7 @@ export {
   SERVER_HINTS,
   urlAddress,
 } from './adapter/server-hints.js';
+export { codecLabelsOf } from './codecs/chain.js';
 export { storedBytesOf, textFromStoredBytes } from './codecs/stored-bytes.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './values/errors.js';
 export { checkOptions } from './values/validate.js';

@@ -152,6 +152,40 @@ describe('the codecs option', () => {
     }
   });
 
+  it('says where a value it cannot read is: the checkpoint and session, or the state key', async () => {
+    const backend = memory();
+    const writer = new CheckpointStore(backend, {
+      codecs: [compress('gzip', { minBytes: 1 }), sealed()],
+    });
+    await writer.checkpoint('s', { n: 1 }, { transcript: ['one'] });
+    await writer.checkpoint('s', { n: 2 }, { transcript: ['two'] });
+    await writer.state('prefs').set('theme', 'dark');
+    await backend.stateSet('prefs', 'damaged', 'ckpt1;gzip;;AAAA');
+    const readers = {
+      'no encrypt()': new CheckpointStore(backend),
+      'another key': new CheckpointStore(backend, {
+        codecs: [encrypt({ keys: { k2: randomBytes(32) }, current: 'k2' })],
+      }),
+      'a wrong key': new CheckpointStore(backend, { codecs: [sealed()] }),
+    };
+    for (const [what, reader] of Object.entries(readers)) {
+      const checkpoint = /^a stored value of checkpoint 1 of session "s" /;
+      expect((await refusalOf(reader.load('s', 1))).message, what).toMatch(checkpoint);
+      expect((await refusalOf(reader.load('s'))).message, what).toMatch(
+        /^a stored value of checkpoint 2 of session "s" /,
+      );
+      expect((await refusalOf(reader.transcript('s'))).message, what).toMatch(
+        /^a stored value of checkpoint 2 of session "s" /,
+      );
+      expect((await refusalOf(reader.state('prefs').get('theme'))).message, what).toMatch(
+        /^a stored value of state key "theme" of scope "prefs" /,
+      );
+      expect((await refusalOf(reader.state('prefs').get('damaged'))).message, what).toMatch(
+        /^a stored value of state key "damaged" of scope "prefs" /,
+      );
+    }
+  });
+
   it('is taken by openStore', async () => {
     const store = await openStore('memory:', { codecs: [compress('gzip'), sealed()] });
     await store.checkpoint('s', LONG);

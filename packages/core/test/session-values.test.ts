@@ -14,10 +14,10 @@ const chain = new CodecChain([
 describe('SessionValues.open', () => {
   it('gives plain text, and a value sealed for its own session, back as a string at once', () => {
     const values = new SessionValues(memory(), chain, 's');
-    expect(values.open('{"a":1}', 'data')).toBe('{"a":1}');
+    expect(values.open('{"a":1}', 'data', 1)).toBe('{"a":1}');
     const sealed = sealCheckpointValue(chain, 's', 'data', '{"a":2}');
     expect(sealed.startsWith('ckpt1;')).toBe(true);
-    expect(values.open(sealed, 'data')).toBe('{"a":2}');
+    expect(values.open(sealed, 'data', 1)).toBe('{"a":2}');
   });
 
   it('looks the session a value was sealed for up among the sources of forks once, then answers at once', async () => {
@@ -35,9 +35,9 @@ describe('SessionValues.open', () => {
     await backend.fork({ sessionId: 'source', atSeq: null, newId: 'fork', now: 2 });
     const stored = (await backend.load('fork', 1))!.data;
     const values = new SessionValues(backend, chain, 'fork');
-    const first = values.open(stored, 'data');
+    const first = values.open(stored, 'data', 1);
     expect(first).toBeInstanceOf(Promise);
     expect(await first).toBe('{"n":1}');
-    expect(values.open(stored, 'data')).toBe('{"n":1}');
+    expect(values.open(stored, 'data', 1)).toBe('{"n":1}');
   });
 });

@@ -1,14 +1,17 @@
 /**
  * `ckpt doctor`: is the store reachable, what does it hold, and is it set up to keep what it
  * acknowledges: the schema version, durability settings, file modes and privileges, as the
- * backend checks them, each problem with what to do.
+ * backend checks them; whether the values it holds can be read with the keys given, and whether
+ * the key file is the owner's alone; each problem with what to do.
  */
+import { statSync } from 'node:fs';
 import type { CheckpointStore, Diagnosis } from '@ckpt/core';
 import { allItems, isCkptError } from '@ckpt/core';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { count } from '../io.js';
+import { count, shellWord } from '../io.js';
+import { diagnoseValues } from './doctor-values.js';
 import { example } from './help.js';
 
 /** The counts of sessions, checkpoints and state scopes. */
@@ -70,7 +73,27 @@ async function diagnose(ctx: Context): Promise<Diagnosis[]> {
   ];
   found.push(await counts(store));
   found.push(...(await store.diagnose()));
+  found.push(...(await diagnoseValues(store, ctx.keyNames)));
+  const keyFile = ctx.keyFile;
+  if (keyFile !== undefined) found.push(keyFileMode(keyFile));
   return found;
+}
+
+/**
+ * Whether the key file is readable by its owner alone: keys that group or others can read are
+ * as good as theirs. (Windows keeps no such mode bits.)
+ */
+function keyFileMode(file: string): Diagnosis {
+  const mode = statSync(file).mode & 0o777;
+  if (process.platform === 'win32' || (mode & 0o077) === 0) {
+    return { check: 'key file', status: 'ok', detail: `${file} is readable by its owner alone` };
+  }
+  return {
+    check: 'key file',
+    status: 'warn',
+    detail: `the key file ${file} can be read by its group or others (mode ${mode.toString(8).padStart(4, '0')}), and so can the keys in it`,
+    fix: `chmod 600 ${shellWord(file)}`,
+  };
 }
 
 export function registerDoctor(program: Command, ctx: Context): void {
@@ -78,7 +101,7 @@ export function registerDoctor(program: Command, ctx: Context): void {
     program
       .command('doctor')
       .description(
-        'check the store: reachable, what it holds, schema version, durability settings, file modes, privileges; exits 7 when something is wrong',
+        "check the store: reachable, what it holds, schema version, durability settings, file modes, privileges, whether its values read with the keys given, the key file's mode; exits 7 when something is wrong",
       )
       .option(
         '--strict',

@@ -9,7 +9,7 @@
  * the codecs were turned on, or one every codec left as it is, is told apart and read as it is.
  * The form holds no newline, which the KV layout separates a body's parts with.
  */
-import { invalidArgument } from '../values/errors.js';
+import { CkptError, invalidArgument, isCkptError } from '../values/errors.js';
 import { describe } from '../values/validate.js';
 import { type Codec, type CodecStep, stepOf, unreadable } from './codec.js';
 import { decompress, isCompression } from './compress.js';
@@ -20,7 +20,12 @@ export const MARKER = 'ckpt1;';
 
 /** Where a value belongs: a checkpoint's data or transcript items in a session, or a state key. */
 export type ValuePlace =
-  | { session: string; part: 'data' | 'transcript' }
+  | {
+      session: string;
+      part: 'data' | 'transcript';
+      /** The checkpoint's seq where it is known (a read), for messages: a seq is not bound. */
+      seq?: number;
+    }
   | { scope: string; key: string };
 
 /** A stored value read back: its JSON text, and the session an encryption proved it was written for. */
@@ -111,7 +116,11 @@ export class CodecChain {
     let encrypted = false;
     for (const label of stored.slice(MARKER.length, stepsEnd).split(',').reverse()) {
       if (isCompression(label)) {
-        bytes = decompress(label, bytes);
+        try {
+          bytes = decompress(label, bytes);
+        } catch (err) {
+          throw placed(err, place);
+        }
       } else if (encryptionKeyOf(label) !== undefined) {
         if (this.#encryption === undefined) {
           throw unreadable(
@@ -120,7 +129,11 @@ export class CodecChain {
             { key: encryptionKeyOf(label) },
           );
         }
-        bytes = this.#encryption.open(bytes, label, bound);
+        try {
+          bytes = this.#encryption.open(bytes, label, bound);
+        } catch (err) {
+          throw placed(err, place);
+        }
         encrypted = true;
       } else {
         throw unreadable(
@@ -146,6 +159,18 @@ export function madeBy(stored: string): string {
   return stored.slice(0, stored.lastIndexOf(';'));
 }
 
+/**
+ * What each codec recorded of a stored value, in the order they ran (`['gzip', 'aes-256-gcm:k2']`),
+ * or [] for a value stored as JSON text: for a tool that reports which codecs and keys a store's
+ * values were made with, without reading them.
+ */
+export function codecLabelsOf(stored: string): string[] {
+  if (!stored.startsWith(MARKER)) return [];
+  const stepsEnd = stored.indexOf(';', MARKER.length);
+  if (stepsEnd === -1) return [];
+  return stored.slice(MARKER.length, stepsEnd).split(',');
+}
+
 function decodeOwner(text: string): string | undefined {
   try {
     return decodeURIComponent(text);
@@ -155,7 +180,22 @@ function decodeOwner(text: string): string | undefined {
 }
 
 function describePlace(place: ValuePlace): string {
-  return 'scope' in place
-    ? `state key ${JSON.stringify(place.key)} of scope ${JSON.stringify(place.scope)}`
-    : `session ${JSON.stringify(place.session)}`;
+  if ('scope' in place) {
+    return `state key ${JSON.stringify(place.key)} of scope ${JSON.stringify(place.scope)}`;
+  }
+  const session = `session ${JSON.stringify(place.session)}`;
+  return place.seq === undefined ? session : `checkpoint ${place.seq} of ${session}`;
+}
+
+/**
+ * A codec's refusal (`a stored value is encrypted with key "k2", …`), which knows nothing of
+ * where the value is, saying where: `a stored value of checkpoint 3 of session "s" is …`.
+ */
+function placed(err: unknown, place: ValuePlace): unknown {
+  if (!isCkptError(err, 'UNREADABLE')) return err;
+  const where = `a stored value of ${describePlace(place)}`;
+  const message = err.message.startsWith('a stored value ')
+    ? `${where} ${err.message.slice('a stored value '.length)}`
+    : `${where}: ${err.message}`;
+  return new CkptError('UNREADABLE', message, { details: err.details });
 }

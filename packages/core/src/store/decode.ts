@@ -18,7 +18,7 @@ export function decodeCheckpoint(
   values: SessionValues,
   stored: StoredCheckpoint,
 ): DecodedCheckpoint | Promise<DecodedCheckpoint> {
-  return whenOpened(values.open(stored.data, 'data'), (text) => ({
+  return whenOpened(values.open(stored.data, 'data', stored.seq), (text) => ({
     seq: stored.seq,
     parent: stored.parent,
     data: decodeJson(text),

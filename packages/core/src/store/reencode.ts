@@ -75,12 +75,17 @@ export async function reencode(
         signal?.throwIfAborted();
         const from = { data: cp.data, transcript: cp.transcript };
         const to = {
-          data: sealCheckpointValue(codecs, sessionId, 'data', await values.open(cp.data, 'data')),
+          data: sealCheckpointValue(
+            codecs,
+            sessionId,
+            'data',
+            await values.open(cp.data, 'data', cp.seq),
+          ),
           transcript: sealCheckpointValue(
             codecs,
             sessionId,
             'transcript',
-            await values.open(cp.transcript, 'transcript'),
+            await values.open(cp.transcript, 'transcript', cp.seq),
           ),
         };
         if (

@@ -93,7 +93,9 @@ async function decoded(
 ): Promise<ExportedCheckpoint> {
   const cp: ExportedCheckpoint = {
     ...(await decodeCheckpoint(values, stored)),
-    transcript: decodeJson(await values.open(stored.transcript, 'transcript')) as JsonValue[],
+    transcript: decodeJson(
+      await values.open(stored.transcript, 'transcript', stored.seq),
+    ) as JsonValue[],
   };
   // Omitted when empty, as a checkpoint without needs was exported before needs existed (and
   // as a backend written before them may leave it out).

@@ -44,24 +44,24 @@ export class SessionValues {
   ) {}
 
   /**
-   * The JSON text of a stored value of this session: at once, unless the value was sealed for
+   * The JSON text of a stored value of checkpoint `seq` of this session: at once, unless the value was sealed for
    * another session, which must then be found among the sources of its forks. A plain value
    * (the common case, with no codecs) costs no promise and no turn of the event loop.
    */
-  open(stored: string, part: CheckpointPart): string | Promise<string> {
-    const { text, sealedFor } = this.codecs.decode(stored, { session: this.sessionId, part });
+  open(stored: string, part: CheckpointPart, seq: number): string | Promise<string> {
+    const { text, sealedFor } = this.codecs.decode(stored, { session: this.sessionId, part, seq });
     if (sealedFor === null || sealedFor === this.sessionId || this.#ancestors.has(sealedFor)) {
       return text;
     }
-    return this.#checkAncestor(sealedFor).then(() => text);
+    return this.#checkAncestor(sealedFor, seq).then(() => text);
   }
 
   /** Refuse a value sealed for `sealedFor` unless this session was forked from it. */
-  async #checkAncestor(sealedFor: string): Promise<void> {
+  async #checkAncestor(sealedFor: string, seq: number): Promise<void> {
     if (!(await this.#forkedFrom(sealedFor))) {
       throw unreadable(
         'place',
-        `a stored value of session ${JSON.stringify(this.sessionId)} was written for session ${JSON.stringify(sealedFor)}, which it was not forked from: it was moved there after it was written.`,
+        `a stored value of checkpoint ${seq} of session ${JSON.stringify(this.sessionId)} was written for session ${JSON.stringify(sealedFor)}, which it was not forked from: it was moved there after it was written.`,
         { sessionId: this.sessionId },
       );
     }

@@ -45,7 +45,7 @@ export async function walkTranscript(
       walked++;
       lastWalked = entry.seq;
       // Awaited only when it is a promise: a page of plain items takes no turn per checkpoint.
-      const opened = values.open(entry.transcript ?? '[]', 'transcript');
+      const opened = values.open(entry.transcript ?? '[]', 'transcript', entry.seq);
       const text = typeof opened === 'string' ? opened : await opened;
       const items = decodeJson(text) as JsonValue[];
       // The checkpoint the previous page ended in goes on below the entry it ended on.
