@@ -109,37 +109,37 @@ export function checkpointMigrations(ns: string): string[] {
     // rewrite or compare-and-set (which compares the bytes of the value it was handed) to find
     // them. Converting writes every row anyway, so each table is made again with a column
     // that says BLOB, its rows converted as they are copied, their ids kept.
-    `
-    CREATE TABLE ${t.bodies}_as_bytes (
-      id   INTEGER PRIMARY KEY,
-      data BLOB    NOT NULL
-    );
-    INSERT INTO ${t.bodies}_as_bytes (id, data)
-      SELECT id, ckpt_stored_bytes(data) FROM ${t.bodies};
-    DROP TABLE ${t.bodies};
-    ALTER TABLE ${t.bodies}_as_bytes RENAME TO ${t.bodies};
-
-    CREATE TABLE ${t.transcripts}_as_bytes (
-      id    INTEGER PRIMARY KEY,
-      items BLOB    NOT NULL
-    );
-    INSERT INTO ${t.transcripts}_as_bytes (id, items)
-      SELECT id, ckpt_stored_bytes(items) FROM ${t.transcripts};
-    DROP TABLE ${t.transcripts};
-    ALTER TABLE ${t.transcripts}_as_bytes RENAME TO ${t.transcripts};
-
-    CREATE TABLE ${t.state}_as_bytes (
-      scope TEXT NOT NULL,
-      key   TEXT NOT NULL,
-      value BLOB NOT NULL,
-      PRIMARY KEY (scope, key)
-    ) WITHOUT ROWID;
-    INSERT INTO ${t.state}_as_bytes (scope, key, value)
-      SELECT scope, key, ckpt_stored_bytes(value) FROM ${t.state};
-    DROP TABLE ${t.state};
-    ALTER TABLE ${t.state}_as_bytes RENAME TO ${t.state};
-    `,
+    [
+      remadeWithBytes(t.bodies, '(id INTEGER PRIMARY KEY, data BLOB NOT NULL)', 'id', 'data'),
+      remadeWithBytes(
+        t.transcripts,
+        '(id INTEGER PRIMARY KEY, items BLOB NOT NULL)',
+        'id',
+        'items',
+      ),
+      remadeWithBytes(
+        t.state,
+        `(scope TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL,
+          PRIMARY KEY (scope, key)) WITHOUT ROWID`,
+        'scope, key',
+        'value',
+      ),
+    ].join('\n'),
   ];
+}
+
+/**
+ * Step 4's SQL for one table: make `table` again as `definition` says (its value column a
+ * BLOB), copying each row, its `keys` as they are and its `value` converted to the bytes a
+ * write stores now. Frozen with that step.
+ */
+function remadeWithBytes(table: string, definition: string, keys: string, value: string): string {
+  return `
+    CREATE TABLE ${table}_as_bytes ${definition};
+    INSERT INTO ${table}_as_bytes (${keys}, ${value})
+      SELECT ${keys}, ckpt_stored_bytes(${value}) FROM ${table};
+    DROP TABLE ${table};
+    ALTER TABLE ${table}_as_bytes RENAME TO ${table};`;
 }
 
 /**
