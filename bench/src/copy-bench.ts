@@ -109,8 +109,10 @@ async function rawCopy(path: string, pool: pg.Pool, schema: string): Promise<num
     `INSERT INTO ${schema}.sessions SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[])`,
     ['id', 'head', 'checkpoints', 'metadata', 'created_at', 'updated_at'],
   );
+  // The store holds plain values as the UTF-8 bytes of their JSON; the plain tables, as text.
   await copyRows(
-    `SELECT c.session_id, c.seq, c.parent, c.created_at, c.metadata, b.data, x.items AS transcript
+    `SELECT c.session_id, c.seq, c.parent, c.created_at, c.metadata,
+            CAST(b.data AS TEXT) AS data, CAST(x.items AS TEXT) AS transcript
        FROM ckpt_checkpoints c JOIN ckpt_bodies b ON b.id = c.body
        LEFT JOIN ckpt_transcripts x ON x.id = c.transcript`,
     `INSERT INTO ${schema}.checkpoints SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[])`,

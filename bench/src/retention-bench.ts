@@ -42,12 +42,13 @@ async function fillSqlite(path: string, sessions: number): Promise<void> {
     k(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM k WHERE j < ${CHECKPOINTS})`;
   const id = `printf('session-%07d', i)`;
   db.transaction(() => {
+    // Values as the backend stores plain ones: the UTF-8 bytes of their JSON.
     db.prepare(
       `${n} INSERT INTO ckpt_bodies (id, data) SELECT i * ${CHECKPOINTS} + j, ? FROM n, k`,
-    ).run(DATA);
+    ).run(Buffer.from(DATA));
     db.prepare(
       `${n} INSERT INTO ckpt_transcripts (id, items) SELECT i * ${CHECKPOINTS} + j, ? FROM n, k`,
-    ).run(ITEMS);
+    ).run(Buffer.from(ITEMS));
     db.exec(`${n} INSERT INTO ckpt_checkpoints
       SELECT ${id}, j, nullif(j - 1, 0), ${BASE} + i * 100 + j, '{}', i * ${CHECKPOINTS} + j,
              i * ${CHECKPOINTS} + j FROM n, k`);

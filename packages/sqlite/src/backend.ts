@@ -85,6 +85,9 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
       name: 'sqlite',
       runner: { run, first: async (statement, values) => firstOf(statement, values) },
       statements,
+      // Data, transcript items and state values (schema.ts, step 4); the mutations store them
+      // as bytes themselves (writes.ts).
+      valueColumns: 'bytes',
       writes,
       opening,
       // Every table of the namespace, in one transaction.

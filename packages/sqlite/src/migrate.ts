@@ -5,11 +5,12 @@
 import type { StoreLocation } from '@ckpt/core/adapter';
 import { migrate } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
-import { tables } from './schema.js';
+import { STEP_FUNCTIONS, tables } from './schema.js';
 
 /**
  * Bring namespace `ns` to the latest of `steps` under `versionKey`, holding the write lock; or,
- * given `existing` (`create: false`), only check that it is there at the latest.
+ * given `existing` (`create: false`), only check that it is there at the latest. The SQL
+ * functions the steps call are defined on `db` first.
  */
 export function migrateFile(
   db: Database.Database,
@@ -20,6 +21,9 @@ export function migrateFile(
 ): void {
   const t = tables(ns);
   const ours = new Set(Object.values(t));
+  for (const [name, fn] of Object.entries(STEP_FUNCTIONS)) {
+    db.function(name, { deterministic: true }, fn);
+  }
   migrate<string>({
     where: `namespace '${ns}'`,
     pkg: '@ckpt/sqlite',

@@ -1,12 +1,15 @@
 /**
  * The SQLite schema, per namespace (every table name starts with `<namespace>_`, so several
  * namespaces share one file). Checkpoint payloads and transcript items live in tables of their
- * own, so that listing checkpoints or sessions never reads them.
+ * own, so that listing checkpoints or sessions never reads them. Those and state values are
+ * stored as bytes (stored-bytes.ts in @ckpt/core): an encoded value's own bytes, JSON as its
+ * UTF-8.
  */
+import { storedBytesOf } from '@ckpt/core/adapter';
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -99,8 +102,54 @@ export function checkpointMigrations(ns: string): string[] {
     ) WITHOUT ROWID;
     ALTER TABLE ${t.sessions} ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
     `,
+
+    // Values as bytes: checkpoint data, transcript items and state values. SQLite keeps bytes
+    // in a TEXT column as they are, so new writes alone needed no change of table; but a BLOB
+    // never equals TEXT in SQLite, so the rows written as text are converted too, for a
+    // rewrite or compare-and-set (which compares the bytes of the value it was handed) to find
+    // them. Converting writes every row anyway, so each table is made again with a column
+    // that says BLOB, its rows converted as they are copied, their ids kept.
+    [
+      remadeWithBytes(t.bodies, '(id INTEGER PRIMARY KEY, data BLOB NOT NULL)', 'id', 'data'),
+      remadeWithBytes(
+        t.transcripts,
+        '(id INTEGER PRIMARY KEY, items BLOB NOT NULL)',
+        'id',
+        'items',
+      ),
+      remadeWithBytes(
+        t.state,
+        `(scope TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL,
+          PRIMARY KEY (scope, key)) WITHOUT ROWID`,
+        'scope, key',
+        'value',
+      ),
+    ].join('\n'),
   ];
 }
+
+/**
+ * Step 4's SQL for one table: make `table` again as `definition` says (its value column a
+ * BLOB), copying each row, its `keys` as they are and its `value` converted to the bytes a
+ * write stores now. Frozen with that step.
+ */
+function remadeWithBytes(table: string, definition: string, keys: string, value: string): string {
+  return `
+    CREATE TABLE ${table}_as_bytes ${definition};
+    INSERT INTO ${table}_as_bytes (${keys}, ${value})
+      SELECT ${keys}, ckpt_stored_bytes(${value}) FROM ${table};
+    DROP TABLE ${table};
+    ALTER TABLE ${table}_as_bytes RENAME TO ${table};`;
+}
+
+/**
+ * The SQL functions the steps call, by name; migrate.ts defines them on the connection that
+ * migrates. Each is frozen with the steps that call it.
+ */
+export const STEP_FUNCTIONS: Record<string, (value: unknown) => unknown> = {
+  // Step 4: a value's text as the bytes a write stores for it now; bytes stay as they are.
+  ckpt_stored_bytes: (value) => (typeof value === 'string' ? storedBytesOf(value) : value),
+};
 
 /** Migrations of the KV store. */
 export function kvMigrations(ns: string): string[] {

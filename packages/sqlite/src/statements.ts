@@ -194,13 +194,13 @@ export function mutations(t: Tables) {
       SELECT id, checkpoints FROM ${t.sessions} WHERE updated_at < ? AND pinned = 0
        ORDER BY updated_at, id LIMIT ?`,
     // A rewrite changes a checkpoint's body only while its data and transcript items are still
-    // the texts compared (`[]` for no items), then its items; in one transaction.
+    // the bytes compared (those of `[]` for no items), then its items; in one transaction.
     rewriteBody: `
       UPDATE ${t.bodies} SET data = :toData
        WHERE id = (SELECT body FROM ${t.checkpoints} WHERE session_id = :sessionId AND seq = :seq)
          AND data = :fromData
          AND coalesce((SELECT x.items FROM ${t.checkpoints} c JOIN ${t.transcripts} x ON x.id = c.transcript
-                        WHERE c.session_id = :sessionId AND c.seq = :seq), '[]') = :fromTranscript`,
+                        WHERE c.session_id = :sessionId AND c.seq = :seq), CAST('[]' AS BLOB)) = :fromTranscript`,
     rewriteTranscript: `
       UPDATE ${t.transcripts} SET items = :toTranscript
        WHERE id = (SELECT transcript FROM ${t.checkpoints} WHERE session_id = :sessionId AND seq = :seq)`,

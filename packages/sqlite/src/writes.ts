@@ -4,7 +4,8 @@
  * database's write lock before it reads what it will change, and several processes on one file
  * serialise their writes instead of deadlocking. The backend names them in write calls
  * (write-call.ts), which the connection that writes runs: the event loop's, or the writer
- * thread's.
+ * thread's. Data and transcript items are turned into the bytes their columns hold here, on
+ * the connection that writes, so a call posted to the thread carries the text core handed over.
  */
 import {
   type AppendInput,
@@ -18,12 +19,14 @@ import {
   type RewriteInput,
   type RollbackInput,
   type RollbackResult,
+  storedBytesOf,
 } from '@ckpt/core/adapter';
 import {
   appendBytes,
   type CheckpointRow,
   checkpointFromRow,
   importedSessionRow,
+  type RewriteValues,
   rewriteValues,
   type SqlReads,
   type SqlWrites,
@@ -100,9 +103,11 @@ export function sqliteTransactions(
     if (input.needs.length > 0) {
       sql.recordNeeds.run({ id, seq, needs: JSON.stringify(input.needs) });
     }
-    const body = sql.insertBody.run(input.data).lastInsertRowid;
+    const body = sql.insertBody.run(storedBytesOf(input.data)).lastInsertRowid;
     const transcript =
-      input.transcript === '[]' ? null : sql.insertTranscript.run(input.transcript).lastInsertRowid;
+      input.transcript === '[]'
+        ? null
+        : sql.insertTranscript.run(storedBytesOf(input.transcript)).lastInsertRowid;
     sql.insertCheckpoint.run(id, seq, head, input.now, input.metadata, body, transcript);
     const now = input.now;
     sql.upsertSession.run(id, seq, seq, head, now, body, input.metadata, now, now);
@@ -285,9 +290,11 @@ export function sqliteTransactions(
     }
     let headBody = 0;
     for (const cp of input.checkpoints) {
-      const body = sql.insertBody.run(cp.data).lastInsertRowid;
+      const body = sql.insertBody.run(storedBytesOf(cp.data)).lastInsertRowid;
       const transcript =
-        cp.transcript === '[]' ? null : sql.insertTranscript.run(cp.transcript).lastInsertRowid;
+        cp.transcript === '[]'
+          ? null
+          : sql.insertTranscript.run(storedBytesOf(cp.transcript)).lastInsertRowid;
       sql.insertCheckpoint.run(id, cp.seq, cp.parent, cp.createdAt, cp.metadata, body, transcript);
       for (const needed of cp.needs) sql.insertNeed.run(id, cp.seq, needed);
       if (cp.pinned) sql.insertPin.run(id, cp.seq, cp.pinNote);
@@ -297,7 +304,7 @@ export function sqliteTransactions(
     return 'imported';
   });
   const rewrite = db.transaction((input: RewriteInput): boolean => {
-    const values = rewriteValues(input);
+    const values = rewriteBytes(rewriteValues(input));
     if (sql.rewriteBody.run(values).changes === 0) return false;
     sql.rewriteTranscript.run(values);
     return true;
@@ -329,6 +336,17 @@ export function sqliteTransactions(
     rewrite,
     dropTables,
     statement,
+  };
+}
+
+/** A rewrite's values as the columns hold them: bytes, which the rewrite compares and stores. */
+function rewriteBytes(values: RewriteValues) {
+  return {
+    ...values,
+    fromData: storedBytesOf(values.fromData),
+    fromTranscript: storedBytesOf(values.fromTranscript),
+    toData: storedBytesOf(values.toData),
+    toTranscript: storedBytesOf(values.toTranscript),
   };
 }
 

@@ -1,11 +1,25 @@
 /**
- * A file as schema version 1 left it, and the writes that version made, frozen here so that
- * the upgrade tests can write sessions through the older schema's own statements. Version 1's
- * tables are the first migration step, which never changes (schema.ts).
+ * Files as older schema versions left them, and the writes those versions made, frozen here so
+ * that the upgrade tests can write sessions through an older schema's own statements. An older
+ * version's tables are the migration steps up to it, which never change (schema.ts).
  */
 import type { OldSchemaCalls } from '@ckpt/contract-tests';
+import type { ImportInput } from '@ckpt/core/adapter';
+import { importedSessionRow } from '@ckpt/core/sql';
 import Database from 'better-sqlite3';
 import { checkpointMigrations, tables } from '../src/schema.js';
+
+/** A new file at `path` holding namespace `ckpt` at schema `version`, open. */
+function fileAtVersion(path: string, version: number): Database.Database {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(`
+    CREATE TABLE ${tables('ckpt').meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    ${checkpointMigrations('ckpt').slice(0, version).join('\n')}
+    INSERT INTO ${tables('ckpt').meta} (key, value) VALUES ('checkpoints_schema_version', '${version}');
+  `);
+  return db;
+}
 
 interface Row {
   seq: number;
@@ -19,13 +33,7 @@ interface Row {
 /** A version 1 file at `path` (namespace `ckpt`), and its calls on session 'old'. */
 export function versionOne(path: string): OldSchemaCalls & { close(): void } {
   const t = tables('ckpt');
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.exec(`
-    CREATE TABLE ${t.meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-    ${checkpointMigrations('ckpt')[0]}
-    INSERT INTO ${t.meta} (key, value) VALUES ('checkpoints_schema_version', '1');
-  `);
+  const db = fileAtVersion(path, 1);
   const row = (id: string, seq: number) =>
     db.prepare(`SELECT * FROM ${t.checkpoints} WHERE session_id = ? AND seq = ?`).get(id, seq) as
       | Row
@@ -108,6 +116,61 @@ export function versionOne(path: string): OldSchemaCalls & { close(): void } {
           at,
         );
       })(),
+    close: () => db.close(),
+  };
+}
+
+/** What a version 3 file takes, each value as text. */
+export interface VersionThreeWrites {
+  /** Write a session whole (no pins or needs), as an import of version 3 did. */
+  session(input: ImportInput): void;
+  state(scope: string, key: string, value: string): void;
+  close(): void;
+}
+
+/**
+ * A version 3 file at `path` (namespace `ckpt`), and its writes of values as that version
+ * stored them: as the text core hands over, whatever codecs made it.
+ */
+export function versionThree(path: string): VersionThreeWrites {
+  const t = tables('ckpt');
+  const db = fileAtVersion(path, 3);
+  const insert = {
+    body: db.prepare(`INSERT INTO ${t.bodies} (data) VALUES (?)`),
+    transcript: db.prepare(`INSERT INTO ${t.transcripts} (items) VALUES (?)`),
+    checkpoint: db.prepare(`INSERT INTO ${t.checkpoints} VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    session: db.prepare(`
+      INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
+                                 head_parent, head_created_at, head_body, metadata, created_at,
+                                 updated_at, pinned)
+      VALUES (:id, :head, :last_seq, :checkpoints, :forked_from_id, :forked_from_seq,
+              :head_parent, :head_created_at, :head_body, :metadata, :created_at, :updated_at,
+              :pinned)`),
+    state: db.prepare(`INSERT INTO ${t.state} (scope, key, value) VALUES (?, ?, ?)`),
+  };
+  return {
+    session: db.transaction((input: ImportInput) => {
+      let headBody = 0;
+      for (const cp of input.checkpoints) {
+        const body = Number(insert.body.run(cp.data).lastInsertRowid);
+        const transcript =
+          cp.transcript === '[]' ? null : insert.transcript.run(cp.transcript).lastInsertRowid;
+        insert.checkpoint.run(
+          input.sessionId,
+          cp.seq,
+          cp.parent,
+          cp.createdAt,
+          cp.metadata,
+          body,
+          transcript,
+        );
+        if (cp.seq === input.head) headBody = body;
+      }
+      insert.session.run({ ...importedSessionRow(input), head_body: headBody });
+    }),
+    state: (scope, key, value) => {
+      insert.state.run(scope, key, value);
+    },
     close: () => db.close(),
   };
 }

@@ -21,13 +21,14 @@ backendRetentionCases({
     const path = join(dir, `${files++}.db`);
     const db = new Database(path);
     const t = tables('ckpt');
-    const steps = checkpointMigrations('ckpt');
+    // Version 2: pins came with version 3.
+    const beforePins = checkpointMigrations('ckpt').slice(0, 2);
     db.exec(
       `CREATE TABLE ${t.meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
     );
-    for (const step of steps.slice(0, -1)) db.exec(step);
+    for (const step of beforePins) db.exec(step);
     db.exec(`
-      INSERT INTO ${t.meta} VALUES ('checkpoints_schema_version', '${steps.length - 1}');
+      INSERT INTO ${t.meta} VALUES ('checkpoints_schema_version', '${beforePins.length}');
       INSERT INTO ${t.bodies} (id, data) VALUES (1, '"one"'), (2, '"two"');
       INSERT INTO ${t.checkpoints} VALUES ('old', 1, NULL, 1000, '{}', 1, NULL), ('old', 2, 1, 2000, '{}', 2, NULL);
       INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
