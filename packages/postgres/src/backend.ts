@@ -60,6 +60,8 @@ export class PostgresBackend extends SqlBackend<PostgresSql> {
       name: 'postgres',
       runner: { run: counted.run },
       statements,
+      // Data, transcript items and state values are bytea (schema version 7).
+      valueColumns: 'bytes',
       writes,
       opening,
       // Drop the schema when ckpt created it; else ckpt's tables and functions (see destroy.ts).

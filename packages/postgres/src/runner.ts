@@ -138,9 +138,14 @@ async function atReadCommitted(
   return results[1]!;
 }
 
-/** A statement's value as an SQL literal: text, an integer, a boolean, null, or an array of them. */
+/**
+ * A statement's value as an SQL literal: text, bytes, an integer, a boolean, null, or an array
+ * of them.
+ */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
+  // Hex digits need no quoting, whatever standard_conforming_strings says.
+  if (Buffer.isBuffer(value)) return `decode('${value.toString('hex')}', 'hex')`;
   // The statement casts it to its element type.
   if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`;
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';

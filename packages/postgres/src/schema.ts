@@ -7,7 +7,7 @@
 import { invalidArgument } from '@ckpt/core/adapter';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Schema `namespace` as an SQL identifier. Quoted, so that a namespace PostgreSQL reserves as
@@ -143,6 +143,45 @@ export function migrations(namespace: string): string[] {
       PRIMARY KEY (session_id, seq)
     );
     ALTER TABLE ${ns}.sessions ADD COLUMN pinned bigint NOT NULL DEFAULT 0;
+    `,
+
+    // Values as bytes: checkpoint data, transcript items and state values become bytea (the kv
+    // table keeps its text). A value the codecs encoded is held as its header, marked
+    // `ckpt1b;`, and its raw bytes instead of their base64; any other value as its UTF-8 bytes.
+    // stored_bytes_of makes exactly the bytes storedBytesOf (@ckpt/core) makes of the same
+    // text, so that a rewrite or compare-and-set, which compares the bytes of the value it was
+    // handed, matches a row written before the change as it matches one written after. Changing
+    // a column's type resets its compression, so each change sets lz4 again in the same
+    // statement (the table's rewrite then compresses with it) where the server has it.
+    `
+    CREATE FUNCTION ${ns}.stored_bytes_of(v text) RETURNS bytea
+    LANGUAGE sql IMMUTABLE STRICT AS $fn$
+      SELECT CASE
+        -- Not the encoded form, or a payload that is no whole base64 (decode would fail).
+        WHEN m IS NULL OR length(m[2]) % 4 <> 0 THEN convert_to(v, 'UTF8')
+        -- Only a payload written canonically comes back as the same text.
+        WHEN translate(encode(decode(m[2], 'base64'), 'base64'), E'\\n', '') = m[2]
+          THEN convert_to('ckpt1b;' || m[1], 'UTF8') || decode(m[2], 'base64')
+        ELSE convert_to(v, 'UTF8')
+      END
+      FROM regexp_match(v, '^ckpt1;([ -:<-~]*;[ -:<-~]*;)([A-Za-z0-9+/]*={0,2})$') AS m
+    $fn$;
+    DO $do$
+    DECLARE
+      v_column text[];
+      v_change text;
+    BEGIN
+      FOREACH v_column SLICE 1 IN ARRAY ARRAY[['bodies', 'data'], ['transcripts', 'items'], ['state', 'value']] LOOP
+        v_change := format('ALTER TABLE ${ns}.%I ALTER COLUMN %I TYPE bytea USING ${ns}.stored_bytes_of(%I)',
+                           v_column[1], v_column[2], v_column[2]);
+        BEGIN
+          EXECUTE v_change || format(', ALTER COLUMN %I SET COMPRESSION lz4', v_column[2]);
+        EXCEPTION WHEN feature_not_supported OR syntax_error THEN
+          EXECUTE v_change;
+        END;
+      END LOOP;
+    END $do$;
+    DROP FUNCTION ${ns}.stored_bytes_of(text);
     `,
   ];
 }

@@ -5,7 +5,7 @@
  * parsed on each call, so that each is planned for its values; every other statement is
  * prepared once per connection.
  */
-import type { ImportInput } from '@ckpt/core/adapter';
+import { type ImportInput, storedBytesOf } from '@ckpt/core/adapter';
 import {
   type AppendValues,
   importedPins,
@@ -30,6 +30,32 @@ function once<In extends object>(text: string): SqlStatement<PostgresSql, In> {
   const { sql, args } = named<In>(text);
   return { sql: prepared(sql), args };
 }
+
+/** `In` with the texts named `K` as the bytes a value column holds (see storedBytesOf). */
+type AsBytes<In, K extends keyof In> = Omit<In, K> & { [P in K]: Buffer };
+
+/**
+ * `statement`, handed the texts named by `columns` as the bytes the value columns hold: data,
+ * transcript items and state values are bytea since schema version 7, each value as the bytes
+ * storedBytesOf makes of the text core hands over.
+ */
+function holdingBytes<S, In extends object, K extends keyof In>(
+  statement: SqlStatement<S, AsBytes<In, K>>,
+  columns: readonly K[],
+): SqlStatement<S, In> {
+  return {
+    sql: statement.sql,
+    args: (input) => {
+      const held = { ...input } as Record<PropertyKey, unknown>;
+      for (const column of columns) held[column] = storedBytesOf(input[column] as string);
+      return statement.args(held as AsBytes<In, K>);
+    },
+  };
+}
+
+/** The values of an append that go to value columns. */
+const APPEND_BYTES = ['data', 'transcript'] as const;
+type AppendBytes = AsBytes<AppendValues, (typeof APPEND_BYTES)[number]>;
 
 /** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
@@ -108,9 +134,12 @@ function reads(ns: string): SqlReads<PostgresSql> {
 /** The mutations, each one call of a function the migration created (see stored-code.ts). */
 function procedures(ns: string): SqlProcedures<PostgresSql> {
   return {
-    append: once(`
-      SELECT * FROM ${ns}.append(:sessionId, :data, :metadata, :transcript, :checkHead,
-                                 :expectedHead, :idempotencyKey, :now, :needs)`),
+    append: holdingBytes(
+      once<AppendBytes>(`
+        SELECT * FROM ${ns}.append(:sessionId, :data, :metadata, :transcript, :checkHead,
+                                   :expectedHead, :idempotencyKey, :now, :needs)`),
+      APPEND_BYTES,
+    ),
     rollback: once(
       `SELECT * FROM ${ns}.rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`,
     ),
@@ -171,7 +200,7 @@ function deleteIdleBatch(
  * checkpoint it still sees; `append` reads them after the row lock.
  */
 function appendDirect(ns: string): SqlStatement<PostgresSql, AppendValues> {
-  return once(`
+  const statement = once<AppendBytes>(`
     WITH moved AS (
       UPDATE ${ns}.sessions s
          SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
@@ -194,17 +223,21 @@ function appendDirect(ns: string): SqlStatement<PostgresSql, AppendValues> {
       INSERT INTO ${ns}.checkpoints (session_id, seq, parent, created_at, metadata)
       SELECT :sessionId, seq, parent, :now, :metadata FROM written
     ), body AS (
-      INSERT INTO ${ns}.bodies (session_id, seq, data) SELECT :sessionId, seq, :data FROM written
+      INSERT INTO ${ns}.bodies (session_id, seq, data) SELECT :sessionId, seq, :data::bytea FROM written
     ), transcript AS (
       INSERT INTO ${ns}.transcripts (session_id, seq, items)
-      SELECT :sessionId, seq, :transcript::text FROM written WHERE :transcript::text <> '[]'
+      SELECT :sessionId, seq, :transcript::bytea FROM written WHERE :transcript::bytea <> '[]'
     )
     SELECT 'written' AS status, seq, parent FROM written`);
+  return holdingBytes(statement, APPEND_BYTES);
 }
 
 /** One checkpoint's values as a row of `appendSet`'s input, with their types. */
-const APPEND_ROW = named<AppendValues>(
-  '(:sessionId::text, :data::text, :metadata::text, :transcript::text, :checkHead::boolean, :expectedHead::bigint, :idempotencyKey::text, :now::bigint, :needs::text)',
+const APPEND_ROW = holdingBytes(
+  named<AppendBytes>(
+    '(:sessionId::text, :data::bytea, :metadata::text, :transcript::bytea, :checkHead::boolean, :expectedHead::bigint, :idempotencyKey::text, :now::bigint, :needs::text)',
+  ),
+  APPEND_BYTES,
 );
 const APPEND_ROW_VALUES = APPEND_ROW.sql.match(/\$\d+/g)!.length;
 
@@ -283,10 +316,10 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
       SELECT s.id, u.* FROM s, unnest($12::bigint[], $13::bigint[], $14::bigint[], $15::text[]) AS u
     ), body AS (
       INSERT INTO ${ns}.bodies (session_id, seq, data)
-      SELECT s.id, u.* FROM s, unnest($12::bigint[], $16::text[]) AS u
+      SELECT s.id, u.* FROM s, unnest($12::bigint[], $16::bytea[]) AS u
     ), transcript AS (
       INSERT INTO ${ns}.transcripts (session_id, seq, items)
-      SELECT s.id, u.seq, u.items FROM s, unnest($12::bigint[], $17::text[]) AS u(seq, items)
+      SELECT s.id, u.seq, u.items FROM s, unnest($12::bigint[], $17::bytea[]) AS u(seq, items)
        WHERE u.items <> '[]'
     ), needs AS (
       INSERT INTO ${ns}.needs (session_id, seq, needed)
@@ -318,8 +351,8 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
       cps.map((cp) => cp.parent),
       cps.map((cp) => cp.createdAt),
       cps.map((cp) => cp.metadata),
-      cps.map((cp) => cp.data),
-      cps.map((cp) => cp.transcript),
+      cps.map((cp) => storedBytesOf(cp.data)),
+      cps.map((cp) => storedBytesOf(cp.transcript)),
       // $18, $19: one entry per need, the seq that needs and the seq it needs
       cps.flatMap((cp) => cp.needs.map(() => cp.seq)),
       cps.flatMap((cp) => cp.needs),
@@ -350,24 +383,29 @@ function keyValueStatements(
 }
 
 /**
- * A checkpoint's data and transcript items replaced while they still hold the texts compared: one
- * statement, so both change or neither. A row back when rewritten. The body's row is locked
- * first, so a second rewrite or a removal waits for it and then compares again.
+ * A checkpoint's data and transcript items replaced while they still hold the values compared:
+ * one statement, so both change or neither. A row back when rewritten. The body's row is locked
+ * first, so a second rewrite or a removal waits for it and then compares again. The bytes
+ * compared are those storedBytesOf makes of the texts, which every row holds, rows the upgrade
+ * to version 7 converted included (see schema.ts).
  */
 function rewrite(ns: string): SqlStatement<PostgresSql, RewriteValues> {
-  return once(`
+  const statement = once<
+    AsBytes<RewriteValues, 'fromData' | 'fromTranscript' | 'toData' | 'toTranscript'>
+  >(`
     WITH body AS (
-      UPDATE ${ns}.bodies SET data = :toData
-       WHERE session_id = :sessionId AND seq = :seq AND data = :fromData
+      UPDATE ${ns}.bodies SET data = :toData::bytea
+       WHERE session_id = :sessionId AND seq = :seq AND data = :fromData::bytea
          AND coalesce((SELECT x.items FROM ${ns}.transcripts x
-                        WHERE x.session_id = :sessionId AND x.seq = :seq), '[]') = :fromTranscript
+                        WHERE x.session_id = :sessionId AND x.seq = :seq), '[]') = :fromTranscript::bytea
       RETURNING seq
     ), items AS (
-      UPDATE ${ns}.transcripts SET items = :toTranscript
+      UPDATE ${ns}.transcripts SET items = :toTranscript::bytea
        WHERE session_id = :sessionId AND seq = (SELECT seq FROM body)
       RETURNING seq
     )
     SELECT seq FROM body`);
+  return holdingBytes(statement, ['fromData', 'fromTranscript', 'toData', 'toTranscript']);
 }
 
 /** The backend's statements in schema `namespace`. */

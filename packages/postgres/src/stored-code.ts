@@ -16,18 +16,21 @@ export function functions(namespace: string): string {
     DROP FUNCTION IF EXISTS ${ns}.load(text, bigint);
     -- Versions before 5 appended without needs.
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint);
-    -- Versions before 6 returned no pin with a replayed checkpoint, and pruned by keepLast alone:
-    -- a function's result type and arguments are part of what CREATE OR REPLACE cannot change.
+    -- Versions before 6 returned no pin with a replayed checkpoint, and pruned by keepLast alone;
+    -- versions before 7 took and returned data and transcript items as text: a function's
+    -- result type and arguments are part of what CREATE OR REPLACE cannot change.
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint, text);
     DROP FUNCTION IF EXISTS ${ns}.prune(text, bigint);
+    DROP FUNCTION IF EXISTS ${ns}.lineage(text, bigint, bigint, boolean);
 
     -- append: idempotency, expectedHead, then seq = last + 1 under the session's row lock.
-    -- p_needs: JSON text of the seqs the checkpoint needs ('[]' for none).
+    -- p_data, p_transcript: the bytes the columns hold; p_needs: JSON text of the seqs the
+    -- checkpoint needs ('[]' for none).
     -- Returns (status, seq, parent, head, data, metadata, created_at, pinned, pin_note).
-    CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data text, p_metadata text, p_transcript text,
+    CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data bytea, p_metadata text, p_transcript bytea,
                                  p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint,
                                  p_needs text)
-    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint,
+    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data bytea, metadata text, created_at bigint,
                    pinned boolean, pin_note text)
     LANGUAGE plpgsql AS $fn$
     DECLARE
@@ -66,14 +69,14 @@ export function functions(namespace: string): string {
         SELECT s.head INTO v_parent FROM ${ns}.sessions s WHERE s.id = p_id;
         IF FOUND THEN
           IF p_check_head AND v_parent IS DISTINCT FROM p_expected_head THEN
-            RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_parent, NULL::text, NULL::text, NULL::bigint,
+            RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_parent, NULL::bytea, NULL::text, NULL::bigint,
                                 NULL::boolean, NULL::text;
             RETURN;
           END IF;
           CONTINUE;  -- created or moved since the UPDATE looked: take the next seq again
         END IF;
         IF p_check_head AND p_expected_head IS NOT NULL THEN
-          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint,
+          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::bytea, NULL::text, NULL::bigint,
                               NULL::boolean, NULL::text;
           RETURN;
         END IF;
@@ -104,7 +107,7 @@ export function functions(namespace: string): string {
       IF p_key IS NOT NULL THEN
         INSERT INTO ${ns}.idempotency VALUES (p_id, p_key, v_seq);
       END IF;
-      RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::text, NULL::text, p_now, false, NULL::text;
+      RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::bytea, NULL::text, p_now, false, NULL::text;
     END $fn$;
 
     CREATE OR REPLACE FUNCTION ${ns}.rollback(p_id text, p_seq bigint, p_check_head boolean, p_expected_head bigint, p_now bigint)
@@ -298,7 +301,7 @@ export function functions(namespace: string): string {
     -- not the size of the session, whatever plan is cached. PL/pgSQL keeps its plans for the
     -- life of a server connection.
     CREATE OR REPLACE FUNCTION ${ns}.lineage(p_id text, p_from bigint, p_limit bigint, p_transcript boolean)
-    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, transcript text)
+    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, transcript bytea)
     LANGUAGE plpgsql STABLE AS $fn$
     DECLARE
       v_seq bigint := p_from;

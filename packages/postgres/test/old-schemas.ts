@@ -1,7 +1,8 @@
 /**
- * The functions that moved a session's head as earlier schema versions defined them, frozen
- * here so that the upgrade tests can write sessions through an older schema's own calls. The
- * functions no version changed since the first are the package's own (stored-code.ts).
+ * The functions earlier schema versions defined otherwise (those that moved a session's head,
+ * and those that took or returned data and transcripts as text), frozen here so that the
+ * upgrade tests can write sessions through an older schema's own calls. The functions no
+ * version changed since the first are the package's own (stored-code.ts).
  */
 import type pg from 'pg';
 import { migrations, schemaIdentifier } from '../src/schema.js';
@@ -20,11 +21,141 @@ export async function writeOldSchema(
   await admin.query(`INSERT INTO ${namespace}.meta VALUES ('schema_version', $1)`, [version]);
 }
 
-/** Every function of schema `namespace` as version `version` (1 to 4) left it. */
+/** Every function of schema `namespace` as version `version` (1 to 6) left it. */
 export function oldFunctions(namespace: string, version: number): string {
   const ns = schemaIdentifier(namespace);
-  const old = version < 3 ? versionOne(ns) : version < 4 ? versionThree(ns) : versionFour(ns);
-  return functions(namespace) + old;
+  const old =
+    version < 3
+      ? versionOne(ns)
+      : version < 4
+        ? versionThree(ns)
+        : version < 6
+          ? versionFour(ns)
+          : '';
+  return functions(namespace) + versionSix(ns) + old;
+}
+
+// Version 6: data and transcript items are text, in and out; these replace the functions
+// that take and return them as bytes. Versions before it append through those below.
+function versionSix(ns: string): string {
+  return `
+    DROP FUNCTION ${ns}.append(text, bytea, text, bytea, boolean, bigint, text, bigint, text);
+    DROP FUNCTION ${ns}.lineage(text, bigint, bigint, boolean);
+
+    -- append: idempotency, expectedHead, then seq = last + 1 under the session's row lock.
+    -- p_needs: JSON text of the seqs the checkpoint needs ('[]' for none).
+    -- Returns (status, seq, parent, head, data, metadata, created_at, pinned, pin_note).
+    CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data text, p_metadata text, p_transcript text,
+                                 p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint,
+                                 p_needs text)
+    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint,
+                   pinned boolean, pin_note text)
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_parent bigint;
+      v_seen bigint;
+      v_seq bigint;
+    BEGIN
+      LOOP
+        IF p_key IS NOT NULL THEN
+          -- A concurrent call with the same key waits here until the first one commits, then
+          -- finds the key it wrote.
+          PERFORM FROM ${ns}.sessions s WHERE s.id = p_id FOR UPDATE;
+          SELECT i.seq INTO v_seen FROM ${ns}.idempotency i WHERE i.session_id = p_id AND i.key = p_key;
+          IF FOUND THEN
+            RETURN QUERY
+              SELECT 'replayed', v_seen, c.parent, NULL::bigint, b.data, c.metadata, c.created_at,
+                     p.seq IS NOT NULL, p.note
+                FROM (SELECT 1) AS one
+                LEFT JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = v_seen
+                LEFT JOIN ${ns}.bodies b ON b.session_id = p_id AND b.seq = v_seen
+                LEFT JOIN ${ns}.pins p ON p.session_id = p_id AND p.seq = v_seen;
+            RETURN;
+          END IF;
+        END IF;
+
+        -- The next seq, under the row lock the UPDATE takes; a concurrent writer makes it wait
+        -- and then check its WHERE against the row that writer left.
+        UPDATE ${ns}.sessions s
+           SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
+               checkpoints = s.checkpoints + 1, metadata = p_metadata, updated_at = p_now, head_created_at = p_now
+         WHERE s.id = p_id AND (NOT p_check_head OR s.head IS NOT DISTINCT FROM p_expected_head)
+        RETURNING s.head, s.head_parent INTO v_seq, v_parent;
+        EXIT WHEN FOUND;
+
+        -- Nothing updated: the head is not the expected one, or there is no session (yet).
+        SELECT s.head INTO v_parent FROM ${ns}.sessions s WHERE s.id = p_id;
+        IF FOUND THEN
+          IF p_check_head AND v_parent IS DISTINCT FROM p_expected_head THEN
+            RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_parent, NULL::text, NULL::text, NULL::bigint,
+                                NULL::boolean, NULL::text;
+            RETURN;
+          END IF;
+          CONTINUE;  -- created or moved since the UPDATE looked: take the next seq again
+        END IF;
+        IF p_check_head AND p_expected_head IS NOT NULL THEN
+          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint,
+                              NULL::boolean, NULL::text;
+          RETURN;
+        END IF;
+        -- A new session; a concurrent creator makes this insert wait, then do nothing, and the
+        -- loop goes round again on the row it created.
+        INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata, created_at, updated_at, head_created_at)
+        VALUES (p_id, 1, NULL, 1, 1, p_metadata, p_now, p_now, p_now) ON CONFLICT (id) DO NOTHING;
+        IF FOUND THEN
+          v_seq := 1;
+          v_parent := NULL;
+          EXIT;
+        END IF;
+      END LOOP;
+
+      IF p_needs <> '[]' THEN
+        -- The stored earlier checkpoints among those named. This statement reads after the row
+        -- lock above was taken, so a prune that held the lock has committed what it removed.
+        INSERT INTO ${ns}.needs (session_id, seq, needed)
+        SELECT p_id, v_seq, c.seq FROM ${ns}.checkpoints c
+         WHERE c.session_id = p_id AND c.seq < v_seq
+           AND c.seq IN (SELECT value::bigint FROM jsonb_array_elements_text(p_needs::jsonb));
+      END IF;
+      INSERT INTO ${ns}.checkpoints VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
+      INSERT INTO ${ns}.bodies VALUES (p_id, v_seq, p_data);
+      IF p_transcript <> '[]' THEN
+        INSERT INTO ${ns}.transcripts VALUES (p_id, v_seq, p_transcript);
+      END IF;
+      IF p_key IS NOT NULL THEN
+        INSERT INTO ${ns}.idempotency VALUES (p_id, p_key, v_seq);
+      END IF;
+      RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::text, NULL::text, p_now, false, NULL::text;
+    END $fn$;
+
+    -- A walk up the parents, one primary-key lookup a step: its cost follows the steps taken,
+    -- not the size of the session, whatever plan is cached. PL/pgSQL keeps its plans for the
+    -- life of a server connection.
+    CREATE OR REPLACE FUNCTION ${ns}.lineage(p_id text, p_from bigint, p_limit bigint, p_transcript boolean)
+    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, transcript text)
+    LANGUAGE plpgsql STABLE AS $fn$
+    DECLARE
+      v_seq bigint := p_from;
+      v_steps bigint := 0;
+    BEGIN
+      IF v_seq IS NULL THEN
+        SELECT s.head INTO v_seq FROM ${ns}.sessions s WHERE s.id = p_id;
+      END IF;
+      WHILE v_seq IS NOT NULL AND v_steps < p_limit LOOP
+        SELECT c.seq, c.parent, c.created_at INTO seq, parent, created_at
+          FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_seq;
+        EXIT WHEN NOT FOUND;
+        transcript := NULL;
+        IF p_transcript THEN
+          SELECT x.items INTO transcript FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq = v_seq;
+          transcript := coalesce(transcript, '[]');
+        END IF;
+        RETURN NEXT;
+        v_seq := parent;
+        v_steps := v_steps + 1;
+      END LOOP;
+    END $fn$;
+  `;
 }
 
 // Versions 1 and 2: append locks the session row, then updates it.
