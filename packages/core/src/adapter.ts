@@ -70,6 +70,10 @@ export {
   SERVER_HINTS,
   urlAddress,
 } from './adapter/server-hints.js';
-export { storedBytesOf, textFromStoredBytes } from './codecs/stored-bytes.js';
+export {
+  storedBytesOf,
+  storedBytesOrText,
+  textFromStoredBytes,
+} from './codecs/stored-bytes.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './values/errors.js';
 export { checkOptions } from './values/validate.js';
