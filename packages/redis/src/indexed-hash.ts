@@ -4,7 +4,7 @@
  * both this. Writes change both keys in one script; prefix listings are one ZRANGEBYLEX.
  */
 
-import { storedBytesOf, textFromStoredBytes } from '@ckpt/core/adapter';
+import { storedBytesOrText, textFromStoredBytes } from '@ckpt/core/adapter';
 import { explained, type RedisClient } from './runner.js';
 import type { CatalogEntry, IndexedHashKeys } from './schema.js';
 import { indexedCompareAndSet, indexedDelete, indexedSet } from './statements.js';
@@ -50,8 +50,8 @@ export class IndexedHash {
     await indexedSet.run(this.client, this.#keys, [key, this.#stored(value), ...this.#listed]);
   }
 
-  #stored(value: string): string | Buffer {
-    return this.#bytes ? storedBytesOf(value) : value;
+  #stored(value: string): Buffer | string {
+    return this.#bytes ? storedBytesOrText(value) : value;
   }
 
   async delete(key: string): Promise<boolean> {

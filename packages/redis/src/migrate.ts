@@ -11,7 +11,7 @@
  * Layout versions:
  * 1. Checkpoint data, transcript items and state values as the UTF-8 of the text core hands
  *    over (an encoded value as `ckpt1;…;<base64>`).
- * 2. Those values as bytes (see storedBytesOf): an encoded value as its bytes, a third smaller.
+ * 2. Those values as bytes (see storedBytesOf): an encoded value as its bytes, a quarter smaller.
  *    Nothing is rewritten: the values version 1 wrote stay, and every read takes either form,
  *    so the step only changes the marker. A process of version 1 would read the bytes as text,
  *    so it must not open the namespace after: opened with `create: false`, it refuses the

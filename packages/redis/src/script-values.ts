@@ -12,7 +12,8 @@ export type Reply = (string | null)[];
  * it as the bytes Redis holds, null where a field is missing. Checkpoint data, transcript items
  * and state values are stored as `storedBytesOf` makes them (an encoded value as its bytes, not
  * their base64), or, written at layout version 1 (see migrate.ts), as UTF-8 text; the scripts
- * store and return them untouched, and `textFromStoredBytes` reads either.
+ * store and return them untouched, and `textFromStoredBytes` reads either. They are handed to
+ * ioredis through `storedBytesOrText`: a plain value as its text, which it sends as those bytes.
  */
 export type BytesReply = (Buffer | number | null)[];
 

@@ -16,10 +16,10 @@ import {
   type RewriteInput,
   type RollbackInput,
   type RollbackResult,
-  storedBytesOf,
+  storedBytesOrText,
 } from '@ckpt/core/adapter';
 import type { RedisNamespace } from './runner.js';
-import { sessionKeys, wholeSession } from './schema.js';
+import { type SessionKeys, sessionKeys, wholeSession } from './schema.js';
 import {
   type BytesReply,
   checkpoint,
@@ -39,12 +39,19 @@ function notFound(status: string | null | undefined) {
   return { status: 'not_found', missing: status === 'no_session' ? 'session' : 'seq' } as const;
 }
 
-export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {
-  const k = sessionKeys(on.namespace, input.sessionId);
-  const reply = await lua.append.runForBytes<BytesReply>(on.client, wholeSession(k), [
-    storedBytesOf(input.data),
+/**
+ * The append script's arguments for `input` on the session of keys `k`, its data and
+ * transcript items as `stored` hands them to ioredis.
+ */
+export function appendArgs(
+  k: SessionKeys,
+  input: AppendInput,
+  stored: (value: string) => Buffer | string = storedBytesOrText,
+): (Buffer | string)[] {
+  return [
+    stored(input.data),
     input.metadata,
-    storedBytesOf(input.transcript),
+    stored(input.transcript),
     input.expectedHead === undefined ? '0' : '1',
     seqArg(input.expectedHead),
     input.idempotencyKey === undefined ? '0' : '1',
@@ -52,7 +59,16 @@ export async function append(on: RedisNamespace, input: AppendInput): Promise<Ap
     padTime(input.now),
     k.hexId,
     input.needs.join(','),
-  ]);
+  ];
+}
+
+export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const reply = await lua.append.runForBytes<BytesReply>(
+    on.client,
+    wholeSession(k),
+    appendArgs(k, input),
+  );
   const [status, seq, third] = reply.slice(0, 3).map(textOf);
   switch (status) {
     case 'written':
@@ -179,12 +195,12 @@ export async function rewriteCheckpoint(on: RedisNamespace, input: RewriteInput)
     [k.session, k.data, k.transcript],
     [
       String(input.seq),
-      storedBytesOf(from.data),
+      storedBytesOrText(from.data),
       from.data,
-      storedBytesOf(from.transcript),
+      storedBytesOrText(from.transcript),
       from.transcript,
-      storedBytesOf(to.data),
-      storedBytesOf(to.transcript),
+      storedBytesOrText(to.data),
+      storedBytesOrText(to.transcript),
     ],
   );
   return rewritten === 1;
@@ -198,8 +214,8 @@ export async function importSession(
   const checkpoints = input.checkpoints.flatMap((cp) => [
     String(cp.seq),
     `${seqArg(cp.parent)} ${padTime(cp.createdAt)} ${cp.metadata}`,
-    storedBytesOf(cp.data),
-    storedBytesOf(cp.transcript),
+    storedBytesOrText(cp.data),
+    storedBytesOrText(cp.transcript),
     cp.needs.join(','),
     cp.pinned ? pinArg(cp.pinNote) : '',
   ]);
