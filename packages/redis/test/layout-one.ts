@@ -7,8 +7,9 @@
 import type { AppendInput, AppendResult } from '@ckpt/core/adapter';
 import type { RedisBackend } from '@ckpt/redis';
 import { markerKey, sessionKeys, stateKeys, wholeSession } from '../src/schema.js';
-import { padTime, type Reply, seqArg } from '../src/script-values.js';
+import type { Reply } from '../src/script-values.js';
 import { append, indexedSet } from '../src/statements.js';
+import { appendArgs } from '../src/writes.js';
 
 /**
  * `backend`, with its appends and state writes as version 1 made them; its other calls are its
@@ -38,18 +39,12 @@ export function writingLayoutOne(backend: RedisBackend): RedisBackend {
 
 async function appendAsText(backend: RedisBackend, input: AppendInput): Promise<AppendResult> {
   const k = sessionKeys(backend.namespace, input.sessionId);
-  const [status, seq, parent] = await append.run<Reply>(backend.client, wholeSession(k), [
-    input.data,
-    input.metadata,
-    input.transcript,
-    input.expectedHead === undefined ? '0' : '1',
-    seqArg(input.expectedHead),
-    input.idempotencyKey === undefined ? '0' : '1',
-    input.idempotencyKey ?? '',
-    padTime(input.now),
-    k.hexId,
-    input.needs.join(','),
-  ]);
+  // The values as they are: ioredis sends text as its UTF-8.
+  const [status, seq, parent] = await append.run<Reply>(
+    backend.client,
+    wholeSession(k),
+    appendArgs(k, input, (text) => text),
+  );
   if (status !== 'written') throw new Error(`a layout 1 append was not written: ${status}`);
   return { status, seq: Number(seq), parent: parent == null ? null : Number(parent) };
 }

@@ -6,27 +6,11 @@
 import { expectCkptError } from '@ckpt/contract-tests';
 import { CheckpointStore, compress, encrypt, type JsonValue, type StoreOptions } from '@ckpt/core';
 import { storedBytesOf, textFromStoredBytes } from '@ckpt/core/adapter';
-import { type RedisBackend, redis } from '@ckpt/redis';
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CLIENT_OPTIONS } from '../src/connection.js';
+import type { RedisBackend } from '@ckpt/redis';
+import { describe, expect, it } from 'vitest';
 import { markerKey, sessionKeys, stateKeys } from '../src/schema.js';
 import { markLayoutOne, writingLayoutOne } from './layout-one.js';
-import {
-  admin,
-  available,
-  clusterAvailable,
-  clusterClient,
-  dropNamespace,
-  freshNamespace,
-  keysOf,
-  url,
-} from './support.js';
-
-const where = [
-  { name: 'a single server', cluster: false, up: available },
-  { name: 'a cluster', cluster: true, up: clusterAvailable },
-];
+import { admin, backendsOn, freshNamespace, keysOf, servers } from './support.js';
 
 const KEY = Buffer.alloc(32, 7);
 const sealed: StoreOptions = {
@@ -59,22 +43,8 @@ async function itemsOf(store: CheckpointStore, sessionId: string): Promise<unkno
   return (await store.transcript(sessionId)).items.map((entry) => entry.item).reverse();
 }
 
-describe.each(where)('redis values as bytes on $name', ({ cluster, up }) => {
-  const opened: RedisBackend[] = [];
-  afterAll(async () => {
-    for (const backend of opened) {
-      await backend.close();
-      await backend.client.quit();
-      await dropNamespace(admin(cluster), backend.namespace);
-    }
-  });
-
-  function open(namespace = freshNamespace()): RedisBackend {
-    const client = cluster ? clusterClient() : new Redis(url, CLIENT_OPTIONS);
-    const backend = redis({ client, namespace });
-    opened.push(backend);
-    return backend;
-  }
+describe.each(servers)('redis values as bytes on $name', ({ cluster, up }) => {
+  const open = backendsOn(cluster);
 
   /** What Redis holds for a checkpoint: its data, the session's copy of it, its items. */
   async function heldCheckpoint(backend: RedisBackend, sessionId: string, seq: number) {
