@@ -71,6 +71,10 @@ export {
   urlAddress,
 } from './adapter/server-hints.js';
 export { codecLabelsOf } from './codecs/chain.js';
-export { storedBytesOf, textFromStoredBytes } from './codecs/stored-bytes.js';
+export {
+  storedBytesOf,
+  storedBytesOrText,
+  textFromStoredBytes,
+} from './codecs/stored-bytes.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './values/errors.js';
 export { checkOptions } from './values/validate.js';

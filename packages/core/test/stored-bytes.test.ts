@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { memory } from '@ckpt/memory';
 import { describe, expect, it } from 'vitest';
-import { storedBytesOf, textFromStoredBytes } from '../src/adapter.js';
+import { storedBytesOf, storedBytesOrText, textFromStoredBytes } from '../src/adapter.js';
 import { CheckpointStore, compress, encrypt } from '../src/index.js';
 
 describe('storedBytesOf and textFromStoredBytes', () => {
@@ -40,6 +40,17 @@ describe('storedBytesOf and textFromStoredBytes', () => {
     }
     expect(storedBytesOf('{"a":1}').toString('utf8')).toBe('{"a":1}');
     expect(storedBytesOf('ckpt1;gzip;;AAB=').toString('utf8')).toBe('ckpt1;gzip;;AAB=');
+  });
+
+  it('hand a driver that sends strings as UTF-8 a plain value as it is, and the bytes of an encoded one', () => {
+    const texts = ['{"a":"é ✓ 𝄞"}', '"short"', 'ckpt1;gzip;s;AAAA', 'ckpt1;gzip;;AAB=', 'ckpt1;;;'];
+    for (const text of texts) {
+      const given = storedBytesOrText(text);
+      const sent = typeof given === 'string' ? Buffer.from(given, 'utf8') : given;
+      expect(sent.equals(storedBytesOf(text))).toBe(true);
+    }
+    expect(storedBytesOrText('{"a":"é"}')).toBe('{"a":"é"}');
+    expect(Buffer.isBuffer(storedBytesOrText('ckpt1;gzip;s;AAAA'))).toBe(true);
   });
 
   it('read text as it is: a row written before its column held bytes', () => {

@@ -31,7 +31,7 @@ import { connect, disconnect, type RedisOptions } from './connection.js';
 import { dropNamespace } from './destroy.js';
 import { diagnose } from './diagnose.js';
 import { redisErrorHint } from './error-hints.js';
-import { findNamespace, markNamespace } from './migrate.js';
+import { findNamespace, LayoutMark, markNamespace } from './migrate.js';
 import * as reads from './reads.js';
 import type { RedisClient } from './runner.js';
 import { scopeState } from './state.js';
@@ -46,19 +46,24 @@ export class RedisBackend implements CheckpointBackend {
   /** The client commands run on. */
   readonly client: RedisClient;
   readonly #opening: AdapterOpening<void>;
+  readonly #layout: LayoutMark;
 
   constructor(options: RedisOptions) {
     const connection = connect(options);
     const { client, namespace, existing } = connection;
     this.client = client;
     this.namespace = namespace;
-    // A marker that could not be written now is written by the next store that opens; the
-    // calls report a connection that fails them. A client quit under the marker on its way
-    // would drop it, and leave a store that was opened and never written not found by
-    // `create: false`: close waits for it.
+    // A marker that could not be written now is written by the next write of a value (see
+    // LayoutMark); the calls report a connection that fails them. A client quit under the
+    // marker on its way would drop it, and leave a store that was opened and never written not
+    // found by `create: false`: close waits for it.
+    this.#layout = new LayoutMark(
+      client,
+      namespace,
+      existing ? findNamespace(client, namespace, existing) : markNamespace(client, namespace),
+    );
     this.#opening = openAdapter(
-      () =>
-        existing ? findNamespace(client, namespace, existing) : markNamespace(client, namespace),
+      () => this.#layout.marked(),
       () => disconnect(connection),
     );
     // With create: false nothing may reach the namespace before it is found: a write would
@@ -76,7 +81,7 @@ export class RedisBackend implements CheckpointBackend {
   }
 
   append(input: AppendInput): Promise<AppendResult> {
-    return writes.append(this, input);
+    return this.#storing(() => writes.append(this, input));
   }
 
   load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
@@ -110,7 +115,7 @@ export class RedisBackend implements CheckpointBackend {
   }
 
   fork(input: ForkInput): Promise<ForkResult> {
-    return writes.fork(this, input);
+    return this.#storing(() => writes.fork(this, input));
   }
 
   prune(sessionId: string, rule: PruneRule, dryRun?: boolean): Promise<number> {
@@ -157,11 +162,11 @@ export class RedisBackend implements CheckpointBackend {
   }
 
   importSession(input: ImportInput): Promise<'imported' | 'exists'> {
-    return writes.importSession(this, input);
+    return this.#storing(() => writes.importSession(this, input));
   }
 
   rewriteCheckpoint(input: RewriteInput): Promise<boolean> {
-    return writes.rewriteCheckpoint(this, input);
+    return this.#storing(() => writes.rewriteCheckpoint(this, input));
   }
 
   stateScopes(query: { after: string | null; limit: number }): Promise<string[]> {
@@ -173,7 +178,7 @@ export class RedisBackend implements CheckpointBackend {
   }
 
   stateSet(scope: string, key: string, value: string): Promise<void> {
-    return scopeState(this, scope).set(key, value);
+    return this.#storing(() => scopeState(this, scope).set(key, value));
   }
 
   stateDelete(scope: string, key: string): Promise<boolean> {
@@ -186,7 +191,7 @@ export class RedisBackend implements CheckpointBackend {
     expected: string | null,
     value: string,
   ): Promise<boolean> {
-    return scopeState(this, scope).compareAndSet(key, expected, value);
+    return this.#storing(() => scopeState(this, scope).compareAndSet(key, expected, value));
   }
 
   stateKeys(
@@ -213,5 +218,11 @@ export class RedisBackend implements CheckpointBackend {
 
   close(): Promise<void> {
     return this.#opening.close();
+  }
+
+  /** Run a write that stores a value once the marker names this layout version (see LayoutMark). */
+  async #storing<T>(write: () => Promise<T>): Promise<T> {
+    await this.#layout.marked();
+    return write();
   }
 }

@@ -47,7 +47,7 @@ export function connect(options: RedisOptions): Connection {
     factory: 'redis',
     handle: 'client',
     handleKind: 'an ioredis Redis or Cluster',
-    methods: ['evalsha', 'eval'],
+    methods: ['call', 'callBuffer'],
     example: 'redis://127.0.0.1:6379',
     open(url) {
       const { rest, connectTimeout } = takeConnectTimeout(url);

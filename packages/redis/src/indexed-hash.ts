@@ -4,6 +4,7 @@
  * both this. Writes change both keys in one script; prefix listings are one ZRANGEBYLEX.
  */
 
+import { storedBytesOrText, textFromStoredBytes } from '@ckpt/core/adapter';
 import { explained, type RedisClient } from './runner.js';
 import type { CatalogEntry, IndexedHashKeys } from './schema.js';
 import { indexedCompareAndSet, indexedDelete, indexedSet } from './statements.js';
@@ -12,27 +13,45 @@ import { indexedCompareAndSet, indexedDelete, indexedSet } from './statements.js
 // with `prefix` and below every other key above `prefix`.
 const ABOVE_ALL_TEXT = Buffer.from([0xff]);
 
+/**
+ * What the hash's values are: the text given (the KV store's), or values core encoded, held as
+ * bytes (state scopes': see storedBytesOf), which may also be the text that layout version 1
+ * wrote (see migrate.ts).
+ */
+export type HashValues = 'text' | 'bytes';
+
 export class IndexedHash {
   readonly #keys: readonly string[];
   /** The catalog member that lists this hash while it holds a key, as the scripts' last value. */
   readonly #listed: readonly string[];
+  readonly #bytes: boolean;
 
   constructor(
     readonly client: RedisClient,
     keys: IndexedHashKeys & { catalog?: CatalogEntry },
+    values: HashValues,
   ) {
     this.#keys = keys.catalog
       ? [keys.values, keys.index, keys.catalog.key]
       : [keys.values, keys.index];
     this.#listed = keys.catalog ? [keys.catalog.member] : [];
+    this.#bytes = values === 'bytes';
   }
 
   async get(key: string): Promise<string | undefined> {
-    return (await explained(this.client, this.client.hget(this.#keys[0]!, key))) ?? undefined;
+    if (!this.#bytes) {
+      return (await explained(this.client, this.client.hget(this.#keys[0]!, key))) ?? undefined;
+    }
+    const held = await explained(this.client, this.client.hgetBuffer(this.#keys[0]!, key));
+    return held === null ? undefined : textFromStoredBytes(held);
   }
 
   async set(key: string, value: string): Promise<void> {
-    await indexedSet.run(this.client, this.#keys, [key, value, ...this.#listed]);
+    await indexedSet.run(this.client, this.#keys, [key, this.#stored(value), ...this.#listed]);
+  }
+
+  #stored(value: string): Buffer | string {
+    return this.#bytes ? storedBytesOrText(value) : value;
   }
 
   async delete(key: string): Promise<boolean> {
@@ -40,7 +59,10 @@ export class IndexedHash {
   }
 
   async compareAndSet(key: string, expected: string | null, value: string): Promise<boolean> {
-    const args = expected === null ? [key, '0', '', value] : [key, '1', expected, value];
+    const args =
+      expected === null
+        ? [key, '0', '', '', this.#stored(value)]
+        : [key, '1', this.#stored(expected), expected, this.#stored(value)];
     return (
       (await indexedCompareAndSet.count(this.client, this.#keys, [...args, ...this.#listed])) === 1
     );

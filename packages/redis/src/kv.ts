@@ -11,7 +11,7 @@ import { kvKeys } from './schema.js';
 export function redisKv(options: RedisOptions): KvStore {
   const connection = connect(options);
   const { client, namespace, existing } = connection;
-  const entries = new IndexedHash(client, kvKeys(namespace));
+  const entries = new IndexedHash(client, kvKeys(namespace), 'text');
   const opening = openAdapter(
     () =>
       existing ? findNamespace(client, namespace, existing) : markNamespace(client, namespace),

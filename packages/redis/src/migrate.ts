@@ -1,23 +1,83 @@
 /**
- * What opening a store does to its namespace, in place of a migration: marking it as a store,
- * or finding it when a store must exist already (`create: false`). Removing it is destroy.ts.
+ * What opening a store does to its namespace, in place of a migration: marking it as a store
+ * of this layout version, or finding it when a store must exist already (`create: false`).
+ * Removing it is destroy.ts.
  *
  * Redis has no schema to create, so a namespace is there when its marker key is (see schema.ts),
  * or, for one written before stores wrote the marker, when one of its catalogs is: every
  * session and state scope is listed in a catalog slice while it exists, and the KV store's
  * index holds every KV key.
+ *
+ * Layout versions:
+ * 1. Checkpoint data, transcript items and state values as the UTF-8 of the text core hands
+ *    over (an encoded value as `ckpt1;…;<base64>`).
+ * 2. Those values as bytes (see storedBytesOf): an encoded value as its bytes, a quarter smaller.
+ *    Nothing is rewritten: the values version 1 wrote stay, and every read takes either form,
+ *    so the step only changes the marker. A process of version 1 would read the bytes as text,
+ *    so it must not open the namespace after: opened with `create: false`, it refuses the
+ *    marker with SCHEMA.
  */
 import { CkptError } from '@ckpt/core';
 import { type StoreLocation, storeNotFound } from '@ckpt/core/adapter';
 import { explained, type RedisClient } from './runner.js';
 import { catalogKey, kvKeys, markerKey, SHARDS, scopeCatalogKey } from './schema.js';
+import { markLayout } from './statements.js';
 
 /** The layout version this package writes and reads, as the marker records it. */
-export const LAYOUT_VERSION = '1';
+export const LAYOUT_VERSION = '2';
 
-/** Record that namespace `ns` holds a store, unless it says so already. */
-export async function markNamespace(client: RedisClient, ns: string): Promise<void> {
-  await explained(client, client.set(markerKey(ns), LAYOUT_VERSION, 'NX'));
+/** The version before, whose namespaces this package reads, and marks as of its own. */
+const PREVIOUS_LAYOUT_VERSION = '1';
+
+/**
+ * Record that namespace `ns` holds a store of this layout version; reject with SCHEMA when its
+ * marker names a layout this package does not know. `at`: where it is, for that message.
+ */
+export async function markNamespace(client: RedisClient, ns: string, at?: string): Promise<void> {
+  const marked = await markLayout.run<string>(
+    client,
+    [markerKey(ns)],
+    [LAYOUT_VERSION, PREVIOUS_LAYOUT_VERSION],
+  );
+  if (marked !== LAYOUT_VERSION) throw unknownLayout(ns, at, marked);
+}
+
+function unknownLayout(ns: string, at: string | undefined, marker: string): CkptError {
+  return new CkptError(
+    'SCHEMA',
+    `namespace '${ns}'${at === undefined ? '' : ` at ${at}`} has ckpt layout version ${JSON.stringify(marker)}, which this @ckpt/redis does not know; upgrade @ckpt/redis.`,
+  );
+}
+
+/**
+ * The namespace's marker naming this layout version, which every write of a value waits for:
+ * a process of the version before must not find the namespace as its own once it holds a value
+ * this version wrote. Marked as the store opens (`first`); an attempt that failed, as when the
+ * server was not up yet, is made again by the next write.
+ */
+export class LayoutMark {
+  #marked: Promise<void> | undefined;
+
+  constructor(
+    readonly client: RedisClient,
+    readonly namespace: string,
+    first: Promise<void>,
+  ) {
+    this.#marked = this.#retriedAfterFailure(first);
+  }
+
+  /** Resolves once the marker names this layout version. */
+  marked(): Promise<void> {
+    this.#marked ??= this.#retriedAfterFailure(markNamespace(this.client, this.namespace));
+    return this.#marked;
+  }
+
+  #retriedAfterFailure(attempt: Promise<void>): Promise<void> {
+    return attempt.catch((err: unknown) => {
+      this.#marked = undefined;
+      throw err;
+    });
+  }
 }
 
 /**
@@ -32,12 +92,19 @@ export async function findNamespace(
   const location = { where: `namespace '${ns}'`, ...existing };
   const marker = await explained(client, client.get(markerKey(ns)));
   if (marker === LAYOUT_VERSION) return;
-  if (marker !== null) {
-    throw new CkptError(
-      'SCHEMA',
-      `${location.where} at ${location.at} has ckpt layout version ${JSON.stringify(marker)}, which this @ckpt/redis does not know; upgrade @ckpt/redis.`,
-    );
+  if (marker !== null && marker !== PREVIOUS_LAYOUT_VERSION) {
+    throw unknownLayout(ns, location.at, marker);
   }
+  if (marker === null && !(await anyCatalog(client, ns))) {
+    throw storeNotFound(location, 'none of its keys exist');
+  }
+  // A store of the version before, or one written before stores marked theirs: marked now, as
+  // it will hold values this version writes.
+  await markNamespace(client, ns, location.at);
+}
+
+/** Whether any catalog of namespace `ns` exists. */
+async function anyCatalog(client: RedisClient, ns: string): Promise<boolean> {
   // One key a command: the catalogs lie in different slots.
   const catalogs = [
     ...Array.from({ length: SHARDS }, (_, shard) => catalogKey(ns, shard)),
@@ -45,6 +112,5 @@ export async function findNamespace(
     kvKeys(ns).index,
   ];
   const found = await Promise.all(catalogs.map((key) => explained(client, client.exists(key))));
-  if (found.some((n) => Number(n) > 0)) return;
-  throw storeNotFound(location, 'none of its keys exist');
+  return found.some((n) => Number(n) > 0);
 }

@@ -10,6 +10,7 @@ import {
   type StoredCheckpointInfo,
   type StoredLineageEntry,
   type StoredSession,
+  textFromStoredBytes,
 } from '@ckpt/core/adapter';
 import { catalogPage } from './catalog.js';
 import { explained, type RedisNamespace } from './runner.js';
@@ -30,6 +31,7 @@ import {
   parseInfoAndPin,
   type Reply,
   seqArg,
+  textOf,
 } from './script-values.js';
 import * as lua from './statements.js';
 
@@ -63,16 +65,23 @@ export async function load(
     // The session hash keeps a copy of its head (see statements.ts): one command, no script.
     const [head, copied, info, data, pin] = await explained(
       on.client,
-      on.client.hmget(k.session, 'head', 'hseq', 'hinfo', 'hdata', 'hpin'),
+      on.client.hmgetBuffer(k.session, 'head', 'hseq', 'hinfo', 'hdata', 'hpin'),
     );
     if (head == null) return null;
-    if (copied === head && info != null && data != null && pin?.startsWith(`${head} `)) {
-      return checkpoint(head, info, data, pin.slice(head.length + 1));
+    const seqText = textOf(head);
+    if (
+      textOf(copied) === seqText &&
+      info != null &&
+      data != null &&
+      textOf(pin)?.startsWith(`${seqText} `)
+    ) {
+      // A seq is ASCII: as many bytes as characters.
+      return checkpoint(head, info, data, pin!.subarray(seqText.length + 1));
     }
     // A head moved by a version that kept no copy (or no copy of its pin): read it where
     // every checkpoint is.
   }
-  const found = await lua.load.run<Reply | null>(
+  const found = await lua.load.runForBytes<Buffer[] | null>(
     on.client,
     [k.session, k.info, k.data, k.pins],
     [seqArg(seq)],
@@ -86,7 +95,7 @@ export async function loadByKey(
   idempotencyKey: string,
 ): Promise<StoredCheckpoint | null> {
   const k = sessionKeys(on.namespace, sessionId);
-  const found = await lua.loadByKey.run<Reply | null>(
+  const found = await lua.loadByKey.runForBytes<Buffer[] | null>(
     on.client,
     [k.idempotency, k.info, k.data, k.pins],
     [idempotencyKey],
@@ -157,7 +166,7 @@ export async function lineage(
   query: { fromSeq: number | null; limit: number; transcript: boolean },
 ): Promise<StoredLineageEntry[]> {
   const k = sessionKeys(on.namespace, sessionId);
-  const flat = await lua.lineage.run<string[]>(
+  const flat = await lua.lineage.runForBytes<Buffer[]>(
     on.client,
     [k.session, k.info, k.transcript],
     [seqArg(query.fromSeq), query.limit, query.transcript ? '1' : '0'],
@@ -165,12 +174,13 @@ export async function lineage(
   const width = query.transcript ? 4 : 3;
   const out: StoredLineageEntry[] = [];
   for (let n = 0; n < flat.length; n += width) {
+    const parent = textOf(flat[n + 1]!);
     const entry: StoredLineageEntry = {
-      seq: Number(flat[n]),
-      parent: flat[n + 1] === '' ? null : Number(flat[n + 1]),
-      createdAt: Number(flat[n + 2]),
+      seq: Number(textOf(flat[n]!)),
+      parent: parent === '' ? null : Number(parent),
+      createdAt: Number(textOf(flat[n + 2]!)),
     };
-    if (query.transcript) entry.transcript = flat[n + 3]!;
+    if (query.transcript) entry.transcript = textFromStoredBytes(flat[n + 3]!);
     out.push(entry);
   }
   return out;
@@ -242,7 +252,7 @@ export async function exportCheckpoints(
   query: { afterSeq: number | null; limit: number },
 ): Promise<ExportedStoredCheckpoint[]> {
   const k = sessionKeys(on.namespace, sessionId);
-  const flat = await lua.exportCheckpoints.run<string[]>(
+  const flat = await lua.exportCheckpoints.runForBytes<Buffer[]>(
     on.client,
     [k.seqs, k.info, k.data, k.transcript, k.needs, k.pins],
     [seqArg(query.afterSeq), query.limit],
@@ -251,8 +261,8 @@ export async function exportCheckpoints(
   for (let n = 0; n < flat.length; n += 6) {
     out.push({
       ...checkpoint(flat[n]!, flat[n + 1]!, flat[n + 2]!, flat[n + 5]!),
-      transcript: flat[n + 3]!,
-      needs: parseNeeds(flat[n + 4]!),
+      transcript: textFromStoredBytes(flat[n + 3]!),
+      needs: parseNeeds(textOf(flat[n + 4]!)),
     });
   }
   return out;

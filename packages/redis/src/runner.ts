@@ -32,17 +32,39 @@ export class Script {
   }
 
   /** Run with `keys` (all in one slot: the first one routes the call on a cluster) and `args`. */
-  async run<T>(client: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<T> {
+  run<T>(client: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<T> {
+    return this.#send(client, (command, ...rest) => client.call(command, ...rest), keys, args);
+  }
+
+  /**
+   * Run as `run` does, with every string of the reply as the bytes it is (a Buffer): ioredis
+   * otherwise decodes each as UTF-8, which mangles stored values that are not text.
+   */
+  runForBytes<T>(client: RedisClient, keys: readonly string[], args: readonly Arg[]): Promise<T> {
+    return this.#send(
+      client,
+      (command, ...rest) => client.callBuffer(command, ...rest),
+      keys,
+      args,
+    );
+  }
+
+  async #send<T>(
+    client: RedisClient,
+    call: (command: string, ...args: Arg[]) => Promise<unknown>,
+    keys: readonly string[],
+    args: readonly Arg[],
+  ): Promise<T> {
     const issued = issuedOn(client);
     try {
-      return (await client.evalsha(this.sha, keys.length, ...keys, ...args)) as T;
+      return (await call('evalsha', this.sha, keys.length, ...keys, ...args)) as T;
     } catch (err) {
       if (!String((err as Error)?.message).startsWith('NOSCRIPT')) {
         throw explain(err, client, this.access, issued);
       }
       return explained(
         client,
-        client.eval(this.source, keys.length, ...keys, ...args) as Promise<T>,
+        call('eval', this.source, keys.length, ...keys, ...args) as Promise<T>,
         this.access,
       );
     }

@@ -9,5 +9,5 @@ import { stateKeys } from './schema.js';
 
 /** The values of one state scope, read and written by key. */
 export function scopeState(on: RedisNamespace, scope: string): IndexedHash {
-  return new IndexedHash(on.client, stateKeys(on.namespace, scope));
+  return new IndexedHash(on.client, stateKeys(on.namespace, scope), 'bytes');
 }

@@ -474,19 +474,21 @@ return 1
 `,
 );
 
-// ARGV: key expectFlag ('0': must be absent) expected value [member]. Returns 1 when written.
+// ARGV: key expectFlag ('0': must be absent) expected expectedText value [member]. The value
+// expected may be held as its bytes or, written at layout version 1, as its text. Returns 1
+// when written.
 export const indexedCompareAndSet = new Script(
   'write',
   `
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[2] == '0' then
   if current then return 0 end
-elseif current ~= ARGV[3] then
+elseif current ~= ARGV[3] and current ~= ARGV[4] then
   return 0
 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[5])
 if not current then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
-if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[5]) end
+if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[6]) end
 return 1
 `,
 );
@@ -512,17 +514,20 @@ return out
 `,
 );
 
-// KEYS: session data transcript. ARGV: seq fromData fromTranscript toData toTranscript.
-// Replaces a checkpoint's data and transcript items (and the session hash's copy of its data)
-// only while they are still the texts compared ('[]' for no items). Returns 1 when rewritten.
+// KEYS: session data transcript. ARGV: seq fromData fromDataText fromTranscript
+// fromTranscriptText toData toTranscript. Replaces a checkpoint's data and transcript items (and
+// the session hash's copy of its data) only while they are still the values compared ('[]' for
+// no items), each held as bytes or, written at layout version 1, as its text. Returns 1 when
+// rewritten.
 export const rewrite = new Script(
   'write',
   `
-if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
-if (redis.call('HGET', KEYS[3], ARGV[1]) or '[]') ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
-if ARGV[5] ~= '[]' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[5]) end
-if redis.call('HGET', KEYS[1], 'hseq') == ARGV[1] then redis.call('HSET', KEYS[1], 'hdata', ARGV[4]) end
+local function holds(value, bytes, text) return value == bytes or value == text end
+if not holds(redis.call('HGET', KEYS[2], ARGV[1]), ARGV[2], ARGV[3]) then return 0 end
+if not holds(redis.call('HGET', KEYS[3], ARGV[1]) or '[]', ARGV[4], ARGV[5]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[6])
+if ARGV[7] ~= '[]' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[7]) end
+if redis.call('HGET', KEYS[1], 'hseq') == ARGV[1] then redis.call('HSET', KEYS[1], 'hdata', ARGV[6]) end
 return 1
 `,
 );
@@ -560,5 +565,19 @@ if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5
 redis.call('ZADD', KEYS[9], 0, ARGV[7] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[10], 0, ARGV[2])
 return 'imported'
+`,
+);
+
+// KEYS: the namespace's marker (see schema.ts). ARGV: the layout version this package writes,
+// then the one before it. Marks a namespace without a marker, or of the version before, as of
+// this version; returns the version it is marked with after, which is another only when it is
+// one this package does not know.
+export const markLayout = new Script(
+  'write',
+  `
+local current = redis.call('GET', KEYS[1])
+if current and current ~= ARGV[1] and current ~= ARGV[2] then return current end
+if current ~= ARGV[1] then redis.call('SET', KEYS[1], ARGV[1]) end
+return ARGV[1]
 `,
 );

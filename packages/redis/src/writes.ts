@@ -4,22 +4,31 @@
  * nodes: it reads the source in one script, then publishes the whole copy in one script on the
  * new id's slot (see the README).
  */
-import type {
-  AppendInput,
-  AppendResult,
-  DeleteIdleResult,
-  ForkInput,
-  ForkResult,
-  ImportInput,
-  PinResult,
-  PruneRule,
-  RewriteInput,
-  RollbackInput,
-  RollbackResult,
+import {
+  type AppendInput,
+  type AppendResult,
+  type DeleteIdleResult,
+  type ForkInput,
+  type ForkResult,
+  type ImportInput,
+  type PinResult,
+  type PruneRule,
+  type RewriteInput,
+  type RollbackInput,
+  type RollbackResult,
+  storedBytesOrText,
 } from '@ckpt/core/adapter';
 import type { RedisNamespace } from './runner.js';
-import { sessionKeys, wholeSession } from './schema.js';
-import { checkpoint, padTime, pinArg, type Reply, seqArg } from './script-values.js';
+import { type SessionKeys, sessionKeys, wholeSession } from './schema.js';
+import {
+  type BytesReply,
+  checkpoint,
+  padTime,
+  pinArg,
+  type Reply,
+  seqArg,
+  textOf,
+} from './script-values.js';
 import * as lua from './statements.js';
 
 const numberOrNull = (value: string | null | undefined) =>
@@ -30,12 +39,19 @@ function notFound(status: string | null | undefined) {
   return { status: 'not_found', missing: status === 'no_session' ? 'session' : 'seq' } as const;
 }
 
-export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {
-  const k = sessionKeys(on.namespace, input.sessionId);
-  const [status, seq, third, data, pin] = await lua.append.run<Reply>(on.client, wholeSession(k), [
-    input.data,
+/**
+ * The append script's arguments for `input` on the session of keys `k`, its data and
+ * transcript items as `stored` hands them to ioredis.
+ */
+export function appendArgs(
+  k: SessionKeys,
+  input: AppendInput,
+  stored: (value: string) => Buffer | string = storedBytesOrText,
+): (Buffer | string)[] {
+  return [
+    stored(input.data),
     input.metadata,
-    input.transcript,
+    stored(input.transcript),
     input.expectedHead === undefined ? '0' : '1',
     seqArg(input.expectedHead),
     input.idempotencyKey === undefined ? '0' : '1',
@@ -43,7 +59,17 @@ export async function append(on: RedisNamespace, input: AppendInput): Promise<Ap
     padTime(input.now),
     k.hexId,
     input.needs.join(','),
-  ]);
+  ];
+}
+
+export async function append(on: RedisNamespace, input: AppendInput): Promise<AppendResult> {
+  const k = sessionKeys(on.namespace, input.sessionId);
+  const reply = await lua.append.runForBytes<BytesReply>(
+    on.client,
+    wholeSession(k),
+    appendArgs(k, input),
+  );
+  const [status, seq, third] = reply.slice(0, 3).map(textOf);
   switch (status) {
     case 'written':
       return { status, seq: Number(seq), parent: numberOrNull(third) };
@@ -51,7 +77,10 @@ export async function append(on: RedisNamespace, input: AppendInput): Promise<Ap
       return {
         status,
         seq: Number(seq),
-        checkpoint: third ? checkpoint(seq!, third, data!, pin!) : null,
+        // seq, info, data and pin, each as the bytes it is held as
+        checkpoint: third
+          ? checkpoint(...(reply.slice(1, 5) as [Buffer, Buffer, Buffer, Buffer]))
+          : null,
       };
     default:
       // conflict: the head in the second place
@@ -84,19 +113,20 @@ export async function rollback(on: RedisNamespace, input: RollbackInput): Promis
 
 export async function fork(on: RedisNamespace, input: ForkInput): Promise<ForkResult> {
   const from = sessionKeys(on.namespace, input.sessionId);
-  const [status, at, ...chain] = await lua.forkRead.run<Reply>(
+  // Read for bytes: the checkpoints' data and transcript items reach the copy as they are stored.
+  const [status, at, ...chain] = await lua.forkRead.runForBytes<BytesReply>(
     on.client,
     [from.session, from.info, from.data, from.transcript, from.needs],
     [seqArg(input.atSeq)],
   );
-  if (status !== 'found') return notFound(status);
+  if (textOf(status) !== 'found') return notFound(textOf(status));
   const to = sessionKeys(on.namespace, input.newId);
   const published = await lua.forkWrite.run<string>(
     on.client,
     [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog, to.needs, to.ids, to.pins],
     [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
   );
-  return published === 'done' ? { status: 'done', seq: Number(at) } : { status: 'exists' };
+  return published === 'done' ? { status: 'done', seq: Number(textOf(at)) } : { status: 'exists' };
 }
 
 export async function prune(
@@ -159,10 +189,19 @@ export async function deleteIdle(
 export async function rewriteCheckpoint(on: RedisNamespace, input: RewriteInput): Promise<boolean> {
   const k = sessionKeys(on.namespace, input.sessionId);
   const { from, to } = input;
+  // What was read may be stored in either form: as bytes, or as the text of layout version 1.
   const rewritten = await lua.rewrite.count(
     on.client,
     [k.session, k.data, k.transcript],
-    [String(input.seq), from.data, from.transcript, to.data, to.transcript],
+    [
+      String(input.seq),
+      storedBytesOrText(from.data),
+      from.data,
+      storedBytesOrText(from.transcript),
+      from.transcript,
+      storedBytesOrText(to.data),
+      storedBytesOrText(to.transcript),
+    ],
   );
   return rewritten === 1;
 }
@@ -175,8 +214,8 @@ export async function importSession(
   const checkpoints = input.checkpoints.flatMap((cp) => [
     String(cp.seq),
     `${seqArg(cp.parent)} ${padTime(cp.createdAt)} ${cp.metadata}`,
-    cp.data,
-    cp.transcript,
+    storedBytesOrText(cp.data),
+    storedBytesOrText(cp.transcript),
     cp.needs.join(','),
     cp.pinned ? pinArg(cp.pinNote) : '',
   ]);

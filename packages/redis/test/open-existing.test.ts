@@ -72,7 +72,19 @@ describe.skipIf(!available)('redis({ create: false }) on a single server', () =>
       const again = redis({ url, namespace: ns, create: false });
       await again.ready();
       await again.close();
+      // Marked, as it will hold values this version writes.
+      expect(await admin().get(`${ns}:schema_version`)).toBe('2');
     }
+  });
+
+  it('opens a namespace of layout version 1 and marks it as version 2, a layout version 1 does not know', async () => {
+    const ns = namespaceToDrop();
+    await new CheckpointStore(redis({ url, namespace: ns })).checkpoint('s', 1);
+    await admin().set(`${ns}:schema_version`, '1');
+    const again = redis({ url, namespace: ns, create: false });
+    expect((await new CheckpointStore(again).load('s'))?.data).toBe(1);
+    await again.close();
+    expect(await admin().get(`${ns}:schema_version`)).toBe('2');
   });
 
   it('refuses a namespace marked with a layout it does not know with SCHEMA', async () => {

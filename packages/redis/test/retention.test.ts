@@ -4,43 +4,13 @@
  */
 
 import type { AppendInput, ExportedStoredCheckpoint } from '@ckpt/core/adapter';
-import { type RedisBackend, redis } from '@ckpt/redis';
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CLIENT_OPTIONS } from '../src/connection.js';
+import type { RedisBackend } from '@ckpt/redis';
+import { describe, expect, it } from 'vitest';
 import { sessionKeys } from '../src/schema.js';
-import {
-  admin,
-  available,
-  clusterAvailable,
-  clusterClient,
-  dropNamespace,
-  freshNamespace,
-  keysOf,
-  url,
-} from './support.js';
+import { backendsOn, keysOf, servers } from './support.js';
 
-const where = [
-  { name: 'a single server', cluster: false, up: available },
-  { name: 'a cluster', cluster: true, up: clusterAvailable },
-];
-
-describe.each(where)('redis retention on $name', ({ cluster, up }) => {
-  const opened: RedisBackend[] = [];
-  afterAll(async () => {
-    for (const backend of opened) {
-      await backend.close();
-      await backend.client.quit();
-      await dropNamespace(admin(cluster), backend.namespace);
-    }
-  });
-
-  function fresh(namespace = freshNamespace()): RedisBackend {
-    const client = cluster ? clusterClient() : new Redis(url, CLIENT_OPTIONS);
-    const backend = redis({ client, namespace });
-    opened.push(backend);
-    return backend;
-  }
+describe.each(servers)('redis retention on $name', ({ cluster, up }) => {
+  const fresh = backendsOn(cluster);
 
   /** Append a checkpoint with data `data` at time `now`; its seq. */
   async function write(

@@ -117,6 +117,34 @@ export function admin(cluster = false): RedisClient {
   return client;
 }
 
+/** The single server and the cluster, for the tests that run on both (`describe.each`). */
+export const servers = [
+  { name: 'a single server', cluster: false, up: available },
+  { name: 'a cluster', cluster: true, up: clusterAvailable },
+];
+
+/**
+ * Open backends on the cluster (`cluster`) or the single server, each on a client of its own,
+ * in a fresh namespace unless one is given; the describe block that calls this closes them and
+ * removes their keys after its tests.
+ */
+export function backendsOn(cluster: boolean): (namespace?: string) => RedisBackend {
+  const opened: RedisBackend[] = [];
+  afterAll(async () => {
+    for (const backend of opened) {
+      await backend.close();
+      await backend.client.quit();
+      await dropNamespace(admin(cluster), backend.namespace);
+    }
+  });
+  return (namespace = freshNamespace()) => {
+    const client = cluster ? clusterClient() : new Redis(url, CLIENT_OPTIONS);
+    const backend = redis({ client, namespace });
+    opened.push(backend);
+    return backend;
+  };
+}
+
 /** A backend on the single server in a fresh namespace. */
 export function freshBackend(options: Partial<RedisOptions> = {}) {
   return redis({ url, namespace: freshNamespace(), ...options } as RedisOptions);

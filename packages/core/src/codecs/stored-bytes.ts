@@ -39,6 +39,15 @@ export function storedBytesOf(stored: string): Buffer {
 }
 
 /**
+ * What to hand a driver that sends a string as its UTF-8 bytes (ioredis does): `stored` itself
+ * where those are the bytes `storedBytesOf` makes (a value not in the encoded form), so that a
+ * plain value is neither copied nor sent apart from the rest of its command; else those bytes.
+ */
+export function storedBytesOrText(stored: string): Buffer | string {
+  return stored.startsWith(MARKER) ? storedBytesOf(stored) : stored;
+}
+
+/**
  * The value core was handed, from what a backend holds: bytes `storedBytesOf` made, or text (a
  * row written as text before the column held bytes), which is read as it is.
  */
