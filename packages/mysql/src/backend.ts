@@ -54,6 +54,8 @@ export class MysqlBackend extends SqlBackend<MysqlStatement> {
       name: 'mysql',
       runner: { run: counted.run },
       statements,
+      // Data, transcript items and state values are bytes since schema version 8.
+      valueColumns: 'bytes',
       writes,
       opening,
       // The namespace's procedures and tables (see destroy.ts).
