@@ -46,6 +46,7 @@ export class MysqlBackend extends SqlBackend<MysqlStatement> {
       pool,
       counted,
       runOn,
+      prepared: connection.preparedStatements,
       statements,
       packetBytes: opening.migrated,
       groupCommit: connection.groupCommit ? connection.poolSize : undefined,

@@ -124,9 +124,24 @@ const PACKET_SLACK = 64 * 1024;
 const ESCAPED = /[\0\b\t\n\r\x1a"'\\]/g;
 
 /**
+ * The bytes `values` take in a statement: as they are (prepared), or `escaped` into the SQL as
+ * literals (the text protocol), text escaped and bytes as hex (`X'…'`, two characters a byte).
+ */
+export function valueBytes(values: readonly unknown[], escaped: boolean): number {
+  let bytes = 0;
+  for (const value of values) {
+    if (Buffer.isBuffer(value)) bytes += (escaped ? 2 : 1) * value.length;
+    if (typeof value !== 'string') continue;
+    bytes += Buffer.byteLength(value);
+    if (escaped) bytes += value.match(ESCAPED)?.length ?? 0;
+  }
+  return bytes;
+}
+
+/**
  * Refuse, before anything is sent, a statement larger than the server's max_allowed_packet,
  * which would make the server drop the connection mid-write. `escaped`: values go into the
- * SQL as escaped literals (the text protocol), bytes as hex (`X'…'`, two characters a byte).
+ * SQL as literals (see valueBytes).
  */
 function checkPacket(sql: string, values: unknown[], packetBytes: number, escaped: boolean): void {
   let units = sql.length;
@@ -138,12 +153,7 @@ function checkPacket(sql: string, values: unknown[], packetBytes: number, escape
   // UTF-8 takes at most 3 bytes per UTF-16 unit, and escaping at most doubles those: most
   // statements need no exact count.
   if (bytes + units * (escaped ? 6 : 3) + PACKET_SLACK <= packetBytes) return;
-  bytes += Buffer.byteLength(sql);
-  for (const value of values) {
-    if (typeof value !== 'string') continue;
-    bytes += Buffer.byteLength(value);
-    if (escaped) bytes += value.match(ESCAPED)?.length ?? 0;
-  }
+  bytes = Buffer.byteLength(sql) + valueBytes(values, escaped);
   if (bytes + PACKET_SLACK > packetBytes) {
     throw new CkptError(
       'PAYLOAD_TOO_LARGE',

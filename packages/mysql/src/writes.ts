@@ -27,7 +27,7 @@ import {
   statementRewrite,
 } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import type { MysqlRunStatement, MysqlStatement } from './runner.js';
+import { type MysqlRunStatement, type MysqlStatement, valueBytes } from './runner.js';
 import type { backendStatements } from './statements.js';
 
 /** What the writes run on. */
@@ -37,6 +37,8 @@ export interface MysqlWriting {
   counted: { run: RunStatement<MysqlStatement>; inFlight(): number };
   /** Statements on the pool or on a connection leased from it. */
   runOn: MysqlRunStatement;
+  /** Whether statements go prepared (values as they are) or as text (values escaped into it). */
+  prepared: boolean;
   statements: ReturnType<typeof backendStatements>;
   /** The largest packet the server takes, once the migration has found it. */
   packetBytes: Promise<number>;
@@ -102,7 +104,7 @@ function groupCommit(
       .sort((a, b) => byIdBytes(a.input, b.input));
     const batch = statements.appendBatch;
     const args = batch.args(ordered.map(({ input }) => appendValues(input)));
-    const bytes = Buffer.byteLength(args[0] as string) + (args[1] as Buffer).length;
+    const bytes = valueBytes(args, !on.prepared);
     if (inputs.length === 1 || bytes + PACKET_SLACK > (await on.packetBytes)) {
       const outcomes: BatchOutcome<AppendResult>[] = [];
       for (const input of inputs) outcomes.push(await aloneOn(input));
