@@ -2,10 +2,11 @@
  * The MySQL / MariaDB schema: tables named `<namespace>_…`, InnoDB, utf8mb4. Ids and keys are
  * VARBINARY, so they compare byte for byte (case, trailing spaces and accents all matter) and
  * sort by UTF-8 bytes. Values (checkpoint data, transcript items, state values) are LONGBLOB
- * from version 8: bytes, as storedBytesOf makes them, compared byte for byte. Everything here runs on MySQL 8.0 and MariaDB 10.11 alike. The
- * migration steps change tables and are frozen once released: a step is never edited, a
- * change is a new step. The procedures the backend calls are defined once, as they are now,
- * in stored-code.ts, and created anew after the steps of any upgrade.
+ * from version 8: bytes, as storedBytesOf makes them, compared byte for byte. Everything here
+ * runs on MySQL 8.0 and MariaDB 10.11 alike. The migration steps change tables and are frozen
+ * once released: a step is never edited, a change is a new step. The procedures the backend
+ * calls are defined once, as they are now, in stored-code.ts, and created anew after the steps
+ * of any upgrade.
  */
 import { sqlTables } from '@ckpt/core/sql';
 
