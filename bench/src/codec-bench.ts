@@ -2,8 +2,8 @@
  * The codecs' rows (`CKPT_BENCH_ONLY=codecs`): per backend, a checkpoint (10 KiB, two
  * transcript items) and a load of the head with gzip, with AES-256-GCM, with both, against no
  * codecs, interleaved on one backend each; then the bytes LangGraph's 1,000 steps leave on
- * SQLite and PostgreSQL with ckpt's compression on, against ckpt without it and the official
- * saver.
+ * SQLite, PostgreSQL and MySQL with ckpt's compression on, against ckpt without it and the
+ * official saver (MySQL has none).
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,8 +23,15 @@ import { sqlite } from '@ckpt/sqlite';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import Database from 'better-sqlite3';
+import mysql2 from 'mysql2/promise';
 import pg from 'pg';
-import { postgresSchemaBytes, type Servers, storageOf } from './langgraph-bench.js';
+import {
+  dropMysqlNamespace,
+  mysqlNamespaceBytes,
+  postgresSchemaBytes,
+  type Servers,
+  storageOf,
+} from './langgraph-bench.js';
 import { fillThread } from './langgraph-graph.js';
 import { interleaved, type Plan } from './measure.js';
 import { agentState } from './payloads.js';
@@ -149,6 +156,24 @@ async function storageRows(
       });
     } finally {
       for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pool.end();
+    }
+  }
+  if (backends.includes('mysql')) {
+    const pool = mysql2.createPool({ uri: servers.mysql, charset: 'utf8mb4', connectionLimit: 2 });
+    const namespaces = ['gzip', 'plain'].map((n) => `bench_${stamp}_codec_${n}`);
+    try {
+      const ours = async (ns: string, options: StoreOptions) => {
+        const store = new CheckpointStore(mysql({ pool, namespace: ns }), options);
+        await fillThread(new CkptSaver(store), steps);
+        return mysqlNamespaceBytes(pool, ns);
+      };
+      add('mysql', {
+        [CKPT_GZIP]: await ours(namespaces[0]!, gzip),
+        [CKPT]: await ours(namespaces[1]!, {}),
+      });
+    } finally {
+      for (const ns of namespaces) await dropMysqlNamespace(pool, ns);
       await pool.end();
     }
   }

@@ -182,16 +182,43 @@ async function onPostgres(url: string, plan: Plan, steps: number) {
   }
 }
 
+/** The tables of MySQL namespace `ns`. */
+async function mysqlTables(pool: mysql2.Pool, ns: string): Promise<string[]> {
+  const [rows] = await pool.query(
+    'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?',
+    [`${ns}\\_%`],
+  );
+  return (rows as { name: string }[]).map((r) => r.name);
+}
+
+/** Everything in MySQL namespace `ns`'s tables, data and indexes, with fresh statistics. */
+export async function mysqlNamespaceBytes(pool: mysql2.Pool, ns: string): Promise<number> {
+  for (const table of await mysqlTables(pool, ns)) await pool.query(`ANALYZE TABLE \`${table}\``);
+  const [sized] = await pool.query(
+    `SELECT coalesce(sum(data_length + index_length), 0) AS bytes FROM information_schema.tables
+      WHERE table_schema = DATABASE() AND table_name LIKE ?`,
+    [`${ns}\\_%`],
+  );
+  return Number((sized as { bytes: number }[])[0]!.bytes);
+}
+
+/** Drop MySQL namespace `ns`: its tables and procedures. */
+export async function dropMysqlNamespace(pool: mysql2.Pool, ns: string): Promise<void> {
+  for (const table of await mysqlTables(pool, ns)) {
+    await pool.query(`DROP TABLE IF EXISTS \`${table}\``);
+  }
+  const [procs] = await pool.query(
+    'SELECT routine_name AS name FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name LIKE ?',
+    [`${ns}\\_%`],
+  );
+  for (const { name } of procs as { name: string }[]) {
+    await pool.query(`DROP PROCEDURE IF EXISTS \`${name}\``);
+  }
+}
+
 async function onMysql(url: string, plan: Plan, steps: number) {
   const pool = mysql2.createPool({ uri: url, charset: 'utf8mb4', connectionLimit: 1 });
   const namespaces = [`bench_${stamp}_lg_tp`, `bench_${stamp}_lg_st`];
-  const tablesOf = async (ns: string) => {
-    const [rows] = await pool.query(
-      'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?',
-      [`${ns}\\_%`],
-    );
-    return (rows as { name: string }[]).map((r) => r.name);
-  };
   try {
     const rows = await graphLoop(
       'mysql',
@@ -203,25 +230,9 @@ async function onMysql(url: string, plan: Plan, steps: number) {
       new CkptSaver(new CheckpointStore(mysql({ pool, namespace: namespaces[1]! }))),
       steps,
     );
-    const tables = await tablesOf(namespaces[1]!);
-    for (const table of tables) await pool.query(`ANALYZE TABLE \`${table}\``);
-    const [sized] = await pool.query(
-      `SELECT coalesce(sum(data_length + index_length), 0) AS bytes FROM information_schema.tables
-        WHERE table_schema = DATABASE() AND table_name LIKE ?`,
-      [`${namespaces[1]}\\_%`],
-    );
-    return { rows, bytes: { [CKPT]: Number((sized as { bytes: number }[])[0]!.bytes) } };
+    return { rows, bytes: { [CKPT]: await mysqlNamespaceBytes(pool, namespaces[1]!) } };
   } finally {
-    for (const ns of namespaces) {
-      for (const table of await tablesOf(ns)) await pool.query(`DROP TABLE IF EXISTS \`${table}\``);
-      const [procs] = await pool.query(
-        'SELECT routine_name AS name FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name LIKE ?',
-        [`${ns}\\_%`],
-      );
-      for (const { name } of procs as { name: string }[]) {
-        await pool.query(`DROP PROCEDURE IF EXISTS \`${name}\``);
-      }
-    }
+    for (const ns of namespaces) await dropMysqlNamespace(pool, ns);
     await pool.end();
   }
 }

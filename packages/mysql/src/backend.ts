@@ -46,6 +46,7 @@ export class MysqlBackend extends SqlBackend<MysqlStatement> {
       pool,
       counted,
       runOn,
+      prepared: connection.preparedStatements,
       statements,
       packetBytes: opening.migrated,
       groupCommit: connection.groupCommit ? connection.poolSize : undefined,
@@ -54,6 +55,8 @@ export class MysqlBackend extends SqlBackend<MysqlStatement> {
       name: 'mysql',
       runner: { run: counted.run },
       statements,
+      // Data, transcript items and state values are bytes since schema version 8.
+      valueColumns: 'bytes',
       writes,
       opening,
       // The namespace's procedures and tables (see destroy.ts).

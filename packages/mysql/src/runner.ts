@@ -95,12 +95,22 @@ export type MysqlRunStatement = <Row = Record<string, unknown>>(
   on?: Queryable,
 ) => Promise<SqlResult<Row>>;
 
-/** Ids and state keys come back from VARBINARY columns as bytes; the backend contract wants text. */
+/**
+ * The columns that read values (checkpoint data, transcript items, a state value): bytes, which
+ * the SQL family reads back as the text core wrote (textFromStoredBytes), not as UTF-8.
+ */
+const VALUE_COLUMNS = new Set(['data', 'transcript', 'value']);
+
+/**
+ * Ids and state keys come back from VARBINARY columns as bytes; the backend contract wants text.
+ * Values stay bytes (see VALUE_COLUMNS).
+ */
 function idsAsText(rows: Record<string, unknown>[]): Record<string, unknown>[] {
   for (const row of rows) {
     for (const column in row) {
       const value = row[column];
-      if (Buffer.isBuffer(value)) row[column] = value.toString('utf8');
+      if (Buffer.isBuffer(value) && !VALUE_COLUMNS.has(column))
+        row[column] = value.toString('utf8');
     }
   }
   return rows;
@@ -114,22 +124,36 @@ const PACKET_SLACK = 64 * 1024;
 const ESCAPED = /[\0\b\t\n\r\x1a"'\\]/g;
 
 /**
- * Refuse, before anything is sent, a statement larger than the server's max_allowed_packet,
- * which would make the server drop the connection mid-write. `escaped`: values go into the
- * SQL as escaped literals (the text protocol).
+ * The bytes `values` take in a statement: as they are (prepared), or `escaped` into the SQL as
+ * literals (the text protocol), text escaped and bytes as hex (`X'…'`, two characters a byte).
  */
-function checkPacket(sql: string, values: unknown[], packetBytes: number, escaped: boolean): void {
-  let units = sql.length;
-  for (const value of values) if (typeof value === 'string') units += value.length;
-  // UTF-8 takes at most 3 bytes per UTF-16 unit, and escaping at most doubles those: most
-  // statements need no exact count.
-  if (units * (escaped ? 6 : 3) + PACKET_SLACK <= packetBytes) return;
-  let bytes = Buffer.byteLength(sql);
+export function valueBytes(values: readonly unknown[], escaped: boolean): number {
+  let bytes = 0;
   for (const value of values) {
+    if (Buffer.isBuffer(value)) bytes += (escaped ? 2 : 1) * value.length;
     if (typeof value !== 'string') continue;
     bytes += Buffer.byteLength(value);
     if (escaped) bytes += value.match(ESCAPED)?.length ?? 0;
   }
+  return bytes;
+}
+
+/**
+ * Refuse, before anything is sent, a statement larger than the server's max_allowed_packet,
+ * which would make the server drop the connection mid-write. `escaped`: values go into the
+ * SQL as literals (see valueBytes).
+ */
+function checkPacket(sql: string, values: unknown[], packetBytes: number, escaped: boolean): void {
+  let units = sql.length;
+  let bytes = 0;
+  for (const value of values) {
+    if (typeof value === 'string') units += value.length;
+    else if (Buffer.isBuffer(value)) bytes += (escaped ? 2 : 1) * value.length;
+  }
+  // UTF-8 takes at most 3 bytes per UTF-16 unit, and escaping at most doubles those: most
+  // statements need no exact count.
+  if (bytes + units * (escaped ? 6 : 3) + PACKET_SLACK <= packetBytes) return;
+  bytes = Buffer.byteLength(sql) + valueBytes(values, escaped);
   if (bytes + PACKET_SLACK > packetBytes) {
     throw new CkptError(
       'PAYLOAD_TOO_LARGE',

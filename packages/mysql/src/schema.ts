@@ -1,15 +1,17 @@
 /**
  * The MySQL / MariaDB schema: tables named `<namespace>_…`, InnoDB, utf8mb4. Ids and keys are
  * VARBINARY, so they compare byte for byte (case, trailing spaces and accents all matter) and
- * sort by UTF-8 bytes. Everything here runs on MySQL 8.0 and MariaDB 10.11 alike. The
- * migration steps change tables and are frozen once released: a step is never edited, a
- * change is a new step. The procedures the backend calls are defined once, as they are now,
- * in stored-code.ts, and created anew after the steps of any upgrade.
+ * sort by UTF-8 bytes. Values (checkpoint data, transcript items, state values) are LONGBLOB
+ * from version 8: bytes, as storedBytesOf makes them, compared byte for byte. Everything here
+ * runs on MySQL 8.0 and MariaDB 10.11 alike. The migration steps change tables and are frozen
+ * once released: a step is never edited, a change is a new step. The procedures the backend
+ * calls are defined once, as they are now, in stored-code.ts, and created anew after the steps
+ * of any upgrade.
  */
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -18,6 +20,8 @@ export function tables(ns: string) {
 
 export const ID = 'VARBINARY(1020)'; // 255 code points of up to 4 bytes
 export const TEXT = 'LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
+/** A value column (checkpoint data, transcript items, a state value): bytes, compared byte for byte. */
+export const BYTES = 'LONGBLOB';
 const TABLE = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4';
 
 /** Migrations, each a list of statements; entry i brings the tables from version i to i + 1. */
@@ -110,5 +114,39 @@ export function migrations(ns: string): string[][] {
       ) ${TABLE}`,
       `ALTER TABLE ${t.sessions} ADD COLUMN pinned BIGINT NOT NULL DEFAULT 0`,
     ],
+    // Values as bytes: an encoded value is stored as its bytes, not as base64 text. Text
+    // becomes its UTF-8 bytes; then each encoded value is rewritten in the form storedBytesOf
+    // gives it (see encodedAsBytes), so that every row holds what this version writes and a
+    // compare-and-set or a rewrite that compares the value read finds it.
+    [
+      `ALTER TABLE ${t.bodies} MODIFY data ${BYTES} NOT NULL`,
+      `ALTER TABLE ${t.transcripts} MODIFY items ${BYTES} NOT NULL`,
+      `ALTER TABLE ${t.state} MODIFY value ${BYTES} NOT NULL`,
+      encodedAsBytes(t.bodies, 'data'),
+      encodedAsBytes(t.transcripts, 'items'),
+      encodedAsBytes(t.state, 'value'),
+    ],
   ];
+}
+
+/**
+ * The UPDATE that turns each encoded value of `column` (`ckpt1;<steps>;<owner>;<base64>`, held
+ * as the bytes of that text) into `ckpt1b;<steps>;<owner>;<the bytes>`, exactly where
+ * storedBytesOf would: a header of two fields of printable ASCII but `;` (read as latin1, one
+ * character a byte, which both servers' REGEXP take), then a payload without `;` that is
+ * canonical base64 (decoded and encoded again, it is the same text; TO_BASE64 breaks lines).
+ * Any other value stays the bytes of its text, as storedBytesOf leaves it. MariaDB warns of a
+ * payload that is not base64, which a strict sql_mode makes an error: the statement runs
+ * without one there (MySQL's FROM_BASE64 gives NULL without a warning). Frozen with step 8.
+ */
+function encodedAsBytes(table: string, column: string): string {
+  const header = `SUBSTRING_INDEX(${column}, ';', 3)`;
+  const payload = `SUBSTRING(${column}, LENGTH(${header}) + 2)`;
+  return `/*M! SET STATEMENT sql_mode = '' FOR */ UPDATE ${table}
+     SET ${column} = CONCAT('ckpt1b;', SUBSTRING(${header}, 7), ';', FROM_BASE64(${payload}))
+   WHERE ${column} LIKE 'ckpt1;%'
+     AND LENGTH(${header}) < LENGTH(${column})
+     AND CONVERT(${header} USING latin1) COLLATE latin1_bin REGEXP '^ckpt1;[ -:<-~]*;[ -:<-~]*$'
+     AND LOCATE(';', ${payload}) = 0
+     AND REPLACE(TO_BASE64(FROM_BASE64(${payload})), CHAR(10), '') = ${payload}`;
 }

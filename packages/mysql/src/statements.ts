@@ -4,6 +4,7 @@
  * object, or the function that lists the values. Each is sent with `?` placeholders (see
  * runner.ts).
  */
+import { storedBytesOf } from '@ckpt/core/adapter';
 import {
   type AppendValues,
   type KeyValueStatements,
@@ -107,13 +108,34 @@ function reads(ns: string): SqlReads<MysqlStatement> {
   return prepareEach(texts, statement);
 }
 
+/**
+ * `statement`, with the values `names` sent as the bytes their columns hold (storedBytesOf):
+ * data and transcript items. mysql2 sends bytes as binary, prepared or escaped as hex.
+ */
+function sendingBytes<In extends object>(
+  statement: SqlStatement<string, In>,
+  names: readonly (keyof In & string)[],
+): SqlStatement<string, In> {
+  return {
+    sql: statement.sql,
+    args: (input) => {
+      const values: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+      for (const name of names) values[name] = storedBytesOf(input[name] as string);
+      return statement.args(values as In);
+    },
+  };
+}
+
 /** The mutations, each one CALL of a procedure the migration created (see stored-code.ts). */
 function procedures(ns: string): SqlProcedures<MysqlStatement> {
   return prepareEach(
     {
-      append: named<AppendValues>(`
+      append: sendingBytes(
+        named<AppendValues>(`
         CALL ${ns}_append(:sessionId, :data, :metadata, :transcript, :checkHead, :expectedHead,
                           :idempotencyKey, :now, :needs)`),
+        ['data', 'transcript'],
+      ),
       rollback: named(`CALL ${ns}_rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`),
       fork: named(`CALL ${ns}_fork(:sessionId, :atSeq, :newId, :now)`),
       prune: named(`CALL ${ns}_prune(:sessionId, :keepLast, :createdBefore, :dryRun)`),
@@ -129,7 +151,8 @@ function procedures(ns: string): SqlProcedures<MysqlStatement> {
 
 /**
  * One call of a batch as `append_batch` reads it: a JSON array of these values, in this order
- * (its JSON_TABLE's paths `$[0]` to `$[8]`, see stored-code.ts), flags as 1 or 0.
+ * (its JSON_TABLE's paths `$[0]` to `$[8]`, see stored-code.ts), flags as 1 or 0, and data and
+ * transcript items as the lengths of their bytes, which follow one another in the second value.
  */
 const BATCH_CALL: readonly (keyof AppendValues)[] = [
   'sessionId',
@@ -143,17 +166,31 @@ const BATCH_CALL: readonly (keyof AppendValues)[] = [
   'needs',
 ];
 
-/** The checkpoints that waited for a connection, as one CALL of `append_batch`: one JSON text. */
+/**
+ * The checkpoints that waited for a connection, as one CALL of `append_batch`: one JSON text,
+ * and the bytes of every call's data and transcript items, in order.
+ */
 function appendBatch(ns: string): SqlStatement<MysqlStatement, AppendValues[]> {
   return {
-    sql: statement(`CALL ${ns}_append_batch($1)`),
-    args: (calls) => [
-      JSON.stringify(
+    sql: statement(`CALL ${ns}_append_batch($1, $2)`),
+    args: (calls) => {
+      const values: Buffer[] = [];
+      const lengthOf = (text: string) => {
+        const bytes = storedBytesOf(text);
+        values.push(bytes);
+        return bytes.length;
+      };
+      const json = JSON.stringify(
         calls.map((call) =>
-          BATCH_CALL.map((name) => (typeof call[name] === 'boolean' ? +call[name] : call[name])),
+          BATCH_CALL.map((name) => {
+            const value = call[name];
+            if (name === 'data' || name === 'transcript') return lengthOf(value as string);
+            return typeof value === 'boolean' ? +value : value;
+          }),
         ),
-      ),
-    ],
+      );
+      return [json, Buffer.concat(values)];
+    },
   };
 }
 
@@ -205,18 +242,22 @@ function importStatements(ns: string) {
 }
 
 /**
- * A checkpoint's data and transcript items replaced while they still hold the texts compared: one
+ * A checkpoint's data and transcript items replaced while they still hold the values compared: one
  * UPDATE of both rows (a checkpoint without items has no transcript row, and keeps none), so both
- * change or neither. Changes a row when rewritten.
+ * change or neither. Changes a row when rewritten. Compared and written as the bytes the columns
+ * hold, byte for byte (every row holds the form storedBytesOf gives since step 8).
  */
 function rewrite(ns: string): SqlStatement<MysqlStatement, RewriteValues> {
   const t = tables(ns);
-  const { sql, args } = named<RewriteValues>(`
+  const { sql, args } = sendingBytes(
+    named<RewriteValues>(`
     UPDATE ${t.bodies} b
       LEFT JOIN ${t.transcripts} x ON x.session_id = b.session_id AND x.seq = b.seq
        SET b.data = :toData, x.items = :toTranscript
      WHERE b.session_id = :sessionId AND b.seq = :seq AND b.data = :fromData
-       AND COALESCE(x.items, '[]') = :fromTranscript`);
+       AND COALESCE(x.items, '[]') = :fromTranscript`),
+    ['fromData', 'fromTranscript', 'toData', 'toTranscript'],
+  );
   return { sql: statement(sql), args };
 }
 

@@ -7,7 +7,7 @@
  * written once, here; a change to one comes with a new schema version, whose upgrade installs
  * it.
  */
-import { ID, TEXT, tables } from './schema.js';
+import { BYTES, ID, TEXT, tables } from './schema.js';
 
 const BEGIN = `
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
@@ -106,8 +106,8 @@ export function procedures(ns: string): string[] {
     // exists, so no locking read ever touches a missing row; it also takes the next seq and
     // moves the head. A call that must not write (its idempotency key was seen, or the head
     // is not the expected one) then rolls back, which leaves the row as it was.
-    append: `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data LONGTEXT, IN p_metadata LONGTEXT,
-         IN p_transcript LONGTEXT, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT,
+    append: `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data ${BYTES}, IN p_metadata LONGTEXT,
+         IN p_transcript ${BYTES}, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT,
          IN p_needs LONGTEXT)
        proc: BEGIN
          DECLARE v_seq BIGINT;
@@ -120,10 +120,15 @@ export function procedures(ns: string): string[] {
     // steps in a savepoint of its own, which a refusal or an error undoes alone. `p_calls`
     // is a JSON array of append's values, one array a call, already in the order of the
     // session ids (so that two batches lock sessions in the same order). One result set a call.
-    append_batch: `CREATE PROCEDURE ${ns}_append_batch(IN p_calls LONGTEXT)
+    // JSON carries text only: each call's data and transcript items are bytes of `p_values`,
+    // one after the other, call after call, and the call's array has their lengths instead.
+    append_batch: `CREATE PROCEDURE ${ns}_append_batch(IN p_calls LONGTEXT, IN p_values ${BYTES})
        proc: BEGIN
          DECLARE p_id ${ID};
-         DECLARE p_data, p_metadata, p_transcript, p_needs LONGTEXT;
+         DECLARE p_data, p_transcript ${BYTES};
+         DECLARE p_metadata, p_needs LONGTEXT;
+         DECLARE v_data_bytes, v_transcript_bytes BIGINT;
+         DECLARE v_at BIGINT DEFAULT 1;
          DECLARE p_check BOOLEAN;
          DECLARE p_expected, p_now BIGINT;
          DECLARE p_key ${ID};
@@ -132,15 +137,18 @@ export function procedures(ns: string): string[] {
          DECLARE v_errno INT;
          DECLARE v_message TEXT;
          DECLARE calls CURSOR FOR SELECT * FROM JSON_TABLE(p_calls, '$[*]' COLUMNS (
-           id ${ID} PATH '$[0]', data ${TEXT} PATH '$[1]', metadata ${TEXT} PATH '$[2]',
-           transcript ${TEXT} PATH '$[3]', do_check BOOLEAN PATH '$[4]', expected BIGINT PATH '$[5]',
+           id ${ID} PATH '$[0]', data_bytes BIGINT PATH '$[1]', metadata ${TEXT} PATH '$[2]',
+           transcript_bytes BIGINT PATH '$[3]', do_check BOOLEAN PATH '$[4]', expected BIGINT PATH '$[5]',
            k ${ID} PATH '$[6]', now BIGINT PATH '$[7]', needs ${TEXT} PATH '$[8]')) AS j;
          ${BEGIN}
          OPEN calls;
          each_call: WHILE v_left > 0 DO
            SET v_left = v_left - 1;
-           FETCH calls INTO p_id, p_data, p_metadata, p_transcript, p_check, p_expected, p_key, p_now,
-                            p_needs;
+           FETCH calls INTO p_id, v_data_bytes, p_metadata, v_transcript_bytes, p_check, p_expected,
+                            p_key, p_now, p_needs;
+           SET p_data = SUBSTRING(p_values, v_at, v_data_bytes);
+           SET p_transcript = SUBSTRING(p_values, v_at + v_data_bytes, v_transcript_bytes);
+           SET v_at = v_at + v_data_bytes + v_transcript_bytes;
            SET v_seen = NULL;
            SAVEPOINT one_call;
            one: BEGIN

@@ -8,6 +8,7 @@ import {
   type AppendResult,
   errorCode,
   type ImportInput,
+  storedBytesOf,
 } from '@ckpt/core/adapter';
 import {
   AGAIN,
@@ -26,7 +27,7 @@ import {
   statementRewrite,
 } from '@ckpt/core/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import type { MysqlRunStatement, MysqlStatement } from './runner.js';
+import { type MysqlRunStatement, type MysqlStatement, valueBytes } from './runner.js';
 import type { backendStatements } from './statements.js';
 
 /** What the writes run on. */
@@ -36,6 +37,8 @@ export interface MysqlWriting {
   counted: { run: RunStatement<MysqlStatement>; inFlight(): number };
   /** Statements on the pool or on a connection leased from it. */
   runOn: MysqlRunStatement;
+  /** Whether statements go prepared (values as they are) or as text (values escaped into it). */
+  prepared: boolean;
   statements: ReturnType<typeof backendStatements>;
   /** The largest packet the server takes, once the migration has found it. */
   packetBytes: Promise<number>;
@@ -101,7 +104,7 @@ function groupCommit(
       .sort((a, b) => byIdBytes(a.input, b.input));
     const batch = statements.appendBatch;
     const args = batch.args(ordered.map(({ input }) => appendValues(input)));
-    const bytes = Buffer.byteLength(args[0] as string);
+    const bytes = valueBytes(args, !on.prepared);
     if (inputs.length === 1 || bytes + PACKET_SLACK > (await on.packetBytes)) {
       const outcomes: BatchOutcome<AppendResult>[] = [];
       for (const input of inputs) outcomes.push(await aloneOn(input));
@@ -165,7 +168,10 @@ async function importSession(on: MysqlWriting, input: ImportInput): Promise<'imp
   const conn = await on.pool.getConnection();
   const insert = async (into: { table: string; columns: string }, rows: unknown[][]) => {
     for (const run of chunks(rows, (row) =>
-      row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0),
+      row.reduce<number>(
+        (n, v) => n + (typeof v === 'string' || Buffer.isBuffer(v) ? v.length : 8),
+        0,
+      ),
     )) {
       const text = sql.insert(into.table, into.columns, run.length);
       // Alone, a row goes prepared (sent as it is); a run goes as text, one statement.
@@ -191,11 +197,13 @@ async function importSession(on: MysqlWriting, input: ImportInput): Promise<'imp
     );
     await insert(
       sql.rows.bodies,
-      cps.map((cp) => [id, cp.seq, cp.data]),
+      cps.map((cp) => [id, cp.seq, storedBytesOf(cp.data)]),
     );
     await insert(
       sql.rows.transcripts,
-      cps.filter((cp) => cp.transcript !== '[]').map((cp) => [id, cp.seq, cp.transcript]),
+      cps
+        .filter((cp) => cp.transcript !== '[]')
+        .map((cp) => [id, cp.seq, storedBytesOf(cp.transcript)]),
     );
     await insert(
       sql.rows.needs,

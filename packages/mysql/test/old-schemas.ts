@@ -9,13 +9,21 @@ import { procedures } from '../src/stored-code.js';
 
 /** Make namespace `ns` as version `version`'s migrations and procedures left it, through `admin`. */
 export async function writeOldSchema(admin: Pool, ns: string, version: number): Promise<void> {
+  await writeOldTables(admin, ns, version);
+  for (const statement of oldProcedures(ns, version)) await admin.query(statement);
+}
+
+/**
+ * Make namespace `ns`'s tables as version `version`'s migrations left them, recorded at that
+ * version, without procedures: for tests that write its rows themselves.
+ */
+export async function writeOldTables(admin: Pool, ns: string, version: number): Promise<void> {
   await admin.query(
     `CREATE TABLE ${ns}_meta (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL)`,
   );
   for (const step of migrations(ns).slice(0, version)) {
     for (const statement of step) await admin.query(statement);
   }
-  for (const statement of oldProcedures(ns, version)) await admin.query(statement);
   await admin.query(`INSERT INTO ${ns}_meta VALUES ('schema_version', ?)`, [String(version)]);
 }
 

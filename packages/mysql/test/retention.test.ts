@@ -2,7 +2,8 @@
 import { backendRetentionCases } from '@ckpt/contract-tests';
 import { type MysqlBackend, mysql } from '@ckpt/mysql';
 import { describe } from 'vitest';
-import { migrations, tables } from '../src/schema.js';
+import { tables } from '../src/schema.js';
+import { writeOldTables } from './old-schemas.js';
 import { adminPool, available, freshNamespace, url } from './support.js';
 
 describe.skipIf(!available)('mysql', () => {
@@ -13,14 +14,9 @@ describe.skipIf(!available)('mysql', () => {
     async openUpgraded() {
       const namespace = freshNamespace();
       const t = tables(namespace);
-      const steps = migrations(namespace);
       const admin = adminPool();
-      await admin.query(
-        `CREATE TABLE ${t.meta} (k VARCHAR(64) NOT NULL PRIMARY KEY, value VARCHAR(64) NOT NULL) ENGINE=InnoDB`,
-      );
-      for (const step of steps.slice(0, -1))
-        for (const statement of step) await admin.query(statement);
-      await admin.query(`INSERT INTO ${t.meta} VALUES ('schema_version', '${steps.length - 1}')`);
+      // The schema before pins.
+      await writeOldTables(admin, namespace, 6);
       await admin.query(
         `INSERT INTO ${t.checkpoints} VALUES ('old', 1, NULL, 1000, '{}'), ('old', 2, 1, 2000, '{}')`,
       );
