@@ -70,11 +70,11 @@ export {
   SERVER_HINTS,
   urlAddress,
 } from './adapter/server-hints.js';
-export { codecLabelsOf } from './codecs/chain.js';
 export {
   storedBytesOf,
   storedBytesOrText,
   textFromStoredBytes,
-} from './codecs/stored-bytes.js';
+} from './adapter/stored-bytes.js';
+export { codecLabelsOf } from './codecs/chain.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './values/errors.js';
 export { checkOptions } from './values/validate.js';

@@ -9,14 +9,12 @@
  * the codecs were turned on, or one every codec left as it is, is told apart and read as it is.
  * The form holds no newline, which the KV layout separates a body's parts with.
  */
+import { ENCODED_MARKER as MARKER } from '../values/encoded-form.js';
 import { CkptError, invalidArgument, isCkptError } from '../values/errors.js';
 import { describe } from '../values/validate.js';
 import { type Codec, type CodecStep, stepOf, unreadable } from './codec.js';
 import { decompress, isCompression } from './compress.js';
 import { encryptionKeyOf } from './encrypt.js';
-
-/** How a value the chain changed begins. */
-export const MARKER = 'ckpt1;';
 
 /** Where a value belongs: a checkpoint's data or transcript items in a session, or a state key. */
 export type ValuePlace =

@@ -6,7 +6,7 @@
  */
 
 import { prefixUpperBound } from '../adapter/order.js';
-import { storedBytesOf, textFromStoredBytes } from '../codecs/stored-bytes.js';
+import { storedBytesOf, textFromStoredBytes } from '../adapter/stored-bytes.js';
 import type { KvStore } from '../kv/kv-store.js';
 import type { StoredValue } from './rows.js';
 import type { RunStatement } from './run.js';

@@ -15,7 +15,7 @@ import type {
   StoredLineageEntry,
   StoredSession,
 } from '../adapter/backend.js';
-import { textFromStoredBytes } from '../codecs/stored-bytes.js';
+import { textFromStoredBytes } from '../adapter/stored-bytes.js';
 import type { BatchOutcome } from './busy-pool-batches.js';
 
 type Num = number | string;

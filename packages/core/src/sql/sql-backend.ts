@@ -29,7 +29,7 @@ import type {
 } from '../adapter/backend.js';
 import type { AdapterOpening } from '../adapter/open-adapter.js';
 import { sessionIdPrefixBound } from '../adapter/order.js';
-import { textFromStoredBytes } from '../codecs/stored-bytes.js';
+import { textFromStoredBytes } from '../adapter/stored-bytes.js';
 import type { ErrorHint } from '../values/errors.js';
 import { type KeyValueStatements, KeyValueTable, type ValueColumn } from './key-value-table.js';
 import {

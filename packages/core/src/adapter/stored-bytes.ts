@@ -1,7 +1,7 @@
 /**
  * Encoded values as bytes, for backends with a bytes column (BLOB, bytea, LONGBLOB) or binary-safe
  * strings (Redis). Core hands a backend text: a value the codecs changed is
- * `ckpt1;<steps>;<owner>;<base64>` (see chain.ts), a third longer than its bytes. A backend that
+ * `ckpt1;<steps>;<owner>;<base64>` (see codecs/chain.ts), a third longer than its bytes. A backend that
  * can hold bytes stores it as
  *
  *     ckpt1b;<steps>;<owner>;<the bytes themselves>
@@ -9,7 +9,7 @@
  * and JSON text as its UTF-8 bytes, and gives core back the text it was handed. Text read from
  * such a column (a row written before it held bytes) is read as it is, whichever form it has.
  */
-import { MARKER } from './chain.js';
+import { ENCODED_MARKER as MARKER } from '../values/encoded-form.js';
 
 const BYTES_MARKER = 'ckpt1b;';
 const BYTES_MARKER_BYTES = Buffer.from(BYTES_MARKER, 'latin1');
