@@ -210,7 +210,10 @@ describe('README examples', () => {
     expect(missing).toEqual([]);
   });
 
-  it('type-checks every example that runs, as the workspace is type-checked', () => {
+  // A type-check of the workspace's programs: the heaviest test here, and slowest on a busy machine.
+  it('type-checks every example that runs, as the workspace is type-checked', {
+    timeout: 180_000,
+  }, () => {
     expect(typeErrors(runnable)).toEqual([]);
   });
 
