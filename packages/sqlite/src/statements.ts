@@ -37,6 +37,15 @@ function chain(t: Tables, columns: string): string {
     SELECT ${columns} FROM chain ORDER BY chain.depth`;
 }
 
+/**
+ * A value column as its reads take it: an encoded value's bytes as a blob (made back into text
+ * by `textFromStoredBytes`), and JSON text's bytes as text, which SQLite hands over without the
+ * Buffer and decoding a blob would cost.
+ */
+function storedValue(column: string): string {
+  return `CASE WHEN substr(${column}, 1, 7) = X'636B707431623B' THEN ${column} ELSE CAST(${column} AS TEXT) END`;
+}
+
 /** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
@@ -45,17 +54,17 @@ function reads(t: Tables): SqlReads<string> {
   return {
     loadHead: named(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
-             s.metadata, b.data, ${PINNED}
+             s.metadata, ${storedValue('b.data')} AS data, ${PINNED}
         FROM ${t.sessions} s JOIN ${t.bodies} b ON b.id = s.head_body
         LEFT JOIN ${t.pins} p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
     loadSeq: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${storedValue('b.data')} AS data, ${PINNED}
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
         LEFT JOIN ${t.pins} p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
     loadByKey: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${storedValue('b.data')} AS data, ${PINNED}
         FROM ${t.idempotency} i
         JOIN ${t.checkpoints} c ON c.session_id = i.session_id AND c.seq = i.seq
         JOIN ${t.bodies} b ON b.id = c.body
@@ -71,13 +80,13 @@ function reads(t: Tables): SqlReads<string> {
       chain(
         t,
         `chain.seq, chain.parent, chain.created_at,
-       CASE WHEN :transcript THEN coalesce((SELECT items FROM ${t.transcripts} WHERE id = chain.transcript), '[]')
+       CASE WHEN :transcript THEN coalesce((SELECT ${storedValue('items')} FROM ${t.transcripts} WHERE id = chain.transcript), '[]')
        END AS transcript`,
       ),
     ),
     exportCheckpoints: named(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED},
-             coalesce((SELECT items FROM ${t.transcripts} WHERE id = c.transcript), '[]') AS transcript,
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${storedValue('b.data')} AS data, ${PINNED},
+             coalesce((SELECT ${storedValue('items')} FROM ${t.transcripts} WHERE id = c.transcript), '[]') AS transcript,
              (SELECT json_group_array(needed) FROM ${t.needs} n
                WHERE n.session_id = c.session_id AND n.seq = c.seq) AS needs
         FROM ${t.checkpoints} c JOIN ${t.bodies} b ON b.id = c.body
