@@ -233,6 +233,24 @@ export function codecCases(t: ContractContext, caps: BackendCapabilities): void 
       expect((await store.load('s', 1))?.data).toEqual(DATA);
     });
 
+    it('refuses, saying where, a value whose stored text is not JSON or a sealed value cut short', async () => {
+      const store = t.storeWith(sealedWith('k1'));
+      await store.checkpoint('s', DATA);
+      const raw = await rawData(t, 's');
+      await appendRaw(t, 's', '{"a":', '[1,');
+      const data = await refused(store.load('s'), 'UNREADABLE');
+      expect(data.details).toMatchObject({ reason: 'damaged' });
+      expect(data.message).toContain('checkpoint 2 of session "s"');
+      expect((await refused(store.transcript('s'), 'UNREADABLE')).details.reason).toBe('damaged');
+      // Only the header of a sealed value is left: damaged, not a key's fault.
+      await appendRaw(t, 's', raw.data.slice(0, raw.data.lastIndexOf(';') + 1));
+      expect((await refused(store.load('s'), 'UNREADABLE')).details.reason).toBe('damaged');
+      await t.backend.stateSet('st', 'k', 'not json');
+      const state = await refused(store.state('st').get('k'), 'UNREADABLE');
+      expect(state.details.reason).toBe('damaged');
+      expect(state.message).toContain('state key "k" of scope "st"');
+    });
+
     it('refuses a checkpoint value moved to another session', async () => {
       const store = t.storeWith(sealedWith('k1'));
       await store.checkpoint('victim', DATA, { transcript: [SECRET] });

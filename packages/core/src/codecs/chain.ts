@@ -11,6 +11,7 @@
  */
 import { ENCODED_MARKER as MARKER } from '../values/encoded-form.js';
 import { CkptError, invalidArgument, isCkptError } from '../values/errors.js';
+import type { JsonValue } from '../values/json.js';
 import { describe } from '../values/validate.js';
 import { type Codec, type CodecStep, stepOf, unreadable } from './codec.js';
 import { decompress, isCompression } from './compress.js';
@@ -174,6 +175,21 @@ function decodeOwner(text: string): string | undefined {
     return decodeURIComponent(text);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The JSON value of `text`, a value read back from `place`; text that is not JSON (a value
+ * damaged where it is stored) is refused with UNREADABLE, as a damaged encoding is.
+ */
+export function parseValue(text: string, place: ValuePlace): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw unreadable(
+      'damaged',
+      `a stored value of ${describePlace(place)} is damaged: it is not JSON.`,
+    );
   }
 }
 

@@ -85,7 +85,13 @@ export function encrypt(options: EncryptOptions): Codec {
           { key: name },
         );
       }
-      if (bytes.length < NONCE_BYTES + TAG_BYTES) throw failed(name);
+      if (bytes.length < NONCE_BYTES + TAG_BYTES) {
+        throw unreadable(
+          'damaged',
+          `a stored value encrypted with key ${JSON.stringify(name)} is damaged: it is shorter than its nonce and tag.`,
+          { key: name },
+        );
+      }
       const decipher = createDecipheriv(ALGORITHM, key, bytes.subarray(0, NONCE_BYTES));
       decipher.setAAD(Buffer.from(place, 'utf8'));
       decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));

@@ -1,6 +1,7 @@
 /** A stored checkpoint as the store returns it: its values decoded, its time a Date. */
 import type { StoredCheckpoint } from '../adapter/backend.js';
-import { decodeJson, decodeMetadata } from '../values/encode.js';
+import { parseValue } from '../codecs/chain.js';
+import { decodeMetadata } from '../values/encode.js';
 import type { JsonValue, Metadata } from '../values/json.js';
 import { type SessionValues, whenOpened } from './session-values.js';
 
@@ -21,7 +22,7 @@ export function decodeCheckpoint(
   return whenOpened(values.open(stored.data, 'data', stored.seq), (text) => ({
     seq: stored.seq,
     parent: stored.parent,
-    data: decodeJson(text),
+    data: parseValue(text, { session: values.sessionId, part: 'data', seq: stored.seq }),
     metadata: decodeMetadata(stored.metadata),
     createdAt: new Date(stored.createdAt),
   }));

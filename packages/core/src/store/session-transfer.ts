@@ -10,10 +10,9 @@ import type {
   StoredSession,
 } from '../adapter/backend.js';
 import { checkNeeds } from '../adapter/needs.js';
-import type { CodecChain } from '../codecs/chain.js';
+import { type CodecChain, parseValue } from '../codecs/chain.js';
 import {
   checkCheckpointSize,
-  decodeJson,
   encodeJson,
   encodeMetadata,
   encodeTranscript,
@@ -93,9 +92,11 @@ async function decoded(
 ): Promise<ExportedCheckpoint> {
   const cp: ExportedCheckpoint = {
     ...(await decodeCheckpoint(values, stored)),
-    transcript: decodeJson(
-      await values.open(stored.transcript, 'transcript', stored.seq),
-    ) as JsonValue[],
+    transcript: parseValue(await values.open(stored.transcript, 'transcript', stored.seq), {
+      session: values.sessionId,
+      part: 'transcript',
+      seq: stored.seq,
+    }) as JsonValue[],
   };
   // Omitted when empty, as a checkpoint without needs was exported before needs existed (and
   // as a backend written before them may leave it out).

@@ -1,13 +1,7 @@
 /** `StateScope`: a small JSON key-value space beside the checkpoints. */
 import type { CheckpointBackend } from '../adapter/backend.js';
-import type { CodecChain } from '../codecs/chain.js';
-import {
-  checkPayloadSize,
-  decodeJson,
-  type Encoded,
-  encodedSize,
-  encodeJson,
-} from '../values/encode.js';
+import { type CodecChain, parseValue } from '../codecs/chain.js';
+import { checkPayloadSize, type Encoded, encodedSize, encodeJson } from '../values/encode.js';
 import { CkptError, invalidArgument, unsupported } from '../values/errors.js';
 import { checkName, checkOptions, describe } from '../values/validate.js';
 import { type CursorOwner, readPage, toPage } from './paging.js';
@@ -41,7 +35,7 @@ export function createStateScope(
     return { ...encoded, stored: codecs.encode(text, { scope, key }) };
   };
   const decodeValue = (key: string, stored: string) =>
-    decodeJson(codecs.decode(stored, { scope, key }).text);
+    parseValue(codecs.decode(stored, { scope, key }).text, { scope, key });
 
   return {
     get: (key) =>

@@ -2,7 +2,7 @@
  * A page of a transcript: the items of the checkpoints on the active timeline, newest first,
  * read by walking from a checkpoint up its parents a chunk of lineage at a time.
  */
-import { decodeJson } from '../values/encode.js';
+import { parseValue } from '../codecs/chain.js';
 import type { JsonValue } from '../values/json.js';
 import type { SessionValues } from './session-values.js';
 import type { TranscriptEntry } from './types.js';
@@ -47,7 +47,11 @@ export async function walkTranscript(
       // Awaited only when it is a promise: a page of plain items takes no turn per checkpoint.
       const opened = values.open(entry.transcript ?? '[]', 'transcript', entry.seq);
       const text = typeof opened === 'string' ? opened : await opened;
-      const items = decodeJson(text) as JsonValue[];
+      const items = parseValue(text, {
+        session: values.sessionId,
+        part: 'transcript',
+        seq: entry.seq,
+      }) as JsonValue[];
       // The checkpoint the previous page ended in goes on below the entry it ended on.
       const below = start !== null && entry.seq === start[0] ? start[1] : items.length;
       for (let index = Math.min(below, items.length) - 1; index >= 0; index--) {

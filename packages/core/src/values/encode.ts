@@ -288,11 +288,6 @@ export function encodeTranscript(value: unknown, path: string): Encoded<JsonValu
   return encodeJson(value, path) as Encoded<JsonValue[]>;
 }
 
-/** Decode JSON text written by `encodeJson`. */
-export function decodeJson(text: string): JsonValue {
-  return JSON.parse(text) as JsonValue;
-}
-
 /** Decode metadata text. */
 export function decodeMetadata(text: string): Metadata {
   return JSON.parse(text) as Metadata;
