@@ -92,7 +92,11 @@ async function main() {
     run('node', ['esm.mjs'], app);
     run('node', ['cjs.cjs'], app);
     // The published types, as an application with every strict option on compiles them.
-    run('npm', [...install, 'typescript@5.9', '@types/node@20'], app);
+    run(
+      'npm',
+      [...install, 'typescript@5.9', '@types/node@20', '@types/pg@8', '@types/better-sqlite3@7'],
+      app,
+    );
     writeFileSync(join(app, 'strict.ts'), STRICT_TS);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(STRICT_TSCONFIG, null, 2));
     run('npx', ['tsc', '-p', '.'], app);
