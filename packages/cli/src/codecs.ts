@@ -5,6 +5,7 @@
  * named seals new values, unless `--current-key` (or CKPT_KEY_CURRENT) names another.
  */
 import { readFileSync } from 'node:fs';
+import * as zlib from 'node:zlib';
 import { type Codec, type CompressionKind, compress, encrypt } from '@ckpt/core';
 import type { CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -21,6 +22,16 @@ export interface CodecOptions {
 
 // Standard base64 or base64url, padded or not: a 32-byte key is 43 or 44 characters.
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+// What encrypt() takes as a key's name. A message names a key only when its name is one: text
+// before an `=` that is not (such as a key's own base64, padding and all) is never shown.
+const KEY_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const KEY_FORMAT =
+  'give each key as name=<32 bytes in base64>, one a line or separated by commas (k2=<base64>,k1=<base64>), such as k1=$(openssl rand -base64 32)';
+
+/** What to add when `text` holds `;` or spaces between its keys: how they are separated. */
+function separatorHint(text: string): string {
+  return /[;\s]/.test(text) ? '; entries are separated by commas: name=base64,name=base64' : '';
+}
 
 /**
  * The keys of `text`: `name=<base64 of 32 bytes>` entries, separated by commas or lines; blank
@@ -37,16 +48,16 @@ export function parseKeys(text: string, from: string): Map<string, Buffer> {
     const at = entry.indexOf('=');
     const name = at === -1 ? '' : entry.slice(0, at).trim();
     const encoded = at === -1 ? '' : entry.slice(at + 1).trim();
-    if (name === '' || encoded === '') {
+    if (name === '' || encoded === '' || !KEY_NAME.test(name)) {
       throw new UsageError(
-        `${from}: entry ${i + 1} is not name=<base64 key>; give each key as k1=<32 bytes in base64>, such as the output of: openssl rand -base64 32.`,
+        `${from}: entry ${i + 1} is not name=<base64 key>${separatorHint(entry)}; give each key as k1=<32 bytes in base64>, such as the output of: openssl rand -base64 32.`,
       );
     }
     if (keys.has(name))
       throw new UsageError(`${from}: key ${JSON.stringify(name)} is given twice.`);
     if (!BASE64.test(encoded)) {
       throw new UsageError(
-        `${from}: key ${JSON.stringify(name)} is not base64; make a key with: openssl rand -base64 32.`,
+        `${from}: key ${JSON.stringify(name)} is not base64${separatorHint(encoded)}; make a key with: openssl rand -base64 32.`,
       );
     }
     const key = Buffer.from(
@@ -60,7 +71,18 @@ export function parseKeys(text: string, from: string): Map<string, Buffer> {
     }
     keys.set(name, key);
   }
+  // Keys that are not there would leave every value written in the clear, unasked.
+  if (keys.size === 0) throw new UsageError(`${from} holds no key; ${KEY_FORMAT}.`);
   return keys;
+}
+
+/**
+ * Whether `text` reads as key entries (`name=…`) rather than a path: keys given in place of a
+ * key file's path, which the command must neither use nor show.
+ */
+function looksLikeKeys(text: string): boolean {
+  const at = text.indexOf('=');
+  return at > 0 && KEY_NAME.test(text.slice(0, at).trim());
 }
 
 /** The key file given (`--key-file`, else CKPT_KEY_FILE), or undefined for none. */
@@ -83,6 +105,11 @@ function givenKeys(io: CliIo, options: CodecOptions): Map<string, Buffer> | null
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
+    if (looksLikeKeys(file)) {
+      throw new UsageError(
+        `--key-file (or CKPT_KEY_FILE) takes the path of a file, and what was given is no file but looks like keys (name=…), which are not shown; keys go in CKPT_KEYS or in that file, never on the command line, where any user of the machine can read them in the list of processes.`,
+      );
+    }
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new UsageError(`cannot read the key file ${file} (${why}).`);
   }
@@ -103,6 +130,11 @@ export function storeCodecs(io: CliIo, options: CodecOptions): StoreCodecs {
   if (!(COMPRESSIONS as readonly string[]).includes(kind)) {
     throw new UsageError(
       `CKPT_COMPRESS must be one of ${COMPRESSIONS.join(', ')}, got ${JSON.stringify(kind)}.`,
+    );
+  }
+  if (kind === 'zstd' && !('zstdCompressSync' in zlib)) {
+    throw new UsageError(
+      `zstd compression needs Node 22.15 or later, and this is Node ${process.version}; compress with gzip, deflate or brotli.`,
     );
   }
   const codecs: Codec[] = kind === 'none' ? [] : [compress(kind as CompressionKind)];

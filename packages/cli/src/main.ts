@@ -26,11 +26,17 @@ import { VERSION } from './version.js';
 
 /**
  * Commander's `text` for a usage error, with a sentence saying where an option that other
- * tools take goes in ckpt: the namespace is part of the store's URL.
+ * tools take goes in ckpt: the namespace is part of the store's URL, and keys are never an
+ * argument.
  */
 function withHint(text: string): string {
-  if (!/^error: unknown option '--namespace\b/.test(text)) return text;
-  return `${text}(the namespace is part of the store's URL: add ?namespace=<name>, as in --store 'sqlite:./agent.db?namespace=agents')\n`;
+  if (/^error: unknown option '--namespace\b/.test(text)) {
+    return `${text}(the namespace is part of the store's URL: add ?namespace=<name>, as in --store 'sqlite:./agent.db?namespace=agents')\n`;
+  }
+  if (/^error: unknown option '--keys?(=…)?'/.test(text)) {
+    return `${text}(keys come from CKPT_KEYS or from a file named by --key-file <path>, never from an argument, which any user of the machine can read in the list of processes)\n`;
+  }
+  return text;
 }
 
 /**
@@ -38,7 +44,9 @@ function withHint(text: string): string {
  * the one line every usage error is: `ckpt: error: …`, ending with where to find the usage.
  */
 function usageLine(ctx: Context, text: string, helpHint: string): string {
-  const said = withHint(text)
+  // The value of an unknown `--option=value` is not shown: it may be a key or a password.
+  const unshown = text.replace(/^(error: unknown option '--[^=']+)=[^']*'/, "$1=…'");
+  const said = withHint(unshown)
     .replace(/^error:\s*/, '')
     .replace(/\s*\n\s*/g, ' ')
     .trim();
@@ -58,10 +66,24 @@ function outputFor(ctx: Context, helpHint: string) {
   };
 }
 
-/** For a value sealed under a key the command was not given: where the command takes keys. */
-function keyHint(err: unknown): string {
-  if (!isCkptError(err, 'UNREADABLE') || err.details.reason !== 'key') return '';
-  return ' (ckpt takes keys from CKPT_KEYS or a key file: --key-file or CKPT_KEY_FILE)';
+// How core ends a message on a value sealed under a key its codecs lack: advice to code.
+const CORE_KEY_ADVICE =
+  /,? (and this store has no encrypt\(\) codec|which this store's encrypt\(\) does not have).*$/s;
+
+/**
+ * The message of `err`, in the command's words when it is about a value sealed under a key the
+ * command was not given (`keyNames` are the names of those it was): where it takes keys.
+ */
+function messageOf(err: unknown, keyNames: () => string[]): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!isCkptError(err, 'UNREADABLE') || err.details.reason !== 'key') return message;
+  const names = keyNames();
+  const what = message.replace(CORE_KEY_ADVICE, '').replace(/\.$/, '');
+  const given =
+    names.length === 0
+      ? 'and no keys were given'
+      : `not among the keys given (${names.join(', ')})`;
+  return `${what}, ${given}; give its key with CKPT_KEYS or --key-file.`;
 }
 
 /** The program, with every command registered on `ctx`. */
@@ -157,7 +179,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         : EXIT.USAGE;
     }
     const c = ctx.errColors;
-    const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
+    const message = messageOf(err, () => ctx.keyNames).replace(/\s*\n\s*/g, ' ');
     if (err instanceof NotConfirmed) {
       io.stderr.write(`ckpt: ${message}\n`);
       return EXIT.USAGE;
@@ -171,7 +193,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return EXIT.USAGE;
     }
     const code = isCkptError(err) ? `${err.code}: ` : '';
-    io.stderr.write(`${c.red('ckpt: error')} ${code}${message}${keyHint(err)}\n`);
+    io.stderr.write(`${c.red('ckpt: error')} ${code}${message}\n`);
     return exitCodeOf(err);
   } finally {
     await ctx.close();

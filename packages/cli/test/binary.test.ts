@@ -573,7 +573,7 @@ describe('ckpt without a store', () => {
       const run = await ckpt(args);
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(
-        /^ckpt: error: unknown option '--namespace(=agents)?' \(the namespace is part of the store's URL: add \?namespace=<name>, as in --store 'sqlite:\.\/agent\.db\?namespace=agents'\) \(run ckpt (sessions )?--help/,
+        /^ckpt: error: unknown option '--namespace(=…)?' \(the namespace is part of the store's URL: add \?namespace=<name>, as in --store 'sqlite:\.\/agent\.db\?namespace=agents'\) \(run ckpt (sessions )?--help/,
       );
       expect(run.stderr.split('\n')).toHaveLength(2);
     }

@@ -104,8 +104,16 @@ describe.each(URL_STORES)('ckpt with codecs on $name', (backend) => {
     const without = await ckpt(['--store', url, 'show', 'main']);
     expect(without.code).toBe(6);
     expect(without.stderr).toMatch(
-      /^ckpt: error UNREADABLE: .*key "k1".* \(ckpt takes keys from CKPT_KEYS or a key file: --key-file or CKPT_KEY_FILE\)\n$/,
+      /^ckpt: error UNREADABLE: a stored value of checkpoint 7 of session "main" is encrypted \(key "k1"\), and no keys were given; give its key with CKPT_KEYS or --key-file\.\n$/,
     );
+    const otherKey = await ckpt(['--store', url, 'show', 'main'], {
+      env: { CKPT_KEYS: `k2=${K2.toString('base64')}` },
+    });
+    expect(otherKey.code).toBe(6);
+    expect(otherKey.stderr).toMatch(
+      /^ckpt: error UNREADABLE: .*key "k1", not among the keys given \(k2\); give its key with CKPT_KEYS or --key-file\.\n$/,
+    );
+    expect(otherKey.stderr).not.toContain('encrypt()');
     expectNoKeys(shown);
     expectNoKeys(without);
   });
@@ -333,6 +341,27 @@ describe('ckpt codec options', () => {
         /^ckpt: error: cannot read the key file .*none\.keys \(ENOENT\)\.\n$/,
       ],
       [
+        { CKPT_KEYS: `k3=${K1.toString('base64')};k2=${K2.toString('base64')}` },
+        2,
+        /^ckpt: error: CKPT_KEYS: key "k3" is not base64; entries are separated by commas: name=base64,name=base64; /,
+      ],
+      [
+        { CKPT_KEYS: `k3=${K1.toString('base64')} k2=${K2.toString('base64')}` },
+        2,
+        /^ckpt: error: CKPT_KEYS: key "k3" is not base64; entries are separated by commas: /,
+      ],
+      // A key with two padding characters and no name: the text before an `=` is no name.
+      [
+        { CKPT_KEYS: `${K1.subarray(0, 31).toString('base64')}=x` },
+        2,
+        /^ckpt: error: CKPT_KEYS: entry 1 is not name=<base64 key>/,
+      ],
+      [
+        { CKPT_KEYS: ' , ' },
+        2,
+        /^ckpt: error: CKPT_KEYS holds no key; give each key as name=<32 bytes in base64>, one a line or separated by commas/,
+      ],
+      [
         { CKPT_COMPRESS: 'lz4' },
         2,
         /^ckpt: error: CKPT_COMPRESS must be one of gzip, deflate, brotli, zstd, none, got "lz4"\.\n$/,
@@ -348,6 +377,148 @@ describe('ckpt codec options', () => {
     const badFlag = await ckpt(['--store', url, '--compress', 'lz4', 'history', 's']);
     expect(badFlag.code).toBe(2);
     expect(badFlag.stderr).toContain('compress must be one of gzip, deflate, brotli, zstd, none');
+  });
+
+  it('refuses keys given as --key-file, without showing them, and says where keys go', async () => {
+    for (const given of [
+      `k3=${K1.toString('base64')}`,
+      `k2=${K2.toString('base64')},k1=${K1.toString('base64')}`,
+    ]) {
+      for (const [args, env] of [
+        [['--key-file', given, '--store', url, 'sessions'], {}],
+        [[`--key-file=${given}`, '--store', url, 'sessions'], {}],
+        [['--store', url, 'sessions'], { CKPT_KEY_FILE: given }],
+      ] as [string[], Record<string, string>][]) {
+        const run = await ckpt(args, { env });
+        expect(run.code).toBe(2);
+        expect(run.stderr).toMatch(
+          /^ckpt: error: --key-file \(or CKPT_KEY_FILE\) takes the path of a file.*keys go in CKPT_KEYS or in that file, never on the command line/,
+        );
+        expect(run.stderr.split('\n')).toHaveLength(2);
+        expect(run.stderr).not.toContain(given.slice(3));
+        expectNoKeys(run);
+      }
+    }
+  });
+
+  it('says keys are never an argument when given --key or --keys', async () => {
+    for (const option of ['--key', '--keys', `--key=${K1.toString('base64')}`]) {
+      const run = await ckpt(['--store', url, option, 'sessions']);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(
+        /^ckpt: error: unknown option '--keys?(=…)?' \(keys come from CKPT_KEYS or from a file named by --key-file <path>, never from an argument/,
+      );
+      expect(run.stderr.split('\n')).toHaveLength(2);
+      expectNoKeys(run);
+    }
+  });
+
+  it('refuses a key file or CKPT_KEYS that holds no key, writing nothing', async () => {
+    const store = `sqlite:${join(dir, 'no-key.db')}`;
+    const seeded = await openStore(store);
+    await seeded.checkpoint('s', { n: 1 });
+    await seeded.close();
+    const before = await rawValues(store);
+    for (const text of ['', '# keys\n\n# none yet\n']) {
+      const keyFile = join(dir, `${unique()}.keys`);
+      writeFileSync(keyFile, text);
+      chmodSync(keyFile, 0o600);
+      for (const args of [
+        ['state', 'prefs', 'set', 'k', '{"secret":1}'],
+        ['rekey'],
+        ['doctor'],
+        ['doctor', '--json'],
+      ]) {
+        const run = await ckpt(['--store', store, '--key-file', keyFile, ...args]);
+        expect({ args, code: run.code }).toEqual({ args, code: 2 });
+        expect(run.stderr).toBe(
+          `ckpt: error: key file ${keyFile} holds no key; give each key as name=<32 bytes in base64>, one a line or separated by commas (k2=<base64>,k1=<base64>), such as k1=$(openssl rand -base64 32).\n`,
+        );
+      }
+    }
+    expect(await rawValues(store)).toEqual(before);
+  });
+
+  it('doctor warns of plain values beside encrypted ones, or when keys are given, and says to rekey', async () => {
+    const mixed = `sqlite:${join(dir, 'mixed.db')}`;
+    const sealing = await openStore(mixed, K1_CODECS);
+    await sealing.checkpoint('sealed', { n: 1 });
+    await sealing.close();
+    const plain = await openStore(mixed);
+    await plain.checkpoint('open', { n: 2 });
+    await plain.close();
+    const values = async (store: string, env: Record<string, string>, strict: string[]) => {
+      const run = await ckpt(['--store', store, 'doctor', '--json', ...strict], { env });
+      expectNoKeys(run);
+      const found = JSON.parse(run.stdout) as DoctorFinding[];
+      return { code: run.code, values: found.filter((d) => d.check === 'values') };
+    };
+    const warned = expect.objectContaining({
+      status: 'warn',
+      detail: expect.stringMatching(/^1 of the 2 values sampled is plain JSON, not encrypted/),
+      fix: expect.stringMatching(/^run ckpt rekey with the keys .*CKPT_KEYS.* to encrypt them\.$/),
+      at: ['session "open" checkpoint 1'],
+    });
+    expect(await values(mixed, k1Only, [])).toEqual({ code: 0, values: [warned] });
+    expect(await values(mixed, k1Only, ['--strict'])).toEqual({ code: 7, values: [warned] });
+
+    const allPlain = `sqlite:${join(dir, 'all-plain.db')}`;
+    const store = await openStore(allPlain);
+    await store.checkpoint('a', { n: 1 });
+    await store.checkpoint('b', { n: 1 });
+    await store.close();
+    const keyed = await values(allPlain, k1Only, ['--strict']);
+    expect(keyed.code).toBe(7);
+    expect(keyed.values).toEqual([
+      expect.objectContaining({
+        status: 'warn',
+        detail: expect.stringMatching(
+          /^2 of the 2 values sampled are plain JSON, not encrypted, in a store given keys/,
+        ),
+      }),
+    ]);
+    // Without keys, a store of plain values is as it was meant to be.
+    const unkeyed = await values(allPlain, {}, ['--strict']);
+    expect(unkeyed).toEqual({ code: 0, values: [expect.objectContaining({ status: 'ok' })] });
+
+    const text = await ckpt(['--store', mixed, 'doctor'], { env: k1Only });
+    expect(text.stdout).toMatch(
+      /^! values +1 of the 2 values sampled is plain JSON.*\n +→ run ckpt rekey/m,
+    );
+  });
+
+  it('says a damaged value is damaged in the singular when it is one', async () => {
+    const damaged = `sqlite:${join(dir, 'damaged.db')}`;
+    const store = await openStore(damaged);
+    await store.checkpoint('s', { n: 1 });
+    await store.backend.stateSet('zz', 'broken', 'ckpt1;gzip;zz;AAAA');
+    await store.close();
+    const run = await ckpt(['--store', damaged, 'doctor', '--json']);
+    expect(run.code).toBe(7);
+    const found = JSON.parse(run.stdout) as DoctorFinding[];
+    expect(found.find((d) => d.check === 'values')?.detail).toMatch(
+      /^1 of the 2 values sampled is damaged, or was moved from another session after it was written \(state key "broken" of scope "zz"\)\.$/,
+    );
+  });
+
+  it('refuses zstd on a Node without it as a usage error naming the others', async () => {
+    const hasZstd = 'zstdCompressSync' in (await import('node:zlib'));
+    for (const [args, env] of [
+      [['--compress', 'zstd'], {}],
+      [[], { CKPT_COMPRESS: 'zstd' }],
+    ] as [string[], Record<string, string>][]) {
+      const run = await ckpt(['--store', url, ...args, 'state', 'z', 'set', 'k', '1'], {
+        env: { ...k1Only, ...env },
+      });
+      if (hasZstd) {
+        expect(run.code).toBe(0);
+        continue;
+      }
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(
+        `ckpt: error: zstd compression needs Node 22.15 or later, and this is Node ${process.version}; compress with gzip, deflate or brotli.\n`,
+      );
+    }
   });
 
   it('doctor warns of a key file that group or others can read, and says to chmod 600 it', async () => {

@@ -99,6 +99,16 @@ function madeWith(labels: string[]): string {
 
 const TAKES_KEYS = 'CKPT_KEYS, or a key file: --key-file or CKPT_KEY_FILE';
 
+/** The words a finding on one value, or on more, is said with. */
+interface Verbs {
+  are: string;
+  were: string;
+  they: string;
+  them: string;
+}
+const ONE: Verbs = { are: 'is', were: 'was', they: 'it', them: 'it' };
+const MANY: Verbs = { are: 'are', were: 'were', they: 'they', them: 'them' };
+
 /**
  * The findings on the values of `store`, read with the keys named `given`: one per kind of
  * value it cannot read, or one saying what it read them with.
@@ -113,7 +123,7 @@ export async function diagnoseValues(
   /** A failed check on `values`: how many of the sample, what, where, and what to do. */
   const fail = (
     values: Sampled[],
-    what: (keysOrCodecs: string[]) => { detail: string; fix: string },
+    what: (keysOrCodecs: string[], verbs: Verbs) => { detail: string; fix: string },
     about: 'keys' | 'codecs' | null,
   ) => {
     if (values.length === 0) return;
@@ -121,7 +131,7 @@ export async function diagnoseValues(
       about === null
         ? []
         : unique(values.map((v) => v.failure?.[about === 'keys' ? 'key' : 'codec']));
-    const { detail, fix } = what(named);
+    const { detail, fix } = what(named, values.length === 1 ? ONE : MANY);
     found.push({
       check: 'values',
       status: 'fail',
@@ -137,24 +147,24 @@ export async function diagnoseValues(
 
   fail(
     failing('key'),
-    (keys) => ({
-      detail: `are encrypted under ${one(keys, 'key', 'keys')} ${quoted(keys)}, and ${given.length === 0 ? 'no keys were given' : `the keys given are ${quoted(given)}`}; they cannot be read`,
+    (keys, v) => ({
+      detail: `${v.are} encrypted under ${one(keys, 'key', 'keys')} ${quoted(keys)}, and ${given.length === 0 ? 'no keys were given' : `the keys given are ${quoted(given)}`}; ${v.they} cannot be read`,
       fix: `give ckpt (and every application on this store) the ${one(keys, 'key', 'keys')} ${quoted(keys)}, with the others, through ${TAKES_KEYS}; a key that is lost leaves what it sealed unreadable.`,
     }),
     'keys',
   );
   fail(
     failing('authentication'),
-    (keys) => ({
-      detail: `failed authentication under ${one(keys, 'key', 'keys')} ${quoted(keys)}: the key given under that name is not the one that sealed them, or they were changed after they were written`,
+    (keys, v) => ({
+      detail: `failed authentication under ${one(keys, 'key', 'keys')} ${quoted(keys)}: the key given under that name is not the one that sealed ${v.them}, or ${v.they} ${v.were} changed after ${v.they} ${v.were} written`,
       fix: `check the ${one(keys, 'key', 'keys')} given as ${quoted(keys)} (${TAKES_KEYS}) against the ${one(keys, 'one', 'ones')} the applications seal with; if ${one(keys, 'it is', 'they are')} right, these values were changed in the store: restore them from a backup.`,
     }),
     'keys',
   );
   fail(
     failing('codec'),
-    (codecs) => ({
-      detail: `were made by ${one(codecs, 'codec', 'codecs')} ${quoted(codecs)}, which this version of ckpt (or this Node, ${process.version}) cannot read`,
+    (codecs, v) => ({
+      detail: `${v.were} made by ${one(codecs, 'codec', 'codecs')} ${quoted(codecs)}, which this version of ckpt (or this Node, ${process.version}) cannot read`,
       fix: 'run a version of @ckpt/cli (and a Node) as new as those of the applications that wrote these values.',
     }),
     'codecs',
@@ -164,8 +174,8 @@ export async function diagnoseValues(
       (v) =>
         v.failure !== undefined && !['key', 'authentication', 'codec'].includes(v.failure.reason),
     ),
-    () => ({
-      detail: 'are damaged, or were moved from another session after they were written',
+    (_, v) => ({
+      detail: `${v.are} damaged, or ${v.were} moved from another session after ${v.they} ${v.were} written`,
       fix: 'restore these values from a backup, or delete what holds them.',
     }),
     null,
@@ -180,6 +190,24 @@ export async function diagnoseValues(
   const tally = new Map<string, number>();
   for (const made of labels.map(madeWith)) tally.set(made, (tally.get(made) ?? 0) + 1);
   const seen = [...tally].map(([made, n]) => `${n} ${made}`).join(', ');
+  const plain = sampled.filter((v) => v.labels.length === 0);
+  // Plain values beside sealed ones, or where keys are meant to seal, are what encryption was
+  // meant to keep from whoever reads the store.
+  const encrypted = labels.flat().some((l) => l.includes(':'));
+  if (plain.length > 0 && (encrypted || given.length > 0)) {
+    const v = plain.length === 1 ? ONE : MANY;
+    return [
+      {
+        check: 'values',
+        status: 'warn',
+        detail: `${plain.length} of ${described} ${v.are} plain JSON, not encrypted, in a store ${encrypted ? 'that also holds encrypted values' : 'given keys'} (${where(plain)}); read: ${seen}.`,
+        fix: `run ckpt rekey with the keys (${TAKES_KEYS}) to encrypt them.`,
+        keys,
+        codecs,
+        at: places(plain),
+      },
+    ];
+  }
   return [
     {
       check: 'values',

@@ -43,6 +43,9 @@ async function counts(store: CheckpointStore): Promise<Diagnosis> {
 
 /** Every check, stopping after the first when the store cannot be reached or is not there. */
 async function diagnose(ctx: Context): Promise<Diagnosis[]> {
+  // Keys that cannot be used (none in the key file, a bad entry) are a usage error, as in every
+  // other command, not a store that cannot be reached.
+  const keyNames = ctx.keyNames;
   const started = performance.now();
   let store: CheckpointStore;
   try {
@@ -73,7 +76,7 @@ async function diagnose(ctx: Context): Promise<Diagnosis[]> {
   ];
   found.push(await counts(store));
   found.push(...(await store.diagnose()));
-  found.push(...(await diagnoseValues(store, ctx.keyNames)));
+  found.push(...(await diagnoseValues(store, keyNames)));
   const keyFile = ctx.keyFile;
   if (keyFile !== undefined) found.push(keyFileMode(keyFile));
   return found;
