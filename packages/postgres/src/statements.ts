@@ -57,6 +57,12 @@ function holdingBytes<S, In extends object, K extends keyof In>(
 const APPEND_BYTES = ['data', 'transcript'] as const;
 type AppendBytes = AsBytes<AppendValues, (typeof APPEND_BYTES)[number]>;
 
+/**
+ * The text of value column `column` (bytea), made on the server by value_text (stored-code.ts):
+ * what core was handed, sent as text, where the bytes would travel as hex at twice their size.
+ */
+const valueText = (ns: string, column: string) => `${ns}.value_text(${column})`;
+
 /** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
@@ -73,19 +79,19 @@ function reads(ns: string): SqlReads<PostgresSql> {
     // up by its whole key.
     loadHead: once(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
-             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data,
+             (SELECT ${valueText(ns, 'b.data')} FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data,
              ${PINNED}
         FROM ${ns}.sessions s
         LEFT JOIN ${ns}.pins p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
     loadSeq: once(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${valueText(ns, 'b.data')} AS data, ${PINNED}
         FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
     loadByKey: once(`
       SELECT c.seq, c.parent, c.created_at, c.metadata,
-             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data,
+             (SELECT ${valueText(ns, 'b.data')} FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data,
              ${PINNED}
         FROM ${ns}.idempotency i
         JOIN ${ns}.checkpoints c ON c.session_id = i.session_id AND c.seq = i.seq
@@ -115,7 +121,8 @@ function reads(ns: string): SqlReads<PostgresSql> {
        WHERE id >= :prefix AND id < :bound AND (updated_at, id) < (:updatedAt, :sessionId)
        ORDER BY updated_at DESC, id DESC LIMIT :limit`),
     exportCheckpoints: once(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, coalesce(x.items, '[]') AS transcript,
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${valueText(ns, 'b.data')} AS data,
+             coalesce(${valueText(ns, 'x.items')}, '[]') AS transcript,
              (SELECT json_agg(n.needed ORDER BY n.needed) FROM ${ns}.needs n
                WHERE n.session_id = c.session_id AND n.seq = c.seq)::text AS needs,
              ${PINNED}
@@ -372,12 +379,14 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
 function keyValueStatements(
   table: string,
   keys: readonly string[],
+  readValue?: (column: string) => string,
 ): KeyValueStatements<PostgresSql> {
   const sql = keyValueSql({
     table,
     keys,
     onConflict: 'ON CONFLICT',
     nullable: (n) => `$${n}::text`,
+    readValue,
   });
   return { ...prepareKeyValue<PostgresSql>(sql, prepared), keys: sql.keys };
 }
@@ -421,7 +430,7 @@ export function backendStatements(namespace: string) {
     rewrite: rewrite(ns),
     /** Remove a session, before an import replaces it. */
     removeSession: named<{ sessionId: string }>(`SELECT ${ns}.delete_session(:sessionId)`),
-    state: keyValueStatements(`${ns}.state`, ['scope', 'key']),
+    state: keyValueStatements(`${ns}.state`, ['scope', 'key'], (column) => valueText(ns, column)),
   };
 }
 
