@@ -63,6 +63,13 @@ type AppendBytes = AsBytes<AppendValues, (typeof APPEND_BYTES)[number]>;
  */
 const valueText = (ns: string, column: string) => `${ns}.value_text(${column})`;
 
+/**
+ * A checkpoint's data as text, from its body, as column `data`: a subquery, not a join, so that
+ * a cached generic plan can only look the body up by its whole key (see loadHead).
+ */
+const bodyText = (ns: string, sessionId: string, seq: string) =>
+  `(SELECT ${valueText(ns, 'b.data')} FROM ${ns}.bodies b WHERE b.session_id = ${sessionId} AND b.seq = ${seq}) AS data`;
+
 /** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
@@ -79,19 +86,19 @@ function reads(ns: string): SqlReads<PostgresSql> {
     // up by its whole key.
     loadHead: once(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
-             (SELECT ${valueText(ns, 'b.data')} FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data,
+             ${bodyText(ns, 's.id', 's.head')},
              ${PINNED}
         FROM ${ns}.sessions s
         LEFT JOIN ${ns}.pins p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
     loadSeq: once(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, ${valueText(ns, 'b.data')} AS data, ${PINNED}
-        FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${bodyText(ns, 'c.session_id', 'c.seq')}, ${PINNED}
+        FROM ${ns}.checkpoints c
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
     loadByKey: once(`
       SELECT c.seq, c.parent, c.created_at, c.metadata,
-             (SELECT ${valueText(ns, 'b.data')} FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data,
+             ${bodyText(ns, 'c.session_id', 'c.seq')},
              ${PINNED}
         FROM ${ns}.idempotency i
         JOIN ${ns}.checkpoints c ON c.session_id = i.session_id AND c.seq = i.seq
