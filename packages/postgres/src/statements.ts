@@ -110,7 +110,11 @@ function reads(ns: string): SqlReads<PostgresSql> {
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND (:beforeSeq::bigint IS NULL OR c.seq < :beforeSeq)
        ORDER BY c.seq DESC LIMIT :limit`),
-    lineage: once(`SELECT * FROM ${ns}.lineage(:sessionId, :fromSeq, :limit, :transcript)`),
+    // The transcript items made text here, in a statement planned once, rather than in the
+    // function, whose queries PL/pgSQL may plan again on a call, inlining value_text each time.
+    lineage: once(`
+      SELECT l.seq, l.parent, l.created_at, ${valueText(ns, 'l.transcript')} AS transcript
+        FROM ${ns}.lineage(:sessionId, :fromSeq, :limit, :transcript) l`),
     sessionsFirst: once(
       `SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT :limit`,
     ),

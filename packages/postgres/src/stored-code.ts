@@ -17,10 +17,11 @@ export function functions(namespace: string): string {
     -- Versions before 5 appended without needs.
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint);
     -- Versions before 6 returned no pin with a replayed checkpoint, and pruned by keepLast alone;
-    -- versions before 7 took data and transcript items as text: a function's result type and
-    -- arguments are part of what CREATE OR REPLACE cannot change.
+    -- versions before 7 took data and transcript items as text, and lineage returned them so: a
+    -- function's result type and arguments are part of what CREATE OR REPLACE cannot change.
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint, text);
     DROP FUNCTION IF EXISTS ${ns}.prune(text, bigint);
+    DROP FUNCTION IF EXISTS ${ns}.lineage(text, bigint, bigint, boolean);
 
     -- value_text: the text of a value column's bytes, exactly as textFromStoredBytes (@ckpt/core)
     -- makes it, so that reads send the text core was handed rather than bytea, which travels as
@@ -327,7 +328,7 @@ export function functions(namespace: string): string {
     -- not the size of the session, whatever plan is cached. PL/pgSQL keeps its plans for the
     -- life of a server connection.
     CREATE OR REPLACE FUNCTION ${ns}.lineage(p_id text, p_from bigint, p_limit bigint, p_transcript boolean)
-    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, transcript text)
+    RETURNS TABLE (seq bigint, parent bigint, created_at bigint, transcript bytea)
     LANGUAGE plpgsql STABLE AS $fn$
     DECLARE
       v_seq bigint := p_from;
@@ -342,7 +343,7 @@ export function functions(namespace: string): string {
         EXIT WHEN NOT FOUND;
         transcript := NULL;
         IF p_transcript THEN
-          SELECT ${ns}.value_text(x.items) INTO transcript FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq = v_seq;
+          SELECT x.items INTO transcript FROM ${ns}.transcripts x WHERE x.session_id = p_id AND x.seq = v_seq;
           transcript := coalesce(transcript, '[]');
         END IF;
         RETURN NEXT;
