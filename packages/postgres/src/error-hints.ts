@@ -7,12 +7,20 @@ import {
   SERVER_HINTS,
 } from '@ckpt/core/adapter';
 
+/**
+ * A read makes text of the bytes a value column holds (value_text, stored-code.ts); bytes that
+ * are neither UTF-8 text nor the encoded form make no text, and ckpt never writes them.
+ */
+const UNREADABLE_BYTES =
+  "a value the store holds is neither UTF-8 text nor ckpt's encoded form (or holds a NUL byte), so the server cannot send it as text: something other than ckpt wrote it; overwrite or delete that checkpoint or state value";
+
 /** The hint for a failure pg reports with one of these SQLSTATEs. */
 export const postgresErrorHint = hintsByCode({
   '28P01': SERVER_HINTS.loginRefused,
   '28000': SERVER_HINTS.loginRefused,
   '3D000': SERVER_HINTS.missingDatabase,
   '42501': SERVER_HINTS.missingPrivilege,
+  '22021': UNREADABLE_BYTES,
 });
 
 // pg's words for a server that answered in another protocol (MySQL's greeting reads as a

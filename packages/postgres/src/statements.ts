@@ -57,6 +57,19 @@ function holdingBytes<S, In extends object, K extends keyof In>(
 const APPEND_BYTES = ['data', 'transcript'] as const;
 type AppendBytes = AsBytes<AppendValues, (typeof APPEND_BYTES)[number]>;
 
+/**
+ * The text of value column `column` (bytea), made on the server by value_text (stored-code.ts):
+ * what core was handed, sent as text, where the bytes would travel as hex at twice their size.
+ */
+const valueText = (ns: string, column: string) => `${ns}.value_text(${column})`;
+
+/**
+ * A checkpoint's data as text, from its body, as column `data`: a subquery, not a join, so that
+ * a cached generic plan can only look the body up by its whole key (see loadHead).
+ */
+const bodyText = (ns: string, sessionId: string, seq: string) =>
+  `(SELECT ${valueText(ns, 'b.data')} FROM ${ns}.bodies b WHERE b.session_id = ${sessionId} AND b.seq = ${seq}) AS data`;
+
 /** A checkpoint's pin, from its row of the pins table joined as `p` (absent: not pinned). */
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
@@ -73,19 +86,19 @@ function reads(ns: string): SqlReads<PostgresSql> {
     // up by its whole key.
     loadHead: once(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
-             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = s.id AND b.seq = s.head) AS data,
+             ${bodyText(ns, 's.id', 's.head')},
              ${PINNED}
         FROM ${ns}.sessions s
         LEFT JOIN ${ns}.pins p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
     loadSeq: once(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, ${PINNED}
-        FROM ${ns}.checkpoints c JOIN ${ns}.bodies b ON b.session_id = c.session_id AND b.seq = c.seq
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${bodyText(ns, 'c.session_id', 'c.seq')}, ${PINNED}
+        FROM ${ns}.checkpoints c
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
     loadByKey: once(`
       SELECT c.seq, c.parent, c.created_at, c.metadata,
-             (SELECT b.data FROM ${ns}.bodies b WHERE b.session_id = c.session_id AND b.seq = c.seq) AS data,
+             ${bodyText(ns, 'c.session_id', 'c.seq')},
              ${PINNED}
         FROM ${ns}.idempotency i
         JOIN ${ns}.checkpoints c ON c.session_id = i.session_id AND c.seq = i.seq
@@ -97,7 +110,11 @@ function reads(ns: string): SqlReads<PostgresSql> {
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND (:beforeSeq::bigint IS NULL OR c.seq < :beforeSeq)
        ORDER BY c.seq DESC LIMIT :limit`),
-    lineage: once(`SELECT * FROM ${ns}.lineage(:sessionId, :fromSeq, :limit, :transcript)`),
+    // The transcript items made text here, in a statement planned once, rather than in the
+    // function, whose queries PL/pgSQL may plan again on a call, inlining value_text each time.
+    lineage: once(`
+      SELECT l.seq, l.parent, l.created_at, ${valueText(ns, 'l.transcript')} AS transcript
+        FROM ${ns}.lineage(:sessionId, :fromSeq, :limit, :transcript) l`),
     sessionsFirst: once(
       `SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT :limit`,
     ),
@@ -115,7 +132,8 @@ function reads(ns: string): SqlReads<PostgresSql> {
        WHERE id >= :prefix AND id < :bound AND (updated_at, id) < (:updatedAt, :sessionId)
        ORDER BY updated_at DESC, id DESC LIMIT :limit`),
     exportCheckpoints: once(`
-      SELECT c.seq, c.parent, c.created_at, c.metadata, b.data, coalesce(x.items, '[]') AS transcript,
+      SELECT c.seq, c.parent, c.created_at, c.metadata, ${valueText(ns, 'b.data')} AS data,
+             coalesce(${valueText(ns, 'x.items')}, '[]') AS transcript,
              (SELECT json_agg(n.needed ORDER BY n.needed) FROM ${ns}.needs n
                WHERE n.session_id = c.session_id AND n.seq = c.seq)::text AS needs,
              ${PINNED}
@@ -372,12 +390,14 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
 function keyValueStatements(
   table: string,
   keys: readonly string[],
+  readValue?: (column: string) => string,
 ): KeyValueStatements<PostgresSql> {
   const sql = keyValueSql({
     table,
     keys,
     onConflict: 'ON CONFLICT',
     nullable: (n) => `$${n}::text`,
+    readValue,
   });
   return { ...prepareKeyValue<PostgresSql>(sql, prepared), keys: sql.keys };
 }
@@ -421,7 +441,7 @@ export function backendStatements(namespace: string) {
     rewrite: rewrite(ns),
     /** Remove a session, before an import replaces it. */
     removeSession: named<{ sessionId: string }>(`SELECT ${ns}.delete_session(:sessionId)`),
-    state: keyValueStatements(`${ns}.state`, ['scope', 'key']),
+    state: keyValueStatements(`${ns}.state`, ['scope', 'key'], (column) => valueText(ns, column)),
   };
 }
 

@@ -17,20 +17,47 @@ export function functions(namespace: string): string {
     -- Versions before 5 appended without needs.
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint);
     -- Versions before 6 returned no pin with a replayed checkpoint, and pruned by keepLast alone;
-    -- versions before 7 took and returned data and transcript items as text: a function's
-    -- result type and arguments are part of what CREATE OR REPLACE cannot change.
+    -- versions before 7 took data and transcript items as text, and lineage returned them so: a
+    -- function's result type and arguments are part of what CREATE OR REPLACE cannot change.
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint, text);
     DROP FUNCTION IF EXISTS ${ns}.prune(text, bigint);
     DROP FUNCTION IF EXISTS ${ns}.lineage(text, bigint, bigint, boolean);
 
+    -- value_text: the text of a value column's bytes, exactly as textFromStoredBytes (@ckpt/core)
+    -- makes it, so that reads send the text core was handed rather than bytea, which travels as
+    -- hex at twice its size. Bytes marked ckpt1b; with their two header fields give the encoded
+    -- form, the header read as latin1 and the rest as base64 without the line breaks encode()
+    -- puts in; any other bytes are UTF-8 text. Bytes that are neither (ckpt never writes them)
+    -- fail the read with SQLSTATE 22021. One expression, no FROM, STABLE as convert_from is: the
+    -- planner inlines it into each statement that reads through it, instead of calling it per row.
+    -- replace(), not translate(), drops the line breaks: translate() walks the text a character
+    -- at a time, many times slower on a long payload.
+    -- s1 = position(';' IN substr(v, 8)) ends the steps; the owner ends s2 after it.
+    CREATE OR REPLACE FUNCTION ${ns}.value_text(v bytea) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE AS $fn$
+      SELECT CASE
+        WHEN substr(v, 1, 7) = '\\x636b707431623b'::bytea  -- 'ckpt1b;'
+         AND position('\\x3b'::bytea IN substr(v, 8)) > 0
+         AND position('\\x3b'::bytea IN substr(v, 8 + position('\\x3b'::bytea IN substr(v, 8)))) > 0
+        THEN 'ckpt1;'
+             || convert_from(substr(v, 8, position('\\x3b'::bytea IN substr(v, 8))
+                                          + position('\\x3b'::bytea IN substr(v, 8 + position('\\x3b'::bytea IN substr(v, 8))))),
+                             'LATIN1')
+             || replace(encode(substr(v, 8 + position('\\x3b'::bytea IN substr(v, 8))
+                                            + position('\\x3b'::bytea IN substr(v, 8 + position('\\x3b'::bytea IN substr(v, 8))))),
+                               'base64'), E'\\n', '')
+        ELSE convert_from(v, 'UTF8')
+      END
+    $fn$;
+
     -- append: idempotency, expectedHead, then seq = last + 1 under the session's row lock.
     -- p_data, p_transcript: the bytes the columns hold; p_needs: JSON text of the seqs the
-    -- checkpoint needs ('[]' for none).
+    -- checkpoint needs ('[]' for none). A replayed checkpoint's data comes back as text.
     -- Returns (status, seq, parent, head, data, metadata, created_at, pinned, pin_note).
     CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data bytea, p_metadata text, p_transcript bytea,
                                  p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint,
                                  p_needs text)
-    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data bytea, metadata text, created_at bigint,
+    RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint,
                    pinned boolean, pin_note text)
     LANGUAGE plpgsql AS $fn$
     DECLARE
@@ -46,7 +73,7 @@ export function functions(namespace: string): string {
           SELECT i.seq INTO v_seen FROM ${ns}.idempotency i WHERE i.session_id = p_id AND i.key = p_key;
           IF FOUND THEN
             RETURN QUERY
-              SELECT 'replayed', v_seen, c.parent, NULL::bigint, b.data, c.metadata, c.created_at,
+              SELECT 'replayed', v_seen, c.parent, NULL::bigint, ${ns}.value_text(b.data), c.metadata, c.created_at,
                      p.seq IS NOT NULL, p.note
                 FROM (SELECT 1) AS one
                 LEFT JOIN ${ns}.checkpoints c ON c.session_id = p_id AND c.seq = v_seen
@@ -69,14 +96,14 @@ export function functions(namespace: string): string {
         SELECT s.head INTO v_parent FROM ${ns}.sessions s WHERE s.id = p_id;
         IF FOUND THEN
           IF p_check_head AND v_parent IS DISTINCT FROM p_expected_head THEN
-            RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_parent, NULL::bytea, NULL::text, NULL::bigint,
+            RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, v_parent, NULL::text, NULL::text, NULL::bigint,
                                 NULL::boolean, NULL::text;
             RETURN;
           END IF;
           CONTINUE;  -- created or moved since the UPDATE looked: take the next seq again
         END IF;
         IF p_check_head AND p_expected_head IS NOT NULL THEN
-          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::bytea, NULL::text, NULL::bigint,
+          RETURN QUERY SELECT 'conflict', NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint,
                               NULL::boolean, NULL::text;
           RETURN;
         END IF;
@@ -107,7 +134,7 @@ export function functions(namespace: string): string {
       IF p_key IS NOT NULL THEN
         INSERT INTO ${ns}.idempotency VALUES (p_id, p_key, v_seq);
       END IF;
-      RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::bytea, NULL::text, p_now, false, NULL::text;
+      RETURN QUERY SELECT 'written', v_seq, v_parent, v_seq, NULL::text, NULL::text, p_now, false, NULL::text;
     END $fn$;
 
     CREATE OR REPLACE FUNCTION ${ns}.rollback(p_id text, p_seq bigint, p_check_head boolean, p_expected_head bigint, p_now bigint)
