@@ -19,8 +19,9 @@ const MOVABLE_HEADER = /^ckpt1;[\x20-\x3a\x3c-\x7e]*;[\x20-\x3a\x3c-\x7e]*;$/;
 
 /**
  * The bytes to store for `stored`, a value as core hands it to a backend. Exact: reading them
- * back with `textFromStoredBytes` gives `stored` again, whatever it is (a value that is not in
- * the encoded form, or not exactly so, is stored as its UTF-8 bytes).
+ * back with `textFromStoredBytes` gives `stored` again for any text but one that itself begins
+ * `ckpt1b;` (which core never hands over: it is neither JSON nor the encoded form). A value that
+ * is not in the encoded form, or not exactly so, is stored as its UTF-8 bytes.
  */
 export function storedBytesOf(stored: string): Buffer {
   if (stored.startsWith(MARKER)) {
