@@ -171,6 +171,8 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
     redis: () => redis.redis({ url: env('CKPT_TEST_REDIS_URL', 'redis://127.0.0.1:6379'), namespace: ns }),
   };
   for (const [name, open] of Object.entries(backends)) {
+    // What an earlier run, or a build of another version, left in the namespace goes first.
+    await new core.CheckpointStore(open()).destroy();
     const store = new core.CheckpointStore(open());
     const id = 'smoke-' + Date.now();
     await store.checkpoint(id, { kind, name, steps: [1, 2, 3] }, { transcript: [{ role: 'user', text: 'hi' }] });
@@ -178,8 +180,7 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
     if (JSON.stringify(cp.data) !== JSON.stringify({ kind, name, steps: [1, 2, 3] })) {
       throw new Error(kind + ' ' + name + ': loaded ' + JSON.stringify(cp.data));
     }
-    await store.delete(id);
-    await store.close();
+    await store.destroy();
     console.log(kind + ': ' + name + ' round trip ok');
   }
   // The LangGraph saver, on the store of the same copy of core.
