@@ -405,7 +405,6 @@ describe.skipIf(!available)('postgres', () => {
       max: 8,
       options: '-c synchronous_commit=off',
     });
-    opened.push(filler);
     const filled = new CheckpointStore(postgres({ pool: filler, namespace }));
     let next = 0;
     await Promise.all(
@@ -417,6 +416,17 @@ describe.skipIf(!available)('postgres', () => {
       await filled.checkpoint('long', { i }, { transcript: [`user ${i}`, `agent ${i}`] });
     await filler.query(`ANALYZE ${schemaIdentifier(namespace)}.sessions, ${schemaIdentifier(namespace)}.checkpoints,
                          ${schemaIdentifier(namespace)}.bodies, ${schemaIdentifier(namespace)}.transcripts`);
+    // A connection sends its table counters to the shared view only now and then (at most once
+    // a second, else when idle for a while), so the fill's reads (400 of the long session's
+    // row) could land inside a measurement below: each of its connections sends them now.
+    const fillers = await Promise.all(
+      Array.from({ length: filler.totalCount }, () => filler.connect()),
+    );
+    for (const client of fillers) await client.query('SELECT pg_stat_force_next_flush()');
+    for (const client of fillers) client.release();
+    await filler.end();
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    opened.push(admin);
 
     const pool = new pg.Pool({
       connectionString: url,
@@ -430,7 +440,7 @@ describe.skipIf(!available)('postgres', () => {
       const read = async () => {
         // The counters of the pool's one connection reach the shared view when it goes idle.
         await pool.query('SELECT pg_stat_force_next_flush()');
-        const { rows } = await filler.query(
+        const { rows } = await admin.query(
           `SELECT sum(seq_tup_read + coalesce(idx_tup_fetch, 0))::int AS n FROM pg_stat_user_tables
             WHERE schemaname = $1`,
           [namespace],
