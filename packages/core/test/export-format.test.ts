@@ -156,20 +156,48 @@ describe('export format', () => {
       expect(await needsOf(target)).toEqual(want);
     });
 
-    it('reads a checkpoint line without needs, as exports made before them have it', async () => {
+    /** An export of session "s" in format `version`, its checkpoints' lines as `extra` says. */
+    const exportOf = (version: number, extra: Record<number, string>) => {
       const at = '2026-12-05T10:00:00.000Z';
+      const seqs = [1, 2, 3, 4, 5];
+      return [
+        `{"type":"header","format":"${EXPORT_FORMAT}","version":${version},"exportedAt":"${at}"}`,
+        `{"type":"session","sessionId":"s","head":5,"forkedFrom":null,"createdAt":"${at}","updatedAt":"${at}","checkpoints":5}`,
+        ...seqs.map(
+          (seq) =>
+            `{"type":"checkpoint","seq":${seq},"parent":${seq === 1 ? null : seq - 1},"createdAt":"${at}","metadata":{},"transcript":["item ${seq}"],"data":${seq}${extra[seq] ?? ''}}`,
+        ),
+        '{"type":"end","sessions":1,"checkpoints":5,"state":0}',
+      ];
+    };
+
+    it('reads a version 2 line without needs as needing none', async () => {
       const target = new CheckpointStore(memory());
-      await importStore(target, [
-        `{"type":"header","format":"${EXPORT_FORMAT}","version":1,"exportedAt":"${at}"}`,
-        `{"type":"session","sessionId":"s","head":2,"forkedFrom":null,"createdAt":"${at}","updatedAt":"${at}","checkpoints":2}`,
-        `{"type":"checkpoint","seq":1,"parent":null,"createdAt":"${at}","metadata":{},"transcript":[],"data":1}`,
-        `{"type":"checkpoint","seq":2,"parent":1,"createdAt":"${at}","metadata":{},"transcript":[],"data":2}`,
-        '{"type":"end","sessions":1,"checkpoints":2,"state":0}',
-      ]);
+      await importStore(target, exportOf(2, { 4: ',"needs":[2]' }));
       expect(await needsOf(target)).toEqual([
         [1, undefined],
         [2, undefined],
+        [3, undefined],
+        [4, [2]],
+        [5, undefined],
       ]);
+      expect(await target.prune('s', { keepLast: 1 })).toBe(4);
+    });
+
+    it('keeps everything before a checkpoint of a version 1 export whose line names no needs', async () => {
+      // Such a line may come from a store that did not record what its checkpoints need.
+      const target = new CheckpointStore(memory());
+      await importStore(target, exportOf(1, { 4: ',"needs":[2]' }));
+      expect(await needsOf(target)).toEqual([
+        [1, undefined],
+        [2, [1]],
+        [3, [2]],
+        [4, [2]],
+        [5, [3, 4]],
+      ]);
+      expect(await target.prune('s', { keepLast: 1 })).toBe(0);
+      const items = await target.transcript('s', { limit: 10 });
+      expect(items.items.map((e) => e.item)).toEqual([5, 4, 3, 2, 1].map((n) => `item ${n}`));
     });
 
     it('refuses bad needs on a line, naming the line, and writes nothing of that session', async () => {
@@ -312,7 +340,7 @@ describe('export format', () => {
       [
         'an unknown format version',
         (l) => [l[0]!.replace(`"version":${EXPORT_VERSION}`, '"version":99'), ...l.slice(1)],
-        () => /line 1 is format version 99, newer than the 1.*upgrade/,
+        () => /line 1 is format version 99, newer than the 2.*upgrade/,
       ],
       [
         'a line that is not JSON',

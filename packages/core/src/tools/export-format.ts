@@ -2,7 +2,7 @@
  * The export format: JSON Lines, written and read as streams, so that memory holds one line
  * (and, on import, one session) at a time, whatever the size of the store.
  *
- *   {"type":"header","format":"ckpt-export","version":1,"exportedAt":"2026-12-05T10:00:00.000Z"}
+ *   {"type":"header","format":"ckpt-export","version":2,"exportedAt":"2026-12-05T10:00:00.000Z"}
  *   {"type":"session","sessionId":"chat-1","head":5,"forkedFrom":null,"createdAt":"…","updatedAt":"…","checkpoints":2}
  *   {"type":"checkpoint","seq":4,"parent":3,"createdAt":"…","metadata":{},"transcript":[],"data":{…}}
  *   {"type":"checkpoint","seq":5,"parent":4,"createdAt":"…","metadata":{},"transcript":["hi"],"data":{…},"needs":[4]}
@@ -11,11 +11,14 @@
  *
  * A session line says how many checkpoint lines follow it, seq ascending. Times are ISO 8601
  * in UTC with milliseconds. A checkpoint line has `needs` (the seqs of the earlier checkpoints
- * it needs) only when it needs some; a line without it, as every line of an export made
- * before needs existed, needs none. Likewise `pinned` (true) and `pinNote` appear only on a
- * pinned checkpoint. The end line lets a reader tell a whole export from a cut one.
+ * it needs) only when it needs some; in version 2 a line without it needs none. In version 1
+ * a line without it may come from a store that did not record needs, so what it needs is
+ * unknown: it is imported as needing every checkpoint before it (see `unknownNeedsKept`).
+ * Likewise `pinned` (true) and `pinNote` appear only on a pinned checkpoint. The end line lets
+ * a reader tell a whole export from a cut one.
  */
 
+import { MAX_NEEDS } from '../adapter/needs.js';
 import { checkIfExists } from '../store/session-transfer.js';
 import type { CheckpointStore } from '../store/store.js';
 import type { ExportedCheckpoint, ImportOptions } from '../store/types.js';
@@ -28,7 +31,9 @@ import { allSessionIds, allStateEntries } from './store-walk.js';
 /** The name on an export's header line. */
 export const EXPORT_FORMAT = 'ckpt-export';
 /** The version of the format this package writes, and the newest it reads. */
-export const EXPORT_VERSION = 1;
+export const EXPORT_VERSION = 2;
+/** The version whose checkpoint lines without `needs` need what is unknown. */
+const UNKNOWN_NEEDS_VERSION = 1;
 
 /** What an export or import went through. */
 export interface TransferCounts {
@@ -156,7 +161,7 @@ export async function importStore(
   const signal = checkSignal(given, 'options.signal');
   const ifExists = checkIfExists(importOptions.ifExists);
   let n = 0;
-  let header = false;
+  let version: number | null = null;
   let ended = false;
   /** The session being read: its line, what that line said, its checkpoints so far. */
   let open: OpenSession | null = null;
@@ -164,7 +169,11 @@ export async function importStore(
   let store = undefined as unknown as CheckpointStore;
 
   const importOpen = async (session: OpenSession) => {
-    const { value, checkpoints } = session;
+    const { value } = session;
+    const checkpoints =
+      version === UNKNOWN_NEEDS_VERSION
+        ? unknownNeedsKept(session.checkpoints)
+        : session.checkpoints;
     let outcome: 'imported' | 'skipped';
     try {
       outcome = await store.importSession({ ...value, checkpoints }, importOptions);
@@ -187,9 +196,8 @@ export async function importStore(
       throw malformed(n, 'comes after the end line; an export ends there.');
     }
     const value = parse(text, n);
-    if (!header) {
-      checkHeader(value, n);
-      header = true;
+    if (version === null) {
+      version = checkHeader(value, n);
       store = typeof into === 'function' ? await into() : into;
       continue;
     }
@@ -222,7 +230,7 @@ export async function importStore(
         throw malformed(n, `has an unknown type ${JSON.stringify(value.type)}.`);
     }
   }
-  if (!header) throw malformed(1, 'is missing: the export is empty.');
+  if (version === null) throw malformed(1, 'is missing: the export is empty.');
   if (open !== null) {
     throw malformed(
       n + 1,
@@ -286,7 +294,8 @@ function parse(text: string, n: number): Line {
   return value as Line;
 }
 
-function checkHeader(value: Line, n: number): void {
+/** The header's format version, checked. */
+function checkHeader(value: Line, n: number): number {
   if (value.type !== 'header' || value.format !== EXPORT_FORMAT) {
     throw malformed(
       n,
@@ -303,6 +312,28 @@ function checkHeader(value: Line, n: number): void {
       `is format version ${version}, newer than the ${EXPORT_VERSION} this @ckpt/core reads; upgrade @ckpt/core (or the ckpt CLI) to import it.`,
     );
   }
+  return version;
+}
+
+/**
+ * A version 1 session's checkpoints, each whose needs its line does not name made to keep
+ * every checkpoint before it: it needs the last such checkpoint before it (which keeps those
+ * before it in turn) and every one since, so that no prune removes what it may refer to.
+ * Seqs ascend, as the lines do.
+ */
+function unknownNeedsKept(checkpoints: ExportedCheckpoint[]): ExportedCheckpoint[] {
+  const before: number[] = [];
+  return checkpoints.map((cp) => {
+    const needs =
+      cp.needs !== undefined
+        ? cp.needs
+        : before.length <= MAX_NEEDS
+          ? [...before]
+          : [before[0]!, ...before.slice(1 - MAX_NEEDS)];
+    if (cp.needs === undefined) before.length = 0;
+    before.push(cp.seq);
+    return needs.length === 0 ? cp : { ...cp, needs };
+  });
 }
 
 function describeType(type: unknown): string {
