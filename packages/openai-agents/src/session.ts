@@ -9,6 +9,7 @@ import {
   CkptError,
   isCkptError,
   type JsonValue,
+  MAX_NEEDS,
   type StateScope,
   useStore,
 } from '@ckpt/core';
@@ -34,8 +35,21 @@ interface Change {
   digest?: string;
 }
 
+/**
+ * The version of the layout this package writes, in each checkpoint's metadata (`layout`): from
+ * version 2, each checkpoint needs the one it was written on, so that whatever prunes keeps
+ * the conversation whole. A checkpoint without it was written before that was so.
+ */
+export const LAYOUT = 2;
+
+/** The head a change is written on, and what the change's checkpoint needs there. */
+interface Head {
+  seq: number | null;
+  needs: number[];
+}
+
 /** How often a change is tried again when another writer moved the history under it. */
-const ATTEMPTS = 20;
+const ATTEMPTS = 50;
 const DEFAULT_SCOPE = 'openai-agents';
 
 /** The OpenAI Agents SDK's session on a ckpt store (or a store URL, as `openStore` takes). */
@@ -44,6 +58,10 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
   readonly #ownsStore: boolean;
   readonly #sessionId: string;
   readonly #scope: string;
+  /** The head as this session last wrote or read it; undefined: read it before writing. */
+  #head: Head | undefined;
+  /** The changes of this session object, one after another (see #changeOnHead). */
+  #changes: Promise<unknown> = Promise.resolve();
 
   constructor(store: CheckpointStore | string, options: CkptSessionOptions = {}) {
     ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSession'));
@@ -76,8 +94,9 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const store = await this.#store;
-    await store.checkpoint(this.#sessionId, change({ op: 'add' }), {
-      transcript: items as unknown as JsonValue[],
+    await this.#changeOnHead(store, async (head) => {
+      await this.#write(store, head, change({ op: 'add' }), items as unknown as JsonValue[]);
+      return { result: undefined };
     });
   }
 
@@ -90,10 +109,7 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
     return this.#changeOnHead(store, async (head) => {
       const [last] = await newestItems(store, this.#sessionId, 1);
       if (last === undefined) return { result: undefined };
-      await store.checkpoint(this.#sessionId, change({ op: 'pop' }), {
-        transcript: [dropMarker(1)],
-        expectedHead: head,
-      });
+      await this.#write(store, head, change({ op: 'pop' }), [dropMarker(1)]);
       return { result: last as unknown as AgentInputItem };
     });
   }
@@ -102,6 +118,7 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
   async clearSession(): Promise<void> {
     const store = await this.#store;
     await store.delete(this.#sessionId);
+    this.#head = undefined;
     await this.#runStates(store).delete(this.#sessionId);
   }
 
@@ -119,11 +136,17 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
     if (earlier !== null) return sameOperation(earlier.data, digest);
 
     if (transaction.type === 'append_items') {
-      const written = await store.checkpoint(this.#sessionId, change({ op: 'append', digest }), {
-        transcript: transaction.items as unknown as JsonValue[],
-        idempotencyKey: key,
+      return this.#changeOnHead(store, async (head) => {
+        const items = transaction.items as unknown as JsonValue[];
+        const written = await this.#write(
+          store,
+          head,
+          change({ op: 'append', digest }),
+          items,
+          key,
+        );
+        return { result: sameOperation(written.data, digest) };
       });
-      return sameOperation(written.data, digest);
     }
     const { expectedSuffix, replacement } = transaction;
     await this.#changeOnHead(store, async (head) => {
@@ -138,11 +161,8 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
           { details: { argument: 'expectedSuffix' } },
         );
       }
-      const written = await store.checkpoint(this.#sessionId, change({ op: 'replace', digest }), {
-        transcript: [dropMarker(expectedSuffix.length), ...(replacement as unknown as JsonValue[])],
-        expectedHead: head,
-        idempotencyKey: key,
-      });
+      const items = [dropMarker(expectedSuffix.length), ...(replacement as unknown as JsonValue[])];
+      const written = await this.#write(store, head, change({ op: 'replace', digest }), items, key);
       sameOperation(written.data, digest);
       return { result: undefined };
     });
@@ -179,21 +199,74 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
     return store.state(this.#scope);
   }
 
-  /** Run `attempt` on the head it is given until no other writer moved the head under it. */
-  async #changeOnHead<T>(
+  /**
+   * Run `attempt` on the head it is given until no other writer moved the head under it. The
+   * changes of one session object run one after another, so that its own calls never race
+   * each other for the head: only other objects and processes do.
+   */
+  #changeOnHead<T>(
     store: CheckpointStore,
-    attempt: (head: number | null) => Promise<{ result: T }>,
+    attempt: (head: Head) => Promise<{ result: T }>,
   ): Promise<T> {
-    for (let tries = 1; ; tries++) {
-      const head = await store.head(this.#sessionId);
-      try {
-        return (await attempt(head)).result;
-      } catch (err) {
-        const moved = isCkptError(err, 'CONFLICT') && err.details?.argument !== 'expectedSuffix';
-        if (!moved || tries >= ATTEMPTS) throw err;
+    const run = async () => {
+      for (let tries = 1; ; tries++) {
+        const head = this.#head ?? (await this.#readHead(store));
+        try {
+          return (await attempt(head)).result;
+        } catch (err) {
+          this.#head = undefined;
+          const moved = isCkptError(err, 'CONFLICT') && err.details?.argument === 'expectedHead';
+          if (!moved || tries >= ATTEMPTS) throw err;
+          await backoff(tries);
+        }
       }
-    }
+    };
+    const change = this.#changes.then(run);
+    this.#changes = change.catch(() => {});
+    return change;
   }
+
+  /**
+   * The head, and what a checkpoint written on it needs: the head itself, or, on a conversation
+   * whose head was written before layout 2 (whose checkpoints need nothing), its whole timeline,
+   * the newest MAX_NEEDS of it.
+   */
+  async #readHead(store: CheckpointStore): Promise<Head> {
+    const info = await store.info(this.#sessionId);
+    if (info === null) return { seq: null, needs: [] };
+    if (info.metadata.layout === LAYOUT) return { seq: info.head, needs: [info.head] };
+    return { seq: info.head, needs: (await store.history(this.#sessionId)).slice(-MAX_NEEDS) };
+  }
+
+  /**
+   * Write one change on `head` (expected, so that no other writer's checkpoint comes between
+   * it and the one it needs); `idempotencyKey` for a transaction, whose retry may find the
+   * checkpoint an earlier try wrote instead.
+   */
+  async #write(
+    store: CheckpointStore,
+    head: Head,
+    data: JsonValue,
+    transcript: JsonValue[],
+    idempotencyKey?: string,
+  ) {
+    const written = await store.checkpoint(this.#sessionId, data, {
+      transcript,
+      metadata: { layout: LAYOUT },
+      expectedHead: head.seq,
+      needs: head.needs,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    });
+    const ours = written.parent === head.seq && written.metadata.layout === LAYOUT;
+    this.#head = ours ? { seq: written.seq, needs: [written.seq] } : undefined;
+    return written;
+  }
+}
+
+/** A jittered wait that grows with each attempt, so that contending writers spread out. */
+function backoff(attempt: number): Promise<void> {
+  const ceiling = Math.min(2 ** attempt, 50);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }
 
 function change(value: Change): JsonValue {

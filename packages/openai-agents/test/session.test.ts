@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckpointStore, isCkptError } from '@ckpt/core';
+import { CheckpointStore, isCkptError } from '@ckpt/core';
 import { CkptSession } from '@ckpt/openai-agents';
 import { emptyStore, SEALED_STORES, STORES } from '@ckpt/test-stores';
 import type { AgentInputItem } from '@openai/agents-core';
@@ -88,6 +88,65 @@ describe.each([...STORES, ...SEALED_STORES])('CkptSession on $name', (backend) =
     expect(await session.getItems()).toEqual([]);
     expect(await store.info(id)).toBeNull();
     expect(await session.loadRunState()).toBeUndefined();
+  });
+
+  describe('retention', () => {
+    /** 30 turns, a question and an answer each, two of them popped and asked again. */
+    async function thirtyTurns(on: CkptSession): Promise<string[]> {
+      for (let turn = 0; turn < 30; turn++) {
+        await on.addItems([user(`question ${turn}`), user(`answer ${turn}`)]);
+        if (turn % 15 === 7) {
+          await on.popItem();
+          await on.addItems([user(`answer ${turn}, again`)]);
+        }
+      }
+      return texts(await on.getItems());
+    }
+
+    it('never removes an item of the conversation: prune, sweep and the retention option keep it whole', async () => {
+      const items = await thirtyTurns(session);
+      expect(items).toHaveLength(60);
+      // A sweep walks the catalog, which a KV without list() does not have.
+      if (store.capabilities.listSessions) {
+        const swept = await store.sweep({ idleFor: 30 * 86_400_000, keepLast: 20 });
+        expect(swept.sessions).toBe(0);
+        expect(texts(await session.getItems())).toEqual(items);
+      }
+      await store.prune(id, { keepLast: 1 });
+      await store.prune(id, { olderThan: 0 });
+      expect(texts(await session.getItems())).toEqual(items);
+      expect(texts(await session.getItems(5))).toEqual(items.slice(-5));
+    });
+
+    it('keeps the conversation whole on a store that prunes as it writes', async () => {
+      const pruning = new CheckpointStore(store.backend, { retention: { keepLast: 2 } });
+      const items = await thirtyTurns(new CkptSession(pruning, { sessionId: id }));
+      expect(items).toHaveLength(60);
+      expect(texts(await session.getItems())).toEqual(items);
+    });
+
+    it('removes only a timeline left by a rollback', async () => {
+      await session.addItems([user('a'), user('b')]);
+      const before = (await store.head(id))!;
+      await session.addItems([user('left behind')]);
+      await store.rollback(id, before);
+      await session.addItems([user('c')]);
+      expect(await store.prune(id, { keepLast: 1 })).toBe(1);
+      expect(texts(await session.getItems())).toEqual(['a', 'b', 'c']);
+    });
+
+    it('keeps whole a conversation written before layout 2 once it goes on', async () => {
+      // As an earlier build stored it: a checkpoint per change, with no needs and no layout.
+      for (let i = 0; i < 5; i++) {
+        await store.checkpoint(id, { op: 'add' }, { transcript: [user(`old ${i}`)] as never });
+      }
+      await session.addItems([user('new')]);
+      await store.prune(id, { keepLast: 1 });
+      expect(texts(await session.getItems())).toEqual(
+        [0, 1, 2, 3, 4].map((i) => `old ${i}`).concat('new'),
+      );
+      expect((await store.load(id))?.metadata).toEqual({ layout: 2 });
+    });
   });
 
   it('saves and loads a run state beside the history', async () => {
