@@ -7,11 +7,26 @@
  * used can tell a retry from an edit.
  */
 import { createHash } from 'node:crypto';
-import type { JsonValue, Metadata } from '@ckpt/core';
+import {
+  allItems,
+  type CheckpointStore,
+  type JsonValue,
+  MAX_NEEDS,
+  type Metadata,
+} from '@ckpt/core';
 import { digestOf, type StoredMessage, textOf } from './records.js';
+
+/**
+ * The version of the layout this package writes, in each checkpoint's metadata (`layout`): from
+ * version 2, each checkpoint needs the one it was written on, so that whatever prunes keeps its
+ * branch whole. A checkpoint without it was written before that was so.
+ */
+export const LAYOUT = 2;
 
 /** The metadata of a chat's checkpoint. */
 export interface ChatMetadata {
+  /** The layout it was written in (see LAYOUT); absent before layout 2. */
+  layout?: number;
   /** The chat's title: the application's, or its first user message's text. */
   title: string | null;
   /** Set when the application chose the title, which then outlives branches. */
@@ -51,6 +66,7 @@ export function readMetadata(metadata: Metadata | undefined): ChatMetadata {
     messages: typeof m.messages === 'number' ? m.messages : 0,
     ids: Array.isArray(m.ids) ? m.ids.filter((id): id is string => typeof id === 'string') : [],
   };
+  if (typeof m.layout === 'number') read.layout = m.layout;
   if (m.titleSet === true) read.titleSet = true;
   const tail = m.tail as { id?: unknown; digest?: unknown } | undefined;
   if (typeof tail?.id === 'string' && typeof tail.digest === 'string') {
@@ -59,9 +75,30 @@ export function readMetadata(metadata: Metadata | undefined): ChatMetadata {
   return read;
 }
 
-/** `metadata` as stored. */
+/** `metadata` as stored, in this package's layout. */
 export function toMetadata(metadata: ChatMetadata): Metadata {
-  return metadata as unknown as Metadata;
+  return { ...metadata, layout: LAYOUT } as unknown as Metadata;
+}
+
+/**
+ * What a checkpoint written on checkpoint `on` (whose metadata is `onMeta`) needs: `on`, which
+ * needs the rest of its branch in turn. On a checkpoint written before layout 2, whose branch
+ * records no needs, every checkpoint stored up to it (its newest MAX_NEEDS), so that whatever
+ * prunes keeps what the chat was before.
+ */
+export async function needsOn(
+  store: CheckpointStore,
+  sessionId: string,
+  on: number,
+  onMeta: ChatMetadata,
+): Promise<number[]> {
+  if (onMeta.layout === LAYOUT) return [on];
+  const seqs: number[] = [];
+  for await (const cp of allItems((cursor) => store.list(sessionId, { limit: 1000, cursor }))) {
+    if (cp.seq <= on) seqs.push(cp.seq);
+    if (seqs.length === MAX_NEEDS) break;
+  }
+  return seqs.reverse();
 }
 
 /** `data` as stored. */

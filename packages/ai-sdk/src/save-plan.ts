@@ -50,6 +50,8 @@ export interface Write {
   head: number;
   /** The checkpoint the new one goes on: the head, or, for a new branch, where it starts. */
   on: number;
+  /** The metadata of `on`. */
+  onMeta: ChatMetadata;
   records: StoredMessage[];
   data: SaveData;
   metadata: ChatMetadata;
@@ -149,6 +151,7 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
       kind: 'write',
       head,
       on: head,
+      onMeta: headMeta,
       records,
       data,
       saved,
@@ -168,6 +171,7 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
     kind: 'write',
     head,
     on,
+    onMeta,
     records: all,
     data,
     saved,
@@ -210,6 +214,7 @@ function planAtTail(
     kind: 'write',
     head,
     on: head,
+    onMeta: headMeta,
     records,
     data: messageData(records[0]!),
     saved,

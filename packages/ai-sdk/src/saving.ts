@@ -11,6 +11,7 @@ import { isCkptError } from '@ckpt/core';
 import type { UIMessage } from 'ai';
 import {
   type ChatMetadata,
+  needsOn,
   readMetadata,
   type SaveData,
   saveKey,
@@ -91,6 +92,7 @@ async function write(ctx: SaveContext, plan: Write): Promise<string[] | 'again'>
     transcript: plan.records.map(toItem),
     metadata: toMetadata(plan.metadata),
     expectedHead: plan.on,
+    needs: await needsOn(store, sessionId, plan.on, plan.onMeta),
     idempotencyKey: saveKey(plan.data),
   });
   const ours = written.parent === plan.on && sameMessage(written.data, plan.data);
@@ -149,6 +151,7 @@ export async function writeTitle(
         transcript: [],
         metadata: toMetadata(metadata),
         expectedHead: info.head,
+        needs: await needsOn(store, sessionId, info.head, meta),
       });
       return;
     } catch (err) {
