@@ -11,9 +11,10 @@ import {
   compress,
   encrypt,
   isCkptError,
+  kvBackend,
   type StoreOptions,
 } from '@ckpt/core';
-import { memory } from '@ckpt/memory';
+import { memory, memoryKv } from '@ckpt/memory';
 import { expect } from 'vitest';
 import type { Bound, Driver, Reads } from './driver.js';
 import { asTwin, forked, removed, rolledBack, unchanged } from './rules.js';
@@ -42,8 +43,8 @@ export type Effect =
 export class World {
   readonly driver: Driver;
   readonly backend: CheckpointBackend;
-  /** The twin: every write, no removal. */
-  readonly twin = new CheckpointStore(memory());
+  /** The twin: every write, no removal; as able to list sessions as the backend is. */
+  readonly twin: CheckpointStore;
   /** The sessions written, by the names the suite gives them (forks added, deleted ones gone). */
   readonly names: string[];
   /** What the application read of each session, by the seq of the head it read at. */
@@ -64,6 +65,12 @@ export class World {
     this.names = [...names];
     this.generations = [generation];
     this.real = this.storeWith(this.generations);
+    const kv = memoryKv();
+    this.twin = new CheckpointStore(
+      this.real.capabilities.listSessions
+        ? memory()
+        : kvBackend({ get: kv.get, set: kv.set, delete: kv.delete }),
+    );
   }
 
   /** The codecs of key generations `gens`, the first sealing new values. */

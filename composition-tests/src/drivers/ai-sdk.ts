@@ -79,7 +79,8 @@ export const aiSdk: Driver<Write, Action> = {
   async read(on) {
     const c = chats(on);
     const messages = await c.load(on.sessionId);
-    const entry = await listed(c, on.sessionId);
+    // A KV without `list` has no chat list (`list()` is UNSUPPORTED there, as the README says).
+    const entry = on.store.capabilities.listSessions ? await listed(c, on.sessionId) : undefined;
     // Each message of the active branch is among its own siblings.
     const pickers = await Promise.all(
       messages.map(async (m) => (await c.siblings(on.sessionId, m.id)).includes(m.id)),
