@@ -7,6 +7,7 @@ export default defineConfig({
     include: [
       'packages/*/test/**/*.test.ts',
       'contract-tests/test/**/*.test.ts',
+      'composition-tests/test/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
       'test/**/*.test.ts',
     ],

@@ -5,6 +5,7 @@
 import type { CheckpointStore, Checkpoint as CkptCheckpoint } from '@ckpt/core';
 import type { CheckpointPendingWrite, DeltaChannelHistory } from '@langchain/langgraph-checkpoint';
 import type { ValueReader } from './channel-values.js';
+import { checkpointById } from './checkpoint-metadata.js';
 import { storedData } from './stored.js';
 
 /** Where the ancestors of a checkpoint are read from. */
@@ -32,7 +33,7 @@ export async function deltaChannelHistory(
   let parentId = start === null ? null : (storedData(start.data)?.parentId ?? null);
   // Newest ancestor first; each contributes its writes, until a channel meets its value.
   while (from !== null && parentId !== null && remaining.size > 0) {
-    const found = await from.store.loadByKey(from.sessionId, parentId);
+    const found = await checkpointById(from.store, from.sessionId, parentId);
     const stored = found === null ? null : storedData(found.data);
     if (found === null || stored === null) break;
     const writes = await from.pendingWrites(stored.id);

@@ -2,6 +2,7 @@
 import type { CheckpointStore } from '@ckpt/core';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { CheckpointMetadata } from '@langchain/langgraph-checkpoint';
+import { checkpointById } from './checkpoint-metadata.js';
 import { namespaceOf, type Target, threadOf } from './names.js';
 
 /**
@@ -19,7 +20,7 @@ export async function seqBefore(
   if (threadOf(before) !== target.threadId || namespaceOf(before) !== target.namespace) {
     return undefined;
   }
-  return (await store.loadByKey(sessionId, beforeId))?.seq;
+  return (await checkpointById(store, sessionId, beforeId))?.seq;
 }
 
 /** Whether `metadata` has every key of `filter` at an equal value. */

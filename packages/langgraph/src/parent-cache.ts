@@ -5,6 +5,7 @@
  */
 import type { CheckpointStore, Checkpoint as CkptCheckpoint } from '@ckpt/core';
 import { chainOf, type KnownText } from './channel-values.js';
+import { checkpointById } from './checkpoint-metadata.js';
 import { indexOf, type StoredData, storedData, type ValueIndex } from './stored.js';
 import type { KnownMessages } from './transcript.js';
 
@@ -30,7 +31,7 @@ export class ParentCache {
   async parent(store: CheckpointStore, sessionId: string, id: string): Promise<Seen | null> {
     const seen = this.#seen.get(sessionId);
     if (seen?.id === id) return seen;
-    const found = await store.loadByKey(sessionId, id);
+    const found = await checkpointById(store, sessionId, id);
     // Without the values' texts, the next put holds its values whole (and reads the messages
     // it needs to tell what it added).
     return found === null ? null : (this.remember(sessionId, found, new Map(), new Map()) ?? null);

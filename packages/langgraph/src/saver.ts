@@ -33,7 +33,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { appendOnParent } from './append-on-parent.js';
 import { holdValues, ValueReader } from './channel-values.js';
-import { ckptMetadata } from './checkpoint-metadata.js';
+import { checkpointById, ckptMetadata } from './checkpoint-metadata.js';
 import { wasDeleted } from './deletion-marks.js';
 import { deltaChannelHistory } from './delta-history.js';
 import { matchesFilter, seqBefore } from './list-options.js';
@@ -425,5 +425,5 @@ function loadOf(
   sessionId: string,
   id: string | undefined,
 ): Promise<CkptCheckpoint | null> {
-  return id === undefined ? store.load(sessionId) : store.loadByKey(sessionId, id);
+  return id === undefined ? store.load(sessionId) : checkpointById(store, sessionId, id);
 }

@@ -38,7 +38,7 @@ async function historyOf(saver: CkptSaver, threadId: string): Promise<Map<string
 
 /**
  * Read `threadId` through LangGraph with a new saver on `store`: its state holds the whole conversation of `turns` turns and the profile,
- * and every checkpoint still listed has the messages it had in `before`.
+ * and every checkpoint still listed has the messages it had in `before`, listed and read by its id.
  */
 async function expectWhole(
   store: CheckpointStore,
@@ -53,7 +53,15 @@ async function expectWhole(
   expect(values.profile).toBe('likes tea');
   const after = await historyOf(saver, threadId);
   expect(after.size).toBeGreaterThan(0);
-  for (const [id, messages] of after) expect(messages, id).toEqual(before.get(id));
+  for (const [id, messages] of after) {
+    expect(messages, id).toEqual(before.get(id));
+    // Time travel reads it by its id, in a fork or a copy too, which carry no idempotency keys.
+    const config = { configurable: { thread_id: threadId, checkpoint_id: id } };
+    const byId = await chatGraph(saver).getState(config);
+    expect(textsOf((byId.values as { messages?: BaseMessage[] }).messages ?? []), id).toEqual(
+      messages,
+    );
+  }
 }
 
 describe.each(STORES)("a chat thread under core's tools on $name", (backend) => {

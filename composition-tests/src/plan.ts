@@ -1,0 +1,16 @@
+/**
+ * How much the suite runs, and where: the backends split in two halves, one a test file, so
+ * that the two run at once. `CKPT_COMPOSITION_RUNS` and `CKPT_COMPOSITION_STEPS` ask for more
+ * (a deeper search, locally); CI runs the defaults, which keep the suite near a minute.
+ */
+import { STORES, type StoreUnderTest } from '@ckpt/test-stores';
+
+export const RUNS = Number(process.env.CKPT_COMPOSITION_RUNS ?? 3);
+export const STEPS = Number(process.env.CKPT_COMPOSITION_STEPS ?? 8);
+
+const FIRST = ['memory', 'sqlite', 'postgres', 'kvBackend (five-method KV)'];
+
+/** The backends of half `part` (1 or 2) of the suite. */
+export function backendsOf(part: 1 | 2): StoreUnderTest[] {
+  return STORES.filter((s) => FIRST.includes(s.name) === (part === 1));
+}
