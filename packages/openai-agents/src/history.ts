@@ -9,15 +9,16 @@ import type { CheckpointStore, JsonValue } from '@ckpt/core';
 /** The key of the marker item that drops items. */
 const DROP = 'ckpt.drop';
 
-/** The marker that drops the `count` items before it. */
-export function dropMarker(count: number): JsonValue {
-  return { [DROP]: count };
+/** The markers that drop the `count` items before them: one, or none to drop nothing. */
+export function dropMarkers(count: number): JsonValue[] {
+  return count > 0 ? [{ [DROP]: count }] : [];
 }
 
-function dropped(item: JsonValue): number {
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) return 0;
+/** How many items the marker `item` drops; undefined when `item` is an item, not a marker. */
+function dropped(item: JsonValue): number | undefined {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
   const count = item[DROP];
-  return typeof count === 'number' && Object.keys(item).length === 1 ? count : 0;
+  return typeof count === 'number' && Object.keys(item).length === 1 ? count : undefined;
 }
 
 /** The largest transcript page. */
@@ -42,7 +43,7 @@ export async function newestItems(
     const page = await store.transcript(sessionId, { limit: pageLimit, cursor });
     for (const entry of page.items) {
       const drop = dropped(entry.item);
-      if (drop > 0) skip += drop;
+      if (drop !== undefined) skip += drop;
       else if (skip > 0) skip--;
       else {
         out.push(entry.item);

@@ -18,7 +18,7 @@ import type {
   SessionHistoryTransactionArgs,
   SessionHistoryTransactionAwareSession,
 } from '@openai/agents-core';
-import { dropMarker, newestItems } from './history.js';
+import { dropMarkers, newestItems } from './history.js';
 
 /** Options of a `CkptSession`. */
 export interface CkptSessionOptions {
@@ -109,7 +109,7 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
     return this.#changeOnHead(store, async (head) => {
       const [last] = await newestItems(store, this.#sessionId, 1);
       if (last === undefined) return { result: undefined };
-      await this.#write(store, head, change({ op: 'pop' }), [dropMarker(1)]);
+      await this.#write(store, head, change({ op: 'pop' }), dropMarkers(1));
       return { result: last as unknown as AgentInputItem };
     });
   }
@@ -161,7 +161,10 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
           { details: { argument: 'expectedSuffix' } },
         );
       }
-      const items = [dropMarker(expectedSuffix.length), ...(replacement as unknown as JsonValue[])];
+      const items = [
+        ...dropMarkers(expectedSuffix.length),
+        ...(replacement as unknown as JsonValue[]),
+      ];
       const written = await this.#write(store, head, change({ op: 'replace', digest }), items, key);
       sameOperation(written.data, digest);
       return { result: undefined };

@@ -198,6 +198,18 @@ describe.each([...STORES, ...SEALED_STORES])('CkptSession on $name', (backend) =
       expect(texts(await session.getItems())).toEqual(['a', 'b', 'c']);
     });
 
+    it('appends with an empty expected suffix, leaving no marker among the items', async () => {
+      await session.applyHistoryTransaction({
+        operationId: 'op-empty',
+        transaction: { type: 'replace_suffix', expectedSuffix: [], replacement: [user('x')] },
+      });
+      expect(texts(await session.getItems())).toEqual(['x']);
+      // A marker that drops nothing, as an earlier build wrote one, is no item either.
+      await store.checkpoint(id, { op: 'replace' }, { transcript: [{ 'ckpt.drop': 0 }] });
+      expect(texts(await session.getItems())).toEqual(['x']);
+      expect(texts(await session.getItems(1))).toEqual(['x']);
+    });
+
     it('refuses a malformed transaction before changing anything', async () => {
       for (const bad of [
         { operationId: '', transaction: { type: 'append_items', items: [] } },
