@@ -53,6 +53,11 @@ export type SaveData =
   /** A new version of the message `revision`, already on the branch. */
   | { revision: string; digest: string };
 
+/** Whether a checkpoint's data is a chat's root's. */
+export function isRoot(data: JsonValue): boolean {
+  return typeof data === 'object' && data !== null && !Array.isArray(data) && data.root === true;
+}
+
 /** The longest title kept, in code points. */
 const TITLE_LENGTH = 100;
 /** The longest idempotency key ckpt takes, in code points. */

@@ -17,11 +17,12 @@
  * and its answer), the branch starts on that checkpoint's parent and repeats the messages up
  * to the anchor, with their ids, so that each branch reads whole.
  */
-import { type CheckpointStore, CkptError } from '@ckpt/core';
+import { type Checkpoint, type CheckpointStore, CkptError } from '@ckpt/core';
 import type { UIMessage } from 'ai';
 import { type BranchEntry, walkBranch } from './branch.js';
 import {
   type ChatMetadata,
+  isRoot,
   messageData,
   readMetadata,
   revisionData,
@@ -249,7 +250,7 @@ async function branchStart(
   const { store, sessionId } = ctx;
   if (anchor === undefined) {
     await walk.return(undefined);
-    const root = await store.loadByKey(sessionId, saveKey({ root: true }));
+    const root = await rootOf(store, sessionId);
     if (root === null) {
       throw new CkptError(
         'NOT_FOUND',
@@ -285,6 +286,19 @@ async function branchStart(
   }
   const parentMeta = readMetadata((await store.load(sessionId, parent))?.metadata);
   return { on: parent, repeated: [...before.reverse(), anchor.record], onMeta: parentMeta };
+}
+
+/**
+ * The chat's root checkpoint, by its idempotency key; in a chat that core's fork, copy or
+ * import made (which carry no keys), the oldest checkpoint of the active timeline when it is
+ * the root. Null when neither is.
+ */
+async function rootOf(store: CheckpointStore, sessionId: string): Promise<Checkpoint | null> {
+  const byKey = await store.loadByKey(sessionId, saveKey({ root: true }));
+  if (byKey !== null) return byKey;
+  const [oldest] = await store.history(sessionId);
+  const found = oldest === undefined ? null : await store.load(sessionId, oldest);
+  return found !== null && found.parent === null && isRoot(found.data) ? found : null;
 }
 
 /**

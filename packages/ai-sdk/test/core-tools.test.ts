@@ -1,7 +1,8 @@
 /**
- * What whatever prunes (`prune`, `sweep`, the store's `retention` option) does to chats on
- * every backend: the active branch and the chat list read as before; a branch left behind goes
- * whole or stays whole; a chat stored before layout 2 is kept whole once it goes on.
+ * Chats under core's own tools on every backend. Whatever prunes (`prune`, `sweep`, the
+ * store's `retention` option): the active branch and the chat list read as before; a branch
+ * left behind goes whole or stays whole; a chat stored before layout 2 is kept whole once it
+ * goes on. A chat that `fork` made (which carries no idempotency keys) goes on as its source.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,15 +13,15 @@ import { STORES, storesOn } from '@ckpt/test-stores';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { send, tools, user } from './support/route.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-retention-'));
+const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-core-tools-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const SCOPES = ['ai-sdk.approvals', 'ai-sdk.streams'];
 const DAY = 86_400_000;
 let made = 0;
 
-describe.each(STORES)('retention of chats on $name', (backend) => {
-  const stores = storesOn(backend, 'ai_sdk_retention', dir, SCOPES);
+describe.each(STORES)('chats under core tools on $name', (backend) => {
+  const stores = storesOn(backend, 'ai_sdk_core_tools', dir, SCOPES);
   afterAll(stores.closeAll);
   let store: CheckpointStore;
   let chats: CkptChatStore;
@@ -108,5 +109,13 @@ describe.each(STORES)('retention of chats on $name', (backend) => {
     const after = await reads();
     expect(after.messages.slice(0, 60)).toEqual(before.messages);
     expect(after.messages).toHaveLength(62);
+  });
+
+  it('edits the first message of a chat that fork made', async () => {
+    await send(chats, id, { message: user('u1', 'hello') });
+    const fork = await store.fork(id);
+    await send(chats, fork, { message: user('u1', 'bonjour'), messageId: 'u1' });
+    expect((await chats.load(fork))[0]!.parts).toEqual([{ type: 'text', text: 'bonjour' }]);
+    expect((await chats.tree(fork)).messages.filter((m) => m.parentId === null)).toHaveLength(2);
   });
 });
