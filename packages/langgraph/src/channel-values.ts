@@ -4,7 +4,7 @@
  * same; an unchanged one as a ref to the checkpoint that holds it) and which checkpoints it so
  * needs, and how a read rebuilds every value of a checkpoint, loading each checkpoint once.
  */
-import { type CheckpointStore, MAX_NEEDS } from '@ckpt/core';
+import { type CheckpointStore, MAX_NEEDS, type StateScope } from '@ckpt/core';
 import type {
   ChannelVersions,
   Checkpoint,
@@ -70,6 +70,8 @@ function holdValue(version: Version, encoded: Encoded, before: KnownText | undef
 export interface ParentValues {
   index: ValueIndex;
   texts: Map<string, KnownText>;
+  /** Whether it names what it needs: false for a checkpoint written before layout 2. */
+  needsKnown: boolean;
 }
 
 /** How a checkpoint holds its channel values, and the checkpoints it reads them from. */
@@ -84,7 +86,8 @@ export interface HeldValues {
  * How `checkpoint`, written on `parent`, holds its values: the channels in `newVersions` as
  * entries of its own (tails on the parent's where that pays), every other channel at the
  * version its parent had as a ref to where the parent's value is held. A checkpoint that would
- * read from more checkpoints than ckpt lets one need holds every value it has whole instead.
+ * read from more checkpoints than ckpt lets one need, or whose parent was written before layout
+ * 2 (which needs what is unknown), holds every value it has whole instead.
  */
 export async function holdValues(
   serde: SerializerProtocol,
@@ -92,6 +95,9 @@ export async function holdValues(
   newVersions: ChannelVersions,
   parent: ParentValues | null,
 ): Promise<HeldValues> {
+  if (parent !== null && !parent.needsKnown) {
+    return entriesAndRefs(serde, checkpoint, checkpoint.channel_versions, parent, false);
+  }
   const held = await entriesAndRefs(serde, checkpoint, newVersions, parent, true);
   return held.needs.length <= MAX_NEEDS
     ? held
@@ -128,17 +134,32 @@ export function chainOf(held: Held, seq: number): number[] {
   return 'on' in held ? [...held.on, seq] : [seq];
 }
 
-/** Reads the channel values of one session's checkpoints, loading each checkpoint once. */
+/** Values of pruned checkpoints that kept ones read, as the saver set them aside before layout 2. */
+type Carried = Record<string, Record<string, Held>>;
+
+/**
+ * Reads the channel values of one session's checkpoints, loading each checkpoint once. Before
+ * layout 2 the saver's prune set aside, in the state key `carried`, the values of checkpoints
+ * it removed that kept ones still read; a value whose checkpoint is gone is looked for there.
+ */
 export class ValueReader {
   readonly #store: CheckpointStore;
   readonly #sessionId: string;
   readonly #serde: SerializerProtocol;
+  readonly #carriedValues: () => Promise<unknown>;
   readonly #loads = new Map<number, Promise<StoredData | null>>();
+  #carried: Promise<Carried> | undefined;
 
-  constructor(store: CheckpointStore, sessionId: string, serde: SerializerProtocol) {
+  constructor(
+    store: CheckpointStore,
+    sessionId: string,
+    serde: SerializerProtocol,
+    carried: { state: StateScope; key: string },
+  ) {
     this.#store = store;
     this.#sessionId = sessionId;
     this.#serde = serde;
+    this.#carriedValues = () => carried.state.get(carried.key);
   }
 
   /** The stored data of the checkpoint at `seq`, or null when it is not stored. */
@@ -153,12 +174,22 @@ export class ValueReader {
     return loading;
   }
 
-  /** The entry for `channel` at `seq`, or undefined when that checkpoint is not stored. */
+  /**
+   * The entry for `channel` at `seq`: the checkpoint's own, or the one set aside when it was
+   * pruned before layout 2; undefined when neither is there.
+   */
   async held(seq: number, channel: string): Promise<Held | undefined> {
     const stored = await this.load(seq);
-    return stored !== null && Object.hasOwn(stored.values, channel)
-      ? stored.values[channel]
-      : undefined;
+    if (stored !== null) {
+      return Object.hasOwn(stored.values, channel) ? stored.values[channel] : undefined;
+    }
+    this.#carried ??= this.#carriedValues().then((value) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? (value as unknown as Carried)
+        : {},
+    );
+    const carried = (await this.#carried)[seq];
+    return carried !== undefined && Object.hasOwn(carried, channel) ? carried[channel] : undefined;
   }
 
   /** The serialized value `held` stands for, or undefined when what rebuilds it is gone. */

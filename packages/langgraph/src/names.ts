@@ -102,6 +102,11 @@ export const stateKeys = {
   writes: (sessionId: string, checkpointId: string) => `w:${sessionId}:${checkpointId}`,
   /** The ids of the newest checkpoints deleteThread removed from a session (a JSON array). */
   deleted: (sessionId: string) => `d:${sessionId}`,
+  /**
+   * Values of pruned checkpoints that kept ones read, whole (seq -> channel -> entry), as the
+   * saver kept them before layout 2 (see channel-values.ts); read, never written.
+   */
+  carried: (sessionId: string) => `c:${sessionId}`,
 };
 
 function text(value: unknown): string | undefined {

@@ -5,7 +5,7 @@
  */
 import type { CheckpointStore, Checkpoint as CkptCheckpoint } from '@ckpt/core';
 import { chainOf, type KnownText } from './channel-values.js';
-import { checkpointById } from './checkpoint-metadata.js';
+import { checkpointById, needsKnown } from './checkpoint-metadata.js';
 import { indexOf, type StoredData, storedData, type ValueIndex } from './stored.js';
 import type { KnownMessages } from './transcript.js';
 
@@ -18,6 +18,8 @@ export interface Seen {
   texts: Map<string, KnownText>;
   /** Its message channels, where the saver knows them, to tell what the next adds. */
   messages: Map<string, KnownMessages>;
+  /** Whether it names what it needs: false for a checkpoint written before layout 2. */
+  needsKnown: boolean;
 }
 
 /** How many sessions' last checkpoints (with their values' texts) a saver keeps in memory. */
@@ -47,7 +49,14 @@ export class ParentCache {
     const stored = storedData(found.data);
     if (stored === null) return undefined;
     const index = indexOf(stored, found.seq);
-    const seen = { id: stored.id, seq: found.seq, index, texts, messages };
+    const seen = {
+      id: stored.id,
+      seq: found.seq,
+      index,
+      texts,
+      messages,
+      needsKnown: needsKnown(found.metadata),
+    };
     this.#seen.delete(sessionId);
     this.#seen.set(sessionId, seen);
     if (this.#seen.size > SEEN_SESSIONS) this.#seen.delete(this.#seen.keys().next().value!);

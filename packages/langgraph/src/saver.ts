@@ -12,6 +12,7 @@ import {
   CkptError,
   isCkptError,
   type JsonValue,
+  MAX_NEEDS,
   type StateScope,
   useStore,
 } from '@ckpt/core';
@@ -33,7 +34,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { appendOnParent } from './append-on-parent.js';
 import { holdValues, ValueReader } from './channel-values.js';
-import { checkpointById, ckptMetadata } from './checkpoint-metadata.js';
+import { checkpointById, ckptMetadata, listed } from './checkpoint-metadata.js';
 import { wasDeleted } from './deletion-marks.js';
 import { deltaChannelHistory } from './delta-history.js';
 import { matchesFilter, seqBefore } from './list-options.js';
@@ -193,7 +194,17 @@ export class CkptSaver extends BaseCheckpointSaver {
       parentId === null ? null : await this.#parents.parent(store, sessionId, parentId);
 
     const { channel_values: _, ...rest } = checkpoint;
-    const { values, refs, needs } = await holdValues(this.serde, checkpoint, newVersions, parent);
+    const holding = await holdValues(this.serde, checkpoint, newVersions, parent);
+    const { values, refs } = holding;
+    // On a checkpoint written before layout 2, whose needs are unknown, this one holds its values
+    // whole and needs every checkpoint stored, so that no prune removes what those may read.
+    const needs =
+      parent === null || parent.needsKnown
+        ? holding.needs
+        : (await listed(store, sessionId))
+            .slice(0, MAX_NEEDS)
+            .map((cp) => cp.seq)
+            .reverse();
     const stored: StoredData = {
       format: 1,
       id: checkpoint.id,
@@ -354,7 +365,8 @@ export class CkptSaver extends BaseCheckpointSaver {
   }
 
   #reader(store: CheckpointStore, sessionId: string): ValueReader {
-    return new ValueReader(store, sessionId, this.serde);
+    const carried = { state: this.#state(store), key: stateKeys.carried(sessionId) };
+    return new ValueReader(store, sessionId, this.serde, carried);
   }
 
   #pendingWrites(

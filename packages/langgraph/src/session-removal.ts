@@ -3,11 +3,11 @@
  * (`deleteThread`), or all but the newest and what those need (`prune`).
  */
 import { type CheckpointStore, CkptError, type StateScope } from '@ckpt/core';
-import { checkpointIds } from './checkpoint-metadata.js';
+import { checkpointIds, listed } from './checkpoint-metadata.js';
 import { markDeleted } from './deletion-marks.js';
 import { stateKeys } from './names.js';
 
-/** Delete the session and the pending writes of its checkpoints. */
+/** Delete the session, the pending writes of its checkpoints, and values set aside for it. */
 export async function deleteSession(
   store: CheckpointStore,
   state: StateScope,
@@ -21,7 +21,10 @@ export async function deleteSession(
   }
   // The session before its writes: a putWrites that lands in between sees it gone.
   await store.delete(sessionId);
-  await Promise.all(ids.map((id) => state.delete(stateKeys.writes(sessionId, id))));
+  await Promise.all([
+    ...ids.map((id) => state.delete(stateKeys.writes(sessionId, id))),
+    state.delete(stateKeys.carried(sessionId)),
+  ]);
 }
 
 /** `keepLast` as `prune` takes it: an integer of at least 1, or INVALID_ARGUMENT. */
@@ -39,7 +42,9 @@ export function checkKeepLast(keepLast: unknown): number {
 /**
  * Prune the session to its `keepLast` newest checkpoints, its head, and the checkpoints whose
  * values they read (the store keeps those: they are their needs), and delete the pending
- * writes of the removed ones. Returns how many were removed, and the ids of those kept.
+ * writes of the removed ones. Where a checkpoint to keep was written before layout 2, what it
+ * reads is unknown, so nothing is removed. Returns how many were removed, and the ids of those
+ * kept.
  */
 export async function pruneSession(
   store: CheckpointStore,
@@ -47,7 +52,11 @@ export async function pruneSession(
   sessionId: string,
   keepLast: number,
 ): Promise<{ removed: number; kept: Set<string> }> {
-  const before = await checkpointIds(store, sessionId);
+  const all = await listed(store, sessionId);
+  const before = all.flatMap(({ id }) => (id === undefined ? [] : [id]));
+  const head = await store.head(sessionId);
+  const roots = all.filter((cp, i) => i < keepLast || cp.seq === head);
+  if (roots.some((cp) => !cp.needsKnown)) return { removed: 0, kept: new Set(before) };
   const removed = await store.prune(sessionId, { keepLast });
   const kept = new Set(removed === 0 ? before : await checkpointIds(store, sessionId));
   const gone = before.filter((id) => !kept.has(id));
