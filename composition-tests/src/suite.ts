@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
 import type { Driver } from './driver.js';
 import { OPERATIONS, type Surroundings, type TargetKind } from './operations.js';
+import { SEED } from './plan.js';
 import { World } from './world.js';
 
 export interface SuiteOptions {
@@ -58,10 +59,13 @@ export function compositionSuite(options: SuiteOptions): void {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   describe.each(options.backends)('on $name', (backend) => {
+    // The stores a run opens, closed when it ends: a server's connections are not held across
+    // runs (MariaDB refuses a connection beyond its max_connections).
     const opened: { close(): Promise<void> }[] = [];
-    afterAll(async () => {
+    const closeOpened = async () => {
       for (const handle of opened.splice(0)) await handle.close();
-    });
+    };
+    afterAll(closeOpened);
     let made = 0;
     /** A store of this backend in `namespace`: fresh for an in-process store or a file, emptied on a server. */
     const open = async (namespace: string, scopes: string[]): Promise<CheckpointStore> => {
@@ -83,13 +87,17 @@ export function compositionSuite(options: SuiteOptions): void {
         await fc.assert(
           fc.asyncProperty(stepsOf(driver, backend, options.steps), async (sequence: Sequence) => {
             const store = await open(namespace, driver.scopes);
-            await play(
-              new World(driver, store.backend, SESSIONS, sequence.generation),
-              sequence,
-              around,
-            );
+            try {
+              await play(
+                new World(driver, store.backend, SESSIONS, sequence.generation),
+                sequence,
+                around,
+              );
+            } finally {
+              await closeOpened();
+            }
           }),
-          { numRuns: options.runs },
+          { numRuns: options.runs, ...(SEED === undefined ? {} : { seed: SEED }) },
         );
         counted.push(`${driver.name} on ${backend.name}`);
       }, 600_000);
