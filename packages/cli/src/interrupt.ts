@@ -1,7 +1,8 @@
 /**
- * Ctrl-C during a copy or an import: the first stops the work cleanly (the sessions being
- * written finish, every session stays whole or absent) and the command says how to take up
- * where it stopped, exiting 130; a second Ctrl-C quits at once, as Ctrl-C does elsewhere.
+ * Ctrl-C during a copy, an import, an export or a rekey: the first stops the work cleanly (the
+ * sessions being written finish, every session stays whole or absent; an export's partial file
+ * is removed) and the command says what it did and how to go on, exiting 130; a second Ctrl-C
+ * quits at once, as Ctrl-C does elsewhere.
  */
 import type { Context } from './context.js';
 
@@ -10,19 +11,21 @@ export class Interrupted extends Error {}
 
 /**
  * Run `work` with a signal that Ctrl-C aborts. When it stops because of that, the result is an
- * `Interrupted` error whose message is `stopped()`: what was done and how to go on.
+ * `Interrupted` error whose message is `stopped()`: what was done and how to go on. `stopping`:
+ * what the command says it does meanwhile.
  */
 export async function interruptible<T>(
   ctx: Context,
   work: (signal: AbortSignal) => Promise<T>,
   stopped: () => string,
+  stopping = 'stopping after the sessions being written',
 ): Promise<T> {
   const controller = new AbortController();
   let stopListening = ctx.io.onInterrupt?.(() => {
     // From now on Ctrl-C does what it does by default: quit at once.
     stopListening?.();
     stopListening = undefined;
-    ctx.note('stopping after the sessions being written; Ctrl-C again to quit at once');
+    ctx.note(`${stopping}; Ctrl-C again to quit at once`);
     controller.abort();
   });
   try {

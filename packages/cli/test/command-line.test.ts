@@ -1,13 +1,14 @@
 /**
  * What a person meets running the built `ckpt` from a shell: a reader that closes the pipe
- * early, Ctrl-C in the middle of an import, the hint for the next page pasted back, counts in
+ * early, Ctrl-C in the middle of an import or an export, the hint for the next page pasted back, counts in
  * words, the tree's columns, and `doctor --strict`.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckpointStore, openStore } from '@ckpt/core';
+import { type CheckpointStore, encrypt, openStore } from '@ckpt/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, CKPT, ckpt } from './support/binary.js';
 
@@ -182,5 +183,50 @@ describe('Ctrl-C during an import', () => {
       /^imported 2 sessions, 2 checkpoints and 0 state values in [\d.]+ s \(1 session already there, skipped\)\n$/,
     );
     expect((await target.sessions()).items.map((s) => s.sessionId).sort()).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('Ctrl-C during an export to a file', () => {
+  it('removes the partial file, which holds decrypted values, says so, and exits 130', async () => {
+    const key = createHash('sha256').update('export key').digest();
+    const url = `sqlite:${join(dir, 'sealed.db')}`;
+    const sealed = await openStore(`${url}?synchronous=off`, {
+      codecs: [encrypt({ keys: { k1: key }, current: 'k1' })],
+    });
+    // Enough that the export is still writing when Ctrl-C comes after its first session.
+    for (let i = 0; i < SESSIONS; i++) {
+      await sealed.checkpoint(sessionId(i), {
+        card: `4111 1111 1111 ${i}`,
+        notes: 'n'.repeat(2000),
+      });
+    }
+    await sealed.close();
+    const out = join(dir, 'sealed.jsonl');
+    writeFileSync(out, 'an earlier export\n');
+
+    const child = spawn(process.execPath, [CKPT, '--store', url, 'export', '--out', out], {
+      env: { ...process.env, CKPT_KEYS: `k1=${key.toString('base64')}` },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // Mid-export: the file written beside the target holds a session's values, decrypted.
+    const partial = join(dir, `.sealed.jsonl.${child.pid}.partial`);
+    while (!(existsSync(partial) && readFileSync(partial, 'utf8').includes('4111 1111 1111'))) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(existsSync(partial)).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.partial'))).toEqual([]);
+    expect(readFileSync(out, 'utf8')).toBe('an earlier export\n');
+    expect(stderr).toMatch(
+      /stopping the export; Ctrl-C again to quit at once\nckpt: interrupted: stopped after \d+ sessions?; removed the partial file "(.*)", so nothing was written to "(.*)"\. Run the same command again to export the whole store\.\n$/,
+    );
+    const [, named, target] =
+      /removed the partial file "(.*)", so nothing was written to "(.*)"/.exec(stderr)!;
+    expect([named, target]).toEqual([partial, out]);
   });
 });

@@ -82,11 +82,11 @@ describe('on a terminal', () => {
     );
   });
 
-  it('draws a progress bar over the sessions while rekeying, and says what it rewrote', async () => {
+  it('draws a progress bar over the sessions while rekeying, says what it rewrote, and asks to write the file anew', async () => {
     const url = fresh();
     expect((await ckpt(['copy', '--from', source, '--to', url])).code).toBe(0);
     const key = Buffer.alloc(32, 7).toString('base64');
-    const { code, output } = await underTerminal(['--store', url, 'rekey'], '', {
+    const { code, output } = await underTerminal(['--store', url, 'rekey'], 'y\n', {
       CKPT_KEYS: `k1=${key}`,
     });
     expect(code).toBe(0);
@@ -95,6 +95,9 @@ describe('on a terminal', () => {
     );
     expect(output).toMatch(
       /rekeyed \d+ checkpoints and 6 state values in [\d.]+ s; every value is now under aes-256-gcm with key k1\./,
+    );
+    expect(output).toMatch(
+      /may remain in ".*target-\d+\.db": .* Write the file anew now \(VACUUM; writers wait until it ends\)\? \[y\/N\] vacuumed ".*target-\d+\.db": it holds only what is stored/,
     );
     expect(output).not.toContain(key);
   });

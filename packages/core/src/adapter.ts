@@ -23,6 +23,7 @@ export type {
   ForkInput,
   ForkResult,
   ImportInput,
+  Leftovers,
   PinResult,
   PruneRule,
   Retention,

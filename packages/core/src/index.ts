@@ -6,7 +6,12 @@
  * @packageDocumentation
  * @module @ckpt/core
  */
-export type { BackendCapabilities, CheckpointBackend, Diagnosis } from './adapter/backend.js';
+export type {
+  BackendCapabilities,
+  CheckpointBackend,
+  Diagnosis,
+  Leftovers,
+} from './adapter/backend.js';
 export { MAX_NEEDS } from './adapter/needs.js';
 export { compareCodePoints } from './adapter/order.js';
 export type { Codec } from './codecs/codec.js';

@@ -97,3 +97,51 @@ describe('CheckpointStore', () => {
     ]);
   });
 });
+
+describe('state().update() when its compare-and-set keeps failing', () => {
+  /** A memory backend whose compare-and-set of a state value first does `meanwhile`, then fails. */
+  const failingCompares = (meanwhile: (backend: ReturnType<typeof memory>) => Promise<void>) => {
+    const inner = memory();
+    const compareAndSet = async () => {
+      await meanwhile(inner);
+      return false;
+    };
+    return new Proxy(inner, {
+      get: (target, name) => {
+        if (name === 'stateCompareAndSet') return compareAndSet;
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  };
+
+  it('says it lost races when other writers changed the value each time', async () => {
+    let n = 0;
+    const store = new CheckpointStore(
+      failingCompares((inner) => inner.stateSet('s', 'k', JSON.stringify(++n))),
+    );
+    const err = await store
+      .state('s')
+      .update('k', () => 0)
+      .catch((e) => e);
+    expect(isCkptError(err, 'CONFLICT')).toBe(true);
+    expect(err.message).toBe(
+      'state update of "k" lost 100 races in a row to other writers of that key; retry later.',
+    );
+  });
+
+  it('says retrying will not help when nothing changed the value it compared', async () => {
+    const store = new CheckpointStore(failingCompares(async () => {}));
+    await store.state('s').set('k', 1);
+    const err = await store
+      .state('s')
+      .update('k', (n) => (n as number) + 1)
+      .catch((e) => e);
+    expect(isCkptError(err, 'BACKEND')).toBe(true);
+    expect(err.message).toMatch(
+      /^state update of "k" failed: the memory backend's compare-and-set did not match the value it had just read, 100 times, and nothing changed that value in between, so retrying will not help\./,
+    );
+    expect(err.message).not.toMatch(/retry later/);
+    expect(await store.state('s').get('k')).toBe(1);
+  });
+});

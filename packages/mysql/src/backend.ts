@@ -4,7 +4,7 @@
  * (statements.ts) and how they run (runner.ts), the mutations (writes.ts), and what diagnose()
  * checks.
  */
-import { openAdapter } from '@ckpt/core/adapter';
+import { type Leftovers, openAdapter } from '@ckpt/core/adapter';
 import { countInFlight, SqlBackend } from '@ckpt/core/sql';
 import type { Pool } from 'mysql2/promise';
 import { connect, type MysqlOptions } from './connection.js';
@@ -13,6 +13,7 @@ import { diagnose } from './diagnose.js';
 import { mysqlHints } from './error-hints.js';
 import { migrate } from './migrate.js';
 import { type MysqlStatement, statementRunner } from './runner.js';
+import { tables } from './schema.js';
 import { backendStatements } from './statements.js';
 import { mysqlWrites } from './writes.js';
 
@@ -67,5 +68,13 @@ export class MysqlBackend extends SqlBackend<MysqlStatement> {
     this.pool = pool;
     this.namespace = namespace;
     this.#batched = batched;
+  }
+
+  /** Where MySQL (InnoDB) keeps the values a rewrite or delete replaced. */
+  leftovers(): Leftovers {
+    const t = tables(this.namespace);
+    return {
+      remain: `Replaced values remain in InnoDB's undo logs until purge removes them (once no transaction reads them), and in the freed space of the pages of ${[t.bodies, t.transcripts, t.state].join(', ')} until InnoDB writes over it; OPTIMIZE TABLE on those tables writes them anew. Copies remain in the redo log until it is written over, in binary logs until they expire, and in backups made before.`,
+    };
   }
 }

@@ -12,7 +12,9 @@ import {
   named,
   prepareEach,
   prepareKeyValue,
+  type RewriteBytes,
   type RewriteValues,
+  rewriteBytes,
   type SqlProcedures,
   type SqlReads,
   type SqlStatement,
@@ -244,21 +246,20 @@ function importStatements(ns: string) {
 /**
  * A checkpoint's data and transcript items replaced while they still hold the values compared: one
  * UPDATE of both rows (a checkpoint without items has no transcript row, and keeps none), so both
- * change or neither. Changes a row when rewritten. Compared and written as the bytes the columns
- * hold, byte for byte (every row holds the form storedBytesOf gives since step 8).
+ * change or neither. Changes a row when rewritten. Written as the bytes the columns hold; each
+ * value compared in both forms a row may hold it in (see RewriteBytes): the bytes storedBytesOf
+ * makes, which every row holds since step 8, and the UTF-8 of its text, which a process of
+ * version 7 still running writes after the upgrade (its text, compared with bytes, as bytes).
  */
 function rewrite(ns: string): SqlStatement<MysqlStatement, RewriteValues> {
   const t = tables(ns);
-  const { sql, args } = sendingBytes(
-    named<RewriteValues>(`
+  const { sql, args } = named<RewriteBytes>(`
     UPDATE ${t.bodies} b
       LEFT JOIN ${t.transcripts} x ON x.session_id = b.session_id AND x.seq = b.seq
        SET b.data = :toData, x.items = :toTranscript
-     WHERE b.session_id = :sessionId AND b.seq = :seq AND b.data = :fromData
-       AND COALESCE(x.items, '[]') = :fromTranscript`),
-    ['fromData', 'fromTranscript', 'toData', 'toTranscript'],
-  );
-  return { sql: statement(sql), args };
+     WHERE b.session_id = :sessionId AND b.seq = :seq AND b.data IN (:fromData, :fromDataText)
+       AND COALESCE(x.items, '[]') IN (:fromTranscript, :fromTranscriptText)`);
+  return { sql: statement(sql), args: (values) => args(rewriteBytes(values)) };
 }
 
 /** The backend's statements in namespace `ns`. */

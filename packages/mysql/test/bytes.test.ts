@@ -11,7 +11,14 @@ import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tables } from '../src/schema.js';
 import { writeOldTables } from './old-schemas.js';
-import { adminPool, available, dropAndClose, freshNamespace, url } from './support.js';
+import {
+  adminPool,
+  available,
+  dropAndClose,
+  freshBackend,
+  freshNamespace,
+  url,
+} from './support.js';
 
 const KEY1 = createHash('sha256').update('first bytes key').digest();
 const KEY2 = createHash('sha256').update('second bytes key').digest();
@@ -304,4 +311,60 @@ describe.skipIf(!available)('mysql upgrade from version 7 (values as text)', () 
     await dropAndClose(backend);
     await dropAndClose(source);
   }, 60_000);
+
+  it.each([true, false])(
+    'compares values, not forms: update() and reencode() match what a process of version 7 still running writes after the upgrade (preparedStatements: %s)',
+    async (preparedStatements) => {
+      const admin = adminPool();
+      const source = await freshBackend();
+      const sealedSource = new CheckpointStore(source, sealedUnder('k1'));
+      await sealedSource.checkpoint('sealed', VALUE, { transcript: ITEMS });
+      await sealedSource.state('scope').set('sealed', VALUE);
+      const [cp] = await storedTexts(source, 'sealed');
+      const stateText = (await source.stateGet('scope', 'sealed'))!;
+
+      const ns = freshNamespace();
+      const t = tables(ns);
+      await writeOldTables(admin, ns, 7);
+      const backend = mysql({ url, namespace: ns, preparedStatements });
+      await backend.ready();
+      // Version 7's calls, each value sent as its text, which a LONGBLOB holds as its UTF-8.
+      await admin.execute(`CALL ${ns}_append(?, ?, ?, ?, 0, NULL, NULL, ?, '[]')`, [
+        'sealed',
+        cp!.data,
+        cp!.metadata,
+        cp!.transcript,
+        cp!.createdAt,
+      ]);
+      await admin.execute(
+        `INSERT INTO ${t.state} (scope, k, value) VALUES ('scope', 'sealed', ?)
+           ON DUPLICATE KEY UPDATE value = VALUES(value)`,
+        [stateText],
+      );
+      expect(await held(ns, { state: ['scope', 'sealed'] })).toEqual(Buffer.from(stateText));
+      expect(await held(ns, { data: ['sealed', 1] })).toEqual(Buffer.from(cp!.data));
+
+      const sealed = new CheckpointStore(backend, sealedUnder('k1'));
+      await sealed
+        .state('scope')
+        .update('sealed', (v) => ({ ...(v as object), n: 1 }) as JsonValue);
+      const resealed = new CheckpointStore(backend, sealedUnder('k2'));
+      expect(await resealed.reencode()).toEqual({ checkpoints: 1, state: 1 });
+      for (const at of [
+        { data: ['sealed', 1] },
+        { items: ['sealed', 1] },
+        { state: ['scope', 'sealed'] },
+      ] as const) {
+        const bytes = await held(ns, at as Parameters<typeof held>[1]);
+        expect(bytes.subarray(0, 7).toString('latin1')).toBe('ckpt1b;');
+        expect(bytes.toString('latin1').split(';')[1]).toMatch(/(^|,)aes-256-gcm:k2$/);
+      }
+      expect((await resealed.load('sealed'))?.data).toEqual(VALUE);
+      expect(await resealed.transcript('sealed')).toEqual(await sealedSource.transcript('sealed'));
+      expect(await resealed.state('scope').get('sealed')).toEqual({ ...VALUE, n: 1 });
+      await dropAndClose(backend);
+      await dropAndClose(source);
+    },
+    60_000,
+  );
 });

@@ -3,7 +3,7 @@
  * pool it opens (connection.ts), the migration (migrate.ts), the statements (statements.ts)
  * and how they run (runner.ts), the mutations (writes.ts), and what diagnose() checks.
  */
-import { openAdapter } from '@ckpt/core/adapter';
+import { type Leftovers, openAdapter } from '@ckpt/core/adapter';
 import { countInFlight, SqlBackend } from '@ckpt/core/sql';
 import type pg from 'pg';
 import { connect, type PostgresOptions } from './connection.js';
@@ -72,5 +72,13 @@ export class PostgresBackend extends SqlBackend<PostgresSql> {
     this.pool = pool;
     this.namespace = namespace;
     this.#batched = batched;
+  }
+
+  /** Where PostgreSQL keeps the values a rewrite or delete replaced. */
+  leftovers(): Leftovers {
+    const tables = ['bodies', 'transcripts', 'state'].map((t) => `"${this.namespace}".${t}`);
+    return {
+      remain: `Replaced values remain in dead row versions of ${tables.join(', ')} until VACUUM (autovacuum runs it once enough rows changed) frees their space, and in that space until PostgreSQL writes over it; VACUUM FULL on those tables writes them anew. Copies remain in the server's WAL until it is recycled, in its archive and replicas' WAL, and in backups made before.`,
+    };
   }
 }

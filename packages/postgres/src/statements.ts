@@ -14,7 +14,9 @@ import {
   keyValueSql,
   named,
   prepareKeyValue,
+  type RewriteBytes,
   type RewriteValues,
+  rewriteBytes,
   type SqlProcedures,
   type SqlReads,
   type SqlStatement,
@@ -385,39 +387,45 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
 
 /**
  * The statements of a key-value table (`keys`: its key columns), the state table or the KV
- * table: prepared, but for the page, whose plan depends on its bounds.
+ * table: prepared, but for the page, whose plan depends on its bounds. `bytes`: the value column
+ * is bytea, read as the text `readText` makes of it on the server.
  */
 function keyValueStatements(
   table: string,
   keys: readonly string[],
-  readValue?: (column: string) => string,
+  bytes?: { readText: (column: string) => string },
 ): KeyValueStatements<PostgresSql> {
   const sql = keyValueSql({
     table,
     keys,
     onConflict: 'ON CONFLICT',
     nullable: (n) => `$${n}::text`,
-    readValue,
+    ...(bytes && { readValue: bytes.readText, textHeld: (n: number) => textHeld(`$${n}`) }),
   });
   return { ...prepareKeyValue<PostgresSql>(sql, prepared), keys: sql.keys };
 }
 
+/** Parameter `param`, a value's text, as the bytes a process of version 6 writes for it: its UTF-8. */
+const textHeld = (param: string) => `convert_to(${param}::text, 'UTF8')`;
+
 /**
  * A checkpoint's data and transcript items replaced while they still hold the values compared:
  * one statement, so both change or neither. A row back when rewritten. The body's row is locked
- * first, so a second rewrite or a removal waits for it and then compares again. The bytes
- * compared are those storedBytesOf makes of the texts, which every row holds, rows the upgrade
- * to version 7 converted included (see schema.ts).
+ * first, so a second rewrite or a removal waits for it and then compares again. Each value is
+ * compared in both forms a row may hold it in (see RewriteBytes): the bytes storedBytesOf
+ * makes, which every row written since version 7 holds, rows the upgrade converted included;
+ * and the UTF-8 of its text, which a process of version 6 still running writes after the
+ * upgrade (the server takes the text it sends for a bytea as those bytes).
  */
 function rewrite(ns: string): SqlStatement<PostgresSql, RewriteValues> {
-  const statement = once<
-    AsBytes<RewriteValues, 'fromData' | 'fromTranscript' | 'toData' | 'toTranscript'>
-  >(`
+  const { sql, args } = once<RewriteBytes>(`
     WITH body AS (
       UPDATE ${ns}.bodies SET data = :toData::bytea
-       WHERE session_id = :sessionId AND seq = :seq AND data = :fromData::bytea
+       WHERE session_id = :sessionId AND seq = :seq
+         AND data IN (:fromData::bytea, ${textHeld(':fromDataText')})
          AND coalesce((SELECT x.items FROM ${ns}.transcripts x
-                        WHERE x.session_id = :sessionId AND x.seq = :seq), '[]') = :fromTranscript::bytea
+                        WHERE x.session_id = :sessionId AND x.seq = :seq), '[]')
+             IN (:fromTranscript::bytea, ${textHeld(':fromTranscriptText')})
       RETURNING seq
     ), items AS (
       UPDATE ${ns}.transcripts SET items = :toTranscript::bytea
@@ -425,7 +433,7 @@ function rewrite(ns: string): SqlStatement<PostgresSql, RewriteValues> {
       RETURNING seq
     )
     SELECT seq FROM body`);
-  return holdingBytes(statement, ['fromData', 'fromTranscript', 'toData', 'toTranscript']);
+  return { sql, args: (values) => args(rewriteBytes(values)) };
 }
 
 /** The backend's statements in schema `namespace`. */
@@ -441,7 +449,9 @@ export function backendStatements(namespace: string) {
     rewrite: rewrite(ns),
     /** Remove a session, before an import replaces it. */
     removeSession: named<{ sessionId: string }>(`SELECT ${ns}.delete_session(:sessionId)`),
-    state: keyValueStatements(`${ns}.state`, ['scope', 'key'], (column) => valueText(ns, column)),
+    state: keyValueStatements(`${ns}.state`, ['scope', 'key'], {
+      readText: (column) => valueText(ns, column),
+    }),
   };
 }
 

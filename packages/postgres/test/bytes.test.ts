@@ -236,4 +236,44 @@ describe.skipIf(!available)('postgres values as bytes', () => {
     const moved = odd.filter((text) => storedBytesOf(text).subarray(0, 7).toString() === 'ckpt1b;');
     expect(moved).toHaveLength(5);
   });
+
+  it('compares values, not forms: update() and reencode() match what a process of version 6 still running writes after the upgrade', async () => {
+    const source = storeOn(namespaceToDrop(), sealedWith('k1'));
+    const data = bulky(1);
+    await source.checkpoint('sealed', data, { transcript: [{ n: 1 }] });
+    await source.state('cfg').set('sealed', bulky(2));
+    const [cp] = await backendOf(source).exportCheckpoints('sealed', { afterSeq: null, limit: 1 });
+    const stateText = (await backendOf(source).stateGet('cfg', 'sealed'))!;
+
+    const namespace = namespaceToDrop();
+    const admin = adminPool();
+    await writeOldSchema(admin, namespace, 6);
+    const store = storeOn(namespace, sealedWith('k1'));
+    await backendOf(store).ready();
+    // Version 6's calls, each value sent as its text: the server takes that as its UTF-8 bytes.
+    await admin.query(
+      `SELECT * FROM "${namespace}".append($1, $2, $3, $4, false, NULL, NULL, $5, '[]')`,
+      ['sealed', cp!.data, cp!.metadata, cp!.transcript, cp!.createdAt],
+    );
+    await admin.query(
+      `INSERT INTO "${namespace}".state VALUES ($1, $2, $3)
+         ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value`,
+      ['cfg', 'sealed', stateText],
+    );
+    const raw = await rawValues(namespace);
+    expect(raw.get('state/cfg/sealed')).toEqual(Buffer.from(stateText, 'utf8'));
+    expect(raw.get('bodies/sealed/1')).toEqual(Buffer.from(cp!.data, 'utf8'));
+
+    expect(
+      await store.state('cfg').update('sealed', (v) => ({ ...(v as object), more: 1 })),
+    ).toMatchObject({ n: 2, more: 1 });
+    const rekeyed = storeOn(namespace, sealedWith('k2'));
+    expect(await rekeyed.reencode()).toEqual({ checkpoints: 1, state: 1 });
+    for (const [at, held] of await rawValues(namespace)) {
+      expect((held as Buffer).subarray(0, 7).toString('latin1'), at).toBe('ckpt1b;');
+      expect(textFromStoredBytes(held as Buffer).split(';')[1], at).toMatch(/(^|,)aes-256-gcm:k2$/);
+    }
+    expect((await rekeyed.load('sealed'))?.data).toEqual(data);
+    expect(await rekeyed.state('cfg').get('sealed')).toMatchObject({ n: 2, more: 1 });
+  });
 });

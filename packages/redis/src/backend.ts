@@ -15,6 +15,7 @@ import {
   type ForkInput,
   type ForkResult,
   type ImportInput,
+  type Leftovers,
   openAdapter,
   type PinResult,
   type PruneRule,
@@ -204,6 +205,14 @@ export class RedisBackend implements CheckpointBackend {
   /** The server's persistence and eviction settings, which decide what a resolved call survives. */
   diagnose(): Promise<Diagnosis[]> {
     return diagnose(this.client);
+  }
+
+  /** Where Redis keeps the values a rewrite or delete replaced: only in its persistence files. */
+  leftovers(): Leftovers {
+    return {
+      remain:
+        "Nothing remains in Redis's memory: each value was replaced. Where persistence is on, the RDB snapshot and the AOF file hold the replaced values until the next snapshot (BGSAVE) or AOF rewrite (BGREWRITEAOF), and backups made before keep them.",
+    };
   }
 
   /** Remove every key of the namespace, the marker and `redisKv`'s included (see destroy.ts). */

@@ -3,16 +3,23 @@
  * it opens and migrates (connection.ts, migrate.ts), the statements (statements.ts) and how
  * they run (runner.ts), the mutations (writes.ts) and who commits them: the event loop's
  * connection, or the writer thread (writer-thread.ts), in groups (group-commit.ts) or alone;
- * and what diagnose() checks.
+ * what diagnose() checks; and what stays of replaced values in the file (leftovers.ts).
  */
 
 import type { Worker } from 'node:worker_threads';
-import { openAdapter } from '@ckpt/core/adapter';
+import { type Leftovers, openAdapter } from '@ckpt/core/adapter';
 import { SqlBackend, type SqlResult } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
-import { type OpenedDatabase, openDatabase, type SqliteOptions } from './connection.js';
+import { holdsNoValues, markClean } from './clean-file.js';
+import {
+  type OpenedDatabase,
+  openDatabase,
+  overwriteDeleted,
+  type SqliteOptions,
+} from './connection.js';
 import { diagnose } from './diagnose.js';
 import { GroupCommit } from './group-commit.js';
+import { leftovers } from './leftovers.js';
 import { bind, execute, firstOf, type SqliteStatement } from './runner.js';
 import { checkpointMigrations, tables } from './schema.js';
 import { backendStatements } from './statements.js';
@@ -37,14 +44,14 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
 
   constructor(options: SqliteOptions) {
     // Migrated as it opens, synchronously: a file it cannot use is refused at once.
-    const { db, namespace, synchronous } = openDatabase(
+    const { db, namespace, synchronous, created } = openDatabase(
       options,
       'checkpoints_schema_version',
       checkpointMigrations,
     );
     const writer =
       options.worker !== false && !db.memory
-        ? new WriterThread({ path: db.name, namespace, synchronous })
+        ? new WriterThread({ path: db.name, namespace, synchronous, secureDelete: false })
         : null;
     const t = tables(namespace);
     const statements = backendStatements(db, t);
@@ -92,11 +99,38 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
       opening,
       // Every table of the namespace, in one transaction.
       destroy: dropTables,
-      diagnose: () => diagnose(db, namespace, synchronous),
+      diagnose: () => diagnose(db, namespace, synchronous, this.#encrypted),
     });
     this.db = db;
     this.namespace = namespace;
     this.synchronous = synchronous;
     this.writer = writer;
+    this.#writerThread = writer;
+    this.#created = created;
+  }
+
+  readonly #writerThread: WriterThread | null;
+  readonly #created: boolean;
+  /** Whether a store whose codecs encrypt was made on this backend. */
+  #encrypted = false;
+
+  /**
+   * Every connection overwrites what it deletes from now on, the writer thread's too; a file
+   * this backend made and nothing has written to yet is recorded as holding no earlier value.
+   */
+  onEncryptedValues(): void {
+    if (this.#encrypted) return;
+    this.#encrypted = true;
+    overwriteDeleted(this.db);
+    this.#writerThread?.secureDelete();
+    if (this.#created && holdsNoValues(this.db, this.namespace)) {
+      markClean(this.db, this.namespace, 'created');
+    }
+  }
+
+  leftovers(): Leftovers {
+    return leftovers(this.db, () => {
+      if (this.#encrypted) markClean(this.db, this.namespace, 'vacuumed');
+    });
   }
 }

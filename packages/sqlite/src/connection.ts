@@ -65,6 +65,8 @@ export interface OpenedDatabase {
   db: Database.Database;
   namespace: string;
   synchronous: Synchronous;
+  /** Whether the file was made by this opening (a new file, not `':memory:'`). */
+  created: boolean;
 }
 
 /** Open `options.path` and apply `migrations` (entry i: version i to i + 1) under `versionKey`. */
@@ -113,10 +115,12 @@ export function openDatabase(
     throw storeNotFound(location, 'the file does not exist');
   }
   let db: Database.Database | undefined;
+  let created = false;
   try {
     // Create the file ourselves so that it starts private; SQLite gives its -wal and -shm
     // files the database file's permissions.
     if (!inMemory && existing === undefined) {
+      created = !existsSync(options.path);
       closeSync(openSync(options.path, constants.O_CREAT | constants.O_RDWR, 0o600));
     }
     const opened = new Database(options.path, {
@@ -139,7 +143,7 @@ export function openDatabase(
     if (!inMemory) whileBusy(() => opened.pragma('journal_mode = WAL'));
     configure(opened, synchronous);
     if (existing === undefined) migrateNamespace();
-    return { db: opened, namespace, synchronous };
+    return { db: opened, namespace, synchronous, created };
   } catch (err) {
     db?.close();
     throw openError(err, options.path);
@@ -153,13 +157,27 @@ function configure(db: Database.Database, synchronous: Synchronous): void {
 }
 
 /**
+ * Make `db` overwrite with zeros what it deletes, on its pages and the pages it frees, so that
+ * a value deleted or replaced leaves nothing readable in the file: set on every connection of
+ * a store whose values are encrypted, where a plain value it replaces must not linger.
+ */
+export function overwriteDeleted(db: Database.Database): void {
+  db.pragma('secure_delete = ON');
+}
+
+/**
  * Another connection to a file `openDatabase` opened and migrated (in WAL already), with the
  * same settings: the writer thread's.
  */
-export function openWriter(path: string, synchronous: Synchronous): Database.Database {
+export function openWriter(
+  path: string,
+  synchronous: Synchronous,
+  secureDelete: boolean,
+): Database.Database {
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS, fileMustExist: true });
   try {
     configure(db, synchronous);
+    if (secureDelete) overwriteDeleted(db);
     return db;
   } catch (err) {
     db.close();

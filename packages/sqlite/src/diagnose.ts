@@ -1,15 +1,24 @@
-/** What `diagnose()` finds of a SQLite store: its schema, the journal and sync settings, and the modes of the database's files. */
+/**
+ * What `diagnose()` finds of a SQLite store: its schema, the journal and sync settings, the modes
+ * of the database's files, and, where the store's values are encrypted, whether the file may
+ * still hold values from before (clean-file.ts).
+ */
 import { existsSync, statSync } from 'node:fs';
 import { type Diagnosis, durabilityDiagnosis, schemaDiagnosis } from '@ckpt/core/adapter';
 import type Database from 'better-sqlite3';
+import { cleanFileDiagnosis } from './clean-file.js';
 import type { Synchronous } from './connection.js';
 import { SCHEMA_VERSION, tables } from './schema.js';
 
-/** The checks of namespace `namespace` in `db`, opened at `synchronous`. */
+/**
+ * The checks of namespace `namespace` in `db`, opened at `synchronous`; `encrypted`: a store
+ * whose codecs encrypt was made on it.
+ */
 export async function diagnose(
   db: Database.Database,
   namespace: string,
   synchronous: Synchronous,
+  encrypted: boolean,
 ): Promise<Diagnosis[]> {
   const version = db
     .prepare(`SELECT value FROM ${tables(namespace).meta} WHERE key = 'checkpoints_schema_version'`)
@@ -47,5 +56,6 @@ export async function diagnose(
       fix: `chmod 600 '${file}'`,
     });
   }
+  if (encrypted) found.push(cleanFileDiagnosis(db, namespace));
   return found;
 }

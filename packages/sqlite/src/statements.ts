@@ -203,13 +203,16 @@ export function mutations(t: Tables) {
       SELECT id, checkpoints FROM ${t.sessions} WHERE updated_at < ? AND pinned = 0
        ORDER BY updated_at, id LIMIT ?`,
     // A rewrite changes a checkpoint's body only while its data and transcript items are still
-    // the bytes compared (those of `[]` for no items), then its items; in one transaction.
+    // the values compared (`[]` for no items), then its items; in one transaction. A value is
+    // held as bytes, or as text where a process of version 3 wrote it after the upgrade, and
+    // SQLite never finds a blob equal to text: each is compared with both forms.
     rewriteBody: `
       UPDATE ${t.bodies} SET data = :toData
        WHERE id = (SELECT body FROM ${t.checkpoints} WHERE session_id = :sessionId AND seq = :seq)
-         AND data = :fromData
+         AND data IN (:fromData, :fromDataText)
          AND coalesce((SELECT x.items FROM ${t.checkpoints} c JOIN ${t.transcripts} x ON x.id = c.transcript
-                        WHERE c.session_id = :sessionId AND c.seq = :seq), CAST('[]' AS BLOB)) = :fromTranscript`,
+                        WHERE c.session_id = :sessionId AND c.seq = :seq), '[]')
+             IN (:fromTranscript, :fromTranscriptText)`,
     rewriteTranscript: `
       UPDATE ${t.transcripts} SET items = :toTranscript
        WHERE id = (SELECT transcript FROM ${t.checkpoints} WHERE session_id = :sessionId AND seq = :seq)`,

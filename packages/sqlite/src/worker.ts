@@ -4,7 +4,8 @@
  * can run is what `sqliteTransactions` builds, so a new mutation needs nothing here.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openWriter } from './connection.js';
+import type Database from 'better-sqlite3';
+import { openWriter, overwriteDeleted } from './connection.js';
 import { tables } from './schema.js';
 import { backendStatements } from './statements.js';
 import { sendError } from './thread-errors.js';
@@ -16,14 +17,17 @@ const file = workerData as WriterFile;
 const port = parentPort!;
 
 /** The connection and what commits on it, opened with the first batch. */
-let writer: { close(): void; commit(calls: WriteCall[]): Outcome[] } | undefined;
+let writer:
+  | { db: Database.Database; close(): void; commit(calls: WriteCall[]): Outcome[] }
+  | undefined;
 
 function open(): NonNullable<typeof writer> {
-  const db = openWriter(file.path, file.synchronous);
+  const db = openWriter(file.path, file.synchronous, file.secureDelete);
   try {
     const t = tables(file.namespace);
     const { reads } = backendStatements(db, t);
     return {
+      db,
       close: () => db.close(),
       commit: batchCommitter(db, sqliteTransactions(db, t, reads)),
     };
@@ -37,6 +41,11 @@ port.on('message', (message: ToWriter) => {
   if ('close' in message) {
     writer?.close();
     port.close();
+    return;
+  }
+  if ('secureDelete' in message) {
+    file.secureDelete = true;
+    if (writer) overwriteDeleted(writer.db);
     return;
   }
   let outcomes: Outcome[];

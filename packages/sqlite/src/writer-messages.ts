@@ -8,10 +8,18 @@ export interface WriterFile {
   path: string;
   namespace: string;
   synchronous: Synchronous;
+  /** Whether its connection overwrites what it deletes (see `overwriteDeleted`). */
+  secureDelete: boolean;
 }
 
-/** To the thread: commit these calls as one batch; or close the connection and end. */
-export type ToWriter = { id: number; calls: WriteCall[] } | { close: true };
+/**
+ * To the thread: commit these calls as one batch; overwrite what is deleted from now on; or
+ * close the connection and end.
+ */
+export type ToWriter =
+  | { id: number; calls: WriteCall[] }
+  | { secureDelete: true }
+  | { close: true };
 
 /** From the thread: the outcomes of batch `id`, in the order of its calls. */
 export interface FromWriter {

@@ -28,12 +28,21 @@ export class WriterThread {
   #drained: (() => void) | undefined;
 
   constructor(file: WriterFile) {
-    this.#file = file;
+    this.#file = { ...file };
   }
 
   /** The running thread, for inspection; null before the first write and after it stops. */
   get thread(): Worker | null {
     return this.#thread;
+  }
+
+  /** Make the thread's connection overwrite what it deletes from now on (see `overwriteDeleted`). */
+  secureDelete(): void {
+    if (this.#file.secureDelete) return;
+    this.#file.secureDelete = true;
+    // A thread started later opens its connection so; one running now is told, before any
+    // batch posted after this.
+    this.#thread?.postMessage({ secureDelete: true } satisfies ToWriter);
   }
 
   /** Commit `calls` as one batch on the thread; each call's outcome, in order. */

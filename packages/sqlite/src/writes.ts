@@ -26,7 +26,7 @@ import {
   type CheckpointRow,
   checkpointFromRow,
   importedSessionRow,
-  type RewriteValues,
+  rewriteBytes,
   rewriteValues,
   type SqlReads,
   type SqlWrites,
@@ -336,17 +336,6 @@ export function sqliteTransactions(
     rewrite,
     dropTables,
     statement,
-  };
-}
-
-/** A rewrite's values as the columns hold them: bytes, which the rewrite compares and stores. */
-function rewriteBytes(values: RewriteValues) {
-  return {
-    ...values,
-    fromData: storedBytesOf(values.fromData),
-    fromTranscript: storedBytesOf(values.fromTranscript),
-    toData: storedBytesOf(values.toData),
-    toTranscript: storedBytesOf(values.toTranscript),
   };
 }
 

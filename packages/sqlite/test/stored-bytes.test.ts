@@ -245,6 +245,43 @@ describe('the upgrade from version 3, whose values are text', () => {
     await sealed.close();
   });
 
+  it('compares values, not forms: a process of version 3 still running writes text after the upgrade, and update() and reencode() match it', async () => {
+    const { backend, sealed } = await written();
+    const path = fresh();
+    // Opened before the upgrade, as a process of version 3 would have: it goes on writing.
+    const old = versionThree(path);
+    const upgraded = sqlite({ path });
+    const store = new CheckpointStore(upgraded, SEALED);
+    const sessions = await backend.sessions({ after: null, limit: 100, prefix: '' });
+    for (const { sessionId } of sessions) {
+      const session = (await backend.session(sessionId))!;
+      const checkpoints = await backend.exportCheckpoints(sessionId, {
+        afterSeq: null,
+        limit: 100,
+      });
+      old.session({ ...session, checkpoints, replace: false });
+    }
+    for (const key of ['plain', 'sealed']) {
+      old.state('prefs', key, (await backend.stateGet('prefs', key))!);
+    }
+    old.close();
+    expect(typesHeld(upgraded.db)).toEqual(new Set(['text']));
+
+    for (const key of ['plain', 'sealed']) {
+      await store.state('prefs').update(key, (value) => ({ ...(value as object), n: 1 }));
+      expect(await store.state('prefs').get(key)).toMatchObject({ name: key, n: 1 });
+    }
+    const expected = await storeReads(store);
+    const rotated = new CheckpointStore(upgraded, sealedWith('k2', { k1: KEY1, k2: KEY2 }));
+    const checkpoints = sessions.reduce((n, s) => n + s.checkpoints, 0);
+    expect(await rotated.reencode()).toEqual({ checkpoints, state: 2 });
+    expect(typesHeld(upgraded.db)).toEqual(new Set(['blob']));
+    const onlyK2 = new CheckpointStore(upgraded, sealedWith('k2', { k2: KEY2 }));
+    expect(await storeReads(onlyK2)).toEqual(expected);
+    await store.close();
+    await sealed.close();
+  });
+
   it('is refused by a process of version 3, whose steps end before it', () => {
     const path = fresh();
     sqlite({ path }).db.close();

@@ -1,9 +1,12 @@
 /**
  * `ckpt rekey`: every stored value rewritten under the codecs the command is given (the current
- * key, the compression), beside live writers, so that an old key can be dropped afterwards.
+ * key, the compression), beside live writers, so that an old key can be dropped afterwards; then
+ * what stays of the values it replaced, where the backend keeps copies (free pages, dead row
+ * versions), and, for a SQLite file, writing the file anew (VACUUM) so that none stays.
  */
-import type { ReencodeProgress } from '@ckpt/core';
+import type { Leftovers, ReencodeProgress } from '@ckpt/core';
 import type { Command } from 'commander';
+import { confirm } from '../confirm.js';
 import type { Context } from '../context.js';
 import { interruptible } from '../interrupt.js';
 import { count } from '../io.js';
@@ -18,7 +21,11 @@ export function registerRekey(program: Command, ctx: Context): void {
       .description(
         'rewrite every stored value under the current key and compression, beside live writers; seqs, ids and times stay (keys from $CKPT_KEYS or --key-file)',
       )
-      .action(async () => {
+      .option(
+        '--vacuum',
+        'then write a SQLite file anew (VACUUM) without asking, so that no replaced value stays in its free space',
+      )
+      .action(async (opts: { vacuum?: boolean }) => {
         const codecs = ctx.codecs;
         if (codecs.length === 0) {
           throw new UsageError(
@@ -26,6 +33,11 @@ export function registerRekey(program: Command, ctx: Context): void {
           );
         }
         const store = await ctx.store();
+        const leftovers = store.backend.leftovers?.();
+        if (opts.vacuum && leftovers?.reclaim === undefined) {
+          const why = `--vacuum writes a SQLite file anew; the ${store.backendName} backend has no such step.`;
+          throw new UsageError([why, leftovers?.remain, 'Nothing was rewritten.'].join(' '));
+        }
         const started = Date.now();
         const total = await sessionTotal(ctx, store);
         const progress = Progress.sessions(ctx, total, 'rekeyed');
@@ -55,8 +67,38 @@ export function registerRekey(program: Command, ctx: Context): void {
             `rekeyed ${count(result.checkpoints, 'checkpoint')} and ${count(result.state, 'state value')} in ${seconds.toFixed(1)} s; every value is now under ${codecs.map((c) => c.name).join(' + ')}${ctx.currentKey === undefined ? '' : ` with key ${ctx.currentKey}`}.`,
           ),
         );
+        if (leftovers !== undefined) await afterRewrite(ctx, leftovers, opts.vacuum === true);
       }),
     'ckpt rekey --store sqlite:./agent.db --key-file ./keys --compress gzip',
     'CKPT_KEYS="k2=$(cat k2.b64),k1=$(cat k1.b64)" ckpt rekey --store postgres://app@db/agents',
+    'ckpt rekey --store sqlite:./agent.db --vacuum',
   );
+}
+
+/**
+ * What stays of the values the rewrite replaced, and, where the backend can reclaim it: done
+ * with `--vacuum`, asked for at a terminal, and said how to do elsewhere.
+ */
+async function afterRewrite(ctx: Context, leftovers: Leftovers, vacuum: boolean): Promise<void> {
+  const { reclaim } = leftovers;
+  if (reclaim === undefined) {
+    ctx.note(leftovers.remain);
+    return;
+  }
+  const later = ctx.commandLine(['rekey', '--vacuum']);
+  if (!vacuum) {
+    if (ctx.io.stdin.isTTY !== true) {
+      ctx.note(`${leftovers.remain} To write it anew, run ${later}.`);
+      return;
+    }
+    const sure = await confirm(
+      ctx.io,
+      `${leftovers.remain} Write the file anew now (VACUUM; writers wait until it ends)?`,
+    );
+    if (!sure) {
+      ctx.note(`left as it is; to write it anew later, run ${later}.`);
+      return;
+    }
+  }
+  ctx.note(await reclaim());
 }

@@ -77,9 +77,13 @@ async function openExport(path: string): Promise<{ file: FileHandle; size: numbe
  * it under another name, then renamed over it (`keep`), or removed (`discard`), so that an
  * export that fails halfway leaves no partial file, and an earlier one at `path` as it was.
  */
-async function openBeside(
-  path: string,
-): Promise<{ handle: FileHandle; keep(): Promise<void>; discard(): Promise<void> }> {
+async function openBeside(path: string): Promise<{
+  handle: FileHandle;
+  /** The file written meanwhile. */
+  partial: string;
+  keep(): Promise<void>;
+  discard(): Promise<void>;
+}> {
   const partial = join(dirname(path), `.${basename(path)}.${process.pid}.partial`);
   let handle: FileHandle;
   try {
@@ -91,6 +95,7 @@ async function openBeside(
   }
   return {
     handle,
+    partial,
     keep: async () => {
       try {
         await rename(partial, path);
@@ -156,23 +161,40 @@ export function registerTransfer(program: Command, ctx: Context): void {
           const file = opts.out === undefined ? undefined : await openBeside(opts.out);
           const out = file === undefined ? ctx.io.stdout : file.handle.createWriteStream();
           let counts: TransferCounts = { sessions: 0, checkpoints: 0, state: 0, skipped: 0 };
+          let total: number | null = null;
           let whole = false;
           const started = Date.now();
           let progress: Progress | null = null;
           try {
             const store = await ctx.store();
-            const total = sessionIds ? sessionIds.length : await sessionTotal(ctx, store);
+            total = sessionIds ? sessionIds.length : await sessionTotal(ctx, store);
             progress = Progress.sessions(ctx, total, 'exported');
-            for await (const line of exportStore(store, {
-              sessionIds,
-              onProgress: (c) => {
-                counts = c;
-                progress?.update(c.sessions, c);
+            await interruptible(
+              ctx,
+              async (signal) => {
+                for await (const line of exportStore(store, {
+                  sessionIds,
+                  onProgress: (c) => {
+                    counts = c;
+                    progress?.update(c.sessions, c);
+                  },
+                })) {
+                  signal.throwIfAborted();
+                  // Wait for a full buffer to drain, so that memory holds a few lines, not the
+                  // store.
+                  if (out.write(line) === false) {
+                    await once(out as NodeJS.WritableStream, 'drain', { signal });
+                  }
+                }
               },
-            })) {
-              // Wait for a full buffer to drain, so that memory holds a few lines, not the store.
-              if (out.write(line) === false) await once(out as NodeJS.WritableStream, 'drain');
-            }
+              () => {
+                const done = `stopped after ${total === null ? count(counts.sessions, 'session') : `${counts.sessions} of ${count(total, 'session')}`}`;
+                return file === undefined
+                  ? `${done}; the export on stdout is cut short, without its end line (an import of it takes the sessions before the cut, then says so). Run the same command again to export the whole store.`
+                  : `${done}; removed the partial file ${JSON.stringify(file.partial)}, so nothing was written to ${JSON.stringify(opts.out)}. Run the same command again to export the whole store.`;
+              },
+              'stopping the export',
+            );
             whole = true;
           } finally {
             progress?.stop();

@@ -5,11 +5,22 @@
  */
 import type { CheckpointBackend } from './backend.js';
 
-/** The members that run at once whatever `ready` does: they reach no stored value. */
-const NOT_HELD = new Set<PropertyKey>(['ready', 'close', 'errorHint', 'constructor']);
+/**
+ * The members that run at once whatever `ready` does: they reach no stored value, and those a
+ * store calls as it is made, or a caller reads at once (`onEncryptedValues`, `leftovers`), answer
+ * synchronously.
+ */
+const NOT_HELD = new Set<PropertyKey>([
+  'ready',
+  'close',
+  'errorHint',
+  'constructor',
+  'onEncryptedValues',
+  'leftovers',
+]);
 
 /**
- * `backend`, with every method but `ready`, `close` and `errorHint` held until `ready`
+ * `backend`, with every method but those of NOT_HELD held until `ready`
  * resolves, and failing with its error when it rejects. Each runs on `backend` itself, so a
  * class with private fields works as it is; other members read through.
  */

@@ -365,11 +365,38 @@ export interface BackendLifecycle {
   diagnose?(): Promise<Diagnosis[]>;
 
   /**
+   * Optional: called by each store made on this backend whose codecs encrypt, as it is made: from
+   * then on the backend keeps what it deletes or replaces from lingering in its storage where it
+   * can (SQLite overwrites it: secure_delete), and `diagnose()` checks what may linger from before.
+   */
+  onEncryptedValues?(): void;
+
+  /**
+   * Optional: what stays of the values a rewrite or a delete replaced, in the backend's storage,
+   * for a person who has just encrypted or rekeyed a store.
+   */
+  leftovers?(): Leftovers;
+
+  /**
    * Optional: what to do about a failure its driver or server raised (such as a refused login),
    * for the message of the BACKEND error the store makes of it; undefined when there is nothing
    * to say. The store knows Node's own connection errors; only the backend knows its server's.
    */
   errorHint?(err: unknown): string | undefined;
+}
+
+/**
+ * What stays of replaced values in a backend's storage (free pages, dead row versions, logs,
+ * snapshot files) until something removes it.
+ */
+export interface Leftovers {
+  /** Where replaced values remain, and what removes them: sentences for a person. */
+  readonly remain: string;
+  /**
+   * Where the backend can: rewrite its storage so that no replaced value remains in it (SQLite:
+   * VACUUM), and say what was done, in a sentence.
+   */
+  reclaim?(): Promise<string>;
 }
 
 /**

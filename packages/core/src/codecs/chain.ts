@@ -84,6 +84,11 @@ export class CodecChain {
     this.#encryption = encryptAt === -1 ? undefined : this.#steps[encryptAt];
   }
 
+  /** Whether the chain encrypts what it stores. */
+  get encrypts(): boolean {
+    return this.#encryption !== undefined;
+  }
+
   /** The text to store for `text`, a value's JSON text at `place`. */
   encode(text: string, place: ValuePlace): string {
     if (this.#steps.length === 0) return text;

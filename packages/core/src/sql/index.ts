@@ -42,7 +42,13 @@ export {
   type RollbackValues,
   type SqlProcedures,
 } from './procedure-writes.js';
-export { type RewriteValues, rewriteValues, statementRewrite } from './rewrite.js';
+export {
+  type RewriteBytes,
+  type RewriteValues,
+  rewriteBytes,
+  rewriteValues,
+  statementRewrite,
+} from './rewrite.js';
 export {
   type AppendRow,
   appendResultFromRow,

@@ -24,7 +24,10 @@ export interface KeyValueStatements<S> {
   delete: S;
   /** …key, value: written only where the key is absent */
   insert: S;
-  /** …key, expected, value: written only where the value is `expected` */
+  /**
+   * …key, expected, expected as text, value: written only where the value is `expected`, held
+   * in either form (see `KeyValueSql.textHeld`)
+   */
   replace: S;
   /**
    * The key columns but the last (the scope, or none), then prefix, upperBound (null: none),
@@ -82,12 +85,21 @@ export class KeyValueTable<S> {
     return (await this.#run(this.#sql.delete, [...at])).changed > 0;
   }
 
-  /** Write `value` only where the value is `expected` (null: the key is absent); true when written. */
+  /**
+   * Write `value` only where the value is `expected` (null: the key is absent); true when
+   * written. Compares values, not forms: a column of bytes may hold `expected` as the text an
+   * older version wrote too, so the statement is given both.
+   */
   async compareAndSet(at: readonly unknown[], expected: string | null, value: string) {
     const result =
       expected === null
         ? await this.#run(this.#sql.insert, [...at, this.#stored(value)])
-        : await this.#run(this.#sql.replace, [...at, this.#stored(expected), this.#stored(value)]);
+        : await this.#run(this.#sql.replace, [
+            ...at,
+            this.#stored(expected),
+            expected,
+            this.#stored(value),
+          ]);
     return result.changed === 1;
   }
 
@@ -143,6 +155,13 @@ export interface KeyValueSql {
    * expression that makes text of bytes on the server, where that is cheaper to send.
    */
   readValue?: (column: string) => string;
+  /**
+   * Parameter `n`, a value's text, as the value column holds it where a version from before the
+   * column held bytes wrote it (`$n` by default: the text itself, or the UTF-8 bytes a driver
+   * sends for it). A compare-and-set matches it as well as the bytes a write stores now, since
+   * a process of that version may still be writing beside this one after the upgrade.
+   */
+  textHeld?: (n: number) => string;
 }
 
 /** The six statements of a key-value table, with `$n` parameters. */
@@ -150,6 +169,7 @@ export function keyValueSql(spec: KeyValueSql): KeyValueStatements<string> {
   const { table, keys } = spec;
   const nullable = spec.nullable ?? ((n: number) => `$${n}`);
   const read = spec.readValue ?? ((column: string) => column);
+  const textHeld = spec.textHeld ?? ((n: number) => `$${n}`);
   const n = keys.length;
   const columns = [...keys, 'value'].join(', ');
   const values = [...keys, 'value'].map((_, i) => `$${i + 1}`).join(', ');
@@ -167,7 +187,7 @@ export function keyValueSql(spec: KeyValueSql): KeyValueStatements<string> {
     insert: duplicateKey
       ? `INSERT IGNORE INTO ${table} (${columns}) VALUES (${values})`
       : `INSERT INTO ${table} (${columns}) VALUES (${values}) ON CONFLICT DO NOTHING`,
-    replace: `UPDATE ${table} SET value = $${n + 2} WHERE ${at} AND value = $${n + 1}`,
+    replace: `UPDATE ${table} SET value = $${n + 3} WHERE ${at} AND value IN ($${n + 1}, ${textHeld(n + 2)})`,
     keys: `
       SELECT ${listed} AS k FROM ${table}
        WHERE ${scope.join('')}${listed} >= $${prefix}

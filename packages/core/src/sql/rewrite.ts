@@ -3,6 +3,7 @@
  * changes a checkpoint's data and transcript rows only while both still hold the texts compared.
  */
 import type { RewriteInput } from '../adapter/backend.js';
+import { storedBytesOf } from '../adapter/stored-bytes.js';
 import type { RunStatement } from './run.js';
 import type { SqlStatement } from './statement.js';
 
@@ -25,6 +26,37 @@ export function rewriteValues(input: RewriteInput): RewriteValues {
     fromTranscript: input.from.transcript,
     toData: input.to.data,
     toTranscript: input.to.transcript,
+  };
+}
+
+/**
+ * A rewrite's values where the value columns hold bytes: each text as the bytes a write stores
+ * now (storedBytesOf), and the texts compared as they are besides (`…Text`), which is how a
+ * process of a version from before the columns held bytes writes them: one may still be
+ * writing beside this one after the upgrade, so a rewrite matches a value held in either form.
+ */
+export interface RewriteBytes {
+  sessionId: string;
+  seq: number;
+  fromData: Buffer;
+  fromDataText: string;
+  fromTranscript: Buffer;
+  fromTranscriptText: string;
+  toData: Buffer;
+  toTranscript: Buffer;
+}
+
+/** `values` as a value column of bytes compares and holds them (see RewriteBytes). */
+export function rewriteBytes(values: RewriteValues): RewriteBytes {
+  return {
+    sessionId: values.sessionId,
+    seq: values.seq,
+    fromData: storedBytesOf(values.fromData),
+    fromDataText: values.fromData,
+    fromTranscript: storedBytesOf(values.fromTranscript),
+    fromTranscriptText: values.fromTranscript,
+    toData: storedBytesOf(values.toData),
+    toTranscript: storedBytesOf(values.toTranscript),
   };
 }
 

@@ -91,17 +91,32 @@ export function createStateScope(
         checkName(key, 'key');
         if (typeof fn !== 'function') throw invalidArgument('fn', 'update() needs a function.');
       });
+      // Whether each compare that failed was followed by a read of the very value compared:
+      // then nothing changed it in between, and the compare failed for another reason.
+      let unchangedEachTime = true;
+      let compared: string | null | undefined;
       for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
         const before = await run(async () => (await backend.stateGet(scope, key)) ?? null);
+        if (compared !== undefined && before !== compared) unchangedEachTime = false;
         // The compare-and-set compares the stored text as read, so it holds with codecs too.
         const next = encodeValue(key, fn(before === null ? undefined : decodeValue(key, before)));
         if (await run(() => backend.stateCompareAndSet(scope, key, before, next.stored))) {
           return next.value;
         }
+        compared = before;
+      }
+      const after = await run(async () => (await backend.stateGet(scope, key)) ?? null);
+      if (unchangedEachTime && after === compared) {
+        // A race changes the value; this one never changed. Retrying cannot help.
+        throw new CkptError(
+          'BACKEND',
+          `state update of ${JSON.stringify(key)} failed: the ${backend.name} backend's compare-and-set did not match the value it had just read, ${MAX_UPDATE_ATTEMPTS} times, and nothing changed that value in between, so retrying will not help. The backend compares the value otherwise than it reads it; report this with the backend's name. set() writes the key without comparing.`,
+          { details: { argument: 'key' } },
+        );
       }
       throw new CkptError(
         'CONFLICT',
-        `state update of ${JSON.stringify(key)} lost ${MAX_UPDATE_ATTEMPTS} races in a row; retry later.`,
+        `state update of ${JSON.stringify(key)} lost ${MAX_UPDATE_ATTEMPTS} races in a row to other writers of that key; retry later.`,
         { details: { argument: 'key' } },
       );
     },

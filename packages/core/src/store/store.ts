@@ -115,6 +115,7 @@ export class CheckpointStore<T = JsonValue> {
         : checkPositiveInteger(opts.maxPayloadBytes, 'maxPayloadBytes');
     this.#codecs = new CodecChain(opts.codecs ?? []);
     this.#retention = checkRetention(opts.retention);
+    if (this.#codecs.encrypts) backend.onEncryptedValues?.();
   }
 
   /** The backend this store runs on. */
