@@ -327,7 +327,10 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
     };
   }
 
-  /** Give the chat a title of the application's, which the chat list shows from now on. */
+  /**
+   * Give the chat a title of the application's, which the chat list shows from now on. A chat
+   * that does not exist (no message saved yet) is NOT_FOUND: a title alone makes no chat.
+   */
   async setTitle(chatId: string, title: string): Promise<void> {
     if (typeof title !== 'string' || title.trim() === '') {
       throw new CkptError('INVALID_ARGUMENT', 'title must be a non-empty string.', {
@@ -335,7 +338,13 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
       });
     }
     const { store, sessionId } = await this.#chat(chatId);
-    await writeTitle({ store, sessionId }, title);
+    if (!(await writeTitle({ store, sessionId }, title))) {
+      throw new CkptError(
+        'NOT_FOUND',
+        `chat ${JSON.stringify(chatId)} does not exist; save its first message, then set its title.`,
+        { details: { argument: 'chatId' } },
+      );
+    }
   }
 
   /**

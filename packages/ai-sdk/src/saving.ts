@@ -128,20 +128,20 @@ async function moveHead(ctx: SaveContext, from: number, to: number): Promise<voi
   }
 }
 
-/** Set the chat's title, chosen by the application: one checkpoint without messages. */
+/**
+ * Set the chat's title, chosen by the application: one checkpoint without messages. False when
+ * there is no such chat (a title alone makes none).
+ */
 export async function writeTitle(
   ctx: Pick<SaveContext, 'store' | 'sessionId'>,
   title: string,
-): Promise<void> {
+): Promise<boolean> {
   const { store, sessionId } = ctx;
   for (let attempt = 1; ; attempt++) {
     const info = await store.info(sessionId);
-    if (info === null) {
-      await createChat(ctx);
-      continue;
-    }
+    if (info === null) return false;
     const meta = readMetadata(info.metadata);
-    if (meta.titleSet && meta.title === title) return;
+    if (meta.titleSet && meta.title === title) return true;
     const metadata: ChatMetadata = { title, titleSet: true, messages: meta.messages, ids: [] };
     if (meta.tail !== undefined) metadata.tail = meta.tail;
     try {
@@ -150,7 +150,7 @@ export async function writeTitle(
         metadata: toMetadata(metadata),
         expectedHead: info.head,
       });
-      return;
+      return true;
     } catch (err) {
       if (!isCkptError(err, 'CONFLICT') || attempt >= ATTEMPTS) throw err;
       await backoff(attempt);

@@ -18,6 +18,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const SCOPES = ['ai-sdk.approvals', 'ai-sdk.streams'];
 const refused = (code: string) => (err: unknown) => isCkptError(err, code as never);
+const refusedAt = (path: string) => (err: unknown) =>
+  isCkptError(err, 'INVALID_ARGUMENT') &&
+  err.details.argument === path &&
+  err.message.startsWith(`${path} `);
 const texts = (messages: UIMessage[]) => messages.map((m) => `${m.role}: ${textOf(m)}`);
 let made = 0;
 
@@ -439,6 +443,54 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       await expect(chats.save(id, [dated])).rejects.toSatisfy(refused('INVALID_ARGUMENT'));
       expect(await store.info(id)).toBeNull();
       expect(await chats.save(id, [user('u1', 'hello')])).toEqual({ messageIds: ['u1'] });
+    });
+
+    it('refuses a value JSON cannot carry, naming where it is, before a chat is created', async () => {
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      const holding = (data: unknown) =>
+        ({ ...user('u2', 'x'), parts: [{ type: 'data-x', data }] }) as UIMessage;
+      for (const [data, path] of [
+        [10n, 'messages[1].parts[0].data'],
+        [cycle, 'messages[1].parts[0].data.self'],
+      ] as const) {
+        await expect(chats.save(id, [user('u1', 'hi'), holding(data)])).rejects.toSatisfy(
+          refusedAt(path),
+        );
+        expect(await store.info(id)).toBeNull();
+        await expect(chats.receive(id, { message: holding(data) })).rejects.toSatisfy(
+          refusedAt(path.replace('messages[1]', 'message')),
+        );
+      }
+      // In a chat that exists, too, and nothing is written.
+      await chats.save(id, [user('u1', 'hi')]);
+      const head = await store.head(id);
+      await expect(chats.save(id, [user('u1', 'hi'), holding(10n)])).rejects.toSatisfy(
+        refusedAt('messages[1].parts[0].data'),
+      );
+      await expect(chats.save(id, [{ ...user('u1', 'hi'), metadata: cycle }])).rejects.toSatisfy(
+        refusedAt('messages[0].metadata.self'),
+      );
+      expect(await store.head(id)).toBe(head);
+    });
+
+    it('refuses a role the AI SDK does not have and parts that are not an array, naming them', async () => {
+      const robot = { ...user('u1', 'beep'), role: 'robot' } as never;
+      const noParts = { ...user('u1', 'hi'), parts: 'hi' } as never;
+      await expect(chats.save(id, [robot])).rejects.toSatisfy(refusedAt('messages[0].role'));
+      await expect(chats.save(id, [noParts])).rejects.toSatisfy(refusedAt('messages[0].parts'));
+      await expect(chats.receive(id, { message: robot })).rejects.toSatisfy(
+        refusedAt('message.role'),
+      );
+      await expect(chats.receive(id, { message: noParts })).rejects.toSatisfy(
+        refusedAt('message.parts'),
+      );
+      expect(await store.info(id)).toBeNull();
+    });
+
+    it('refuses a title for a chat that does not exist, and creates none', async () => {
+      await expect(chats.setTitle(id, 'A title')).rejects.toSatisfy(refused('NOT_FOUND'));
+      expect(await store.info(id)).toBeNull();
     });
 
     it('refuses a regeneration or an edit of a message that is not on the active branch', async () => {
