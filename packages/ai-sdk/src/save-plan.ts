@@ -142,7 +142,7 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
     kind === 'new-question' ||
     (kind === 'answer' && (anchor === undefined || anchor.entry === tail)) ||
     (kind === 'revision' && firstChanged === tail);
-  const data = kind === 'revision' ? revisionData(records[0]!) : messageData(records[0]!);
+  const data = kind === 'revision' ? revisionData(records) : messageData(records);
   const saved = records.map((r) => r.message.id);
 
   if (atEnd) {
@@ -216,7 +216,7 @@ function planAtTail(
     head,
     on: head,
     records,
-    data: messageData(records[0]!),
+    data: messageData(records),
     saved,
     metadata: {
       ...titled(headMeta, headMeta, records),

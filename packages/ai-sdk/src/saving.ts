@@ -3,9 +3,10 @@
  * (`expectedHead`), so that two processes saving turns of one chat at once both land, one
  * after the other, and each checkpoint's count and title are right. A new branch first moves
  * the head back to where the branch starts (`rollback`, on the same expected head). The save's
- * idempotency key names its identifying message, so a save retried after a lost reply writes
- * nothing new, and a message id that comes back with other content is known for an edit even
- * off the active branch.
+ * idempotency key names its identifying message, so a save retried after a lost reply (the same
+ * messages) writes nothing new, a message id that comes back with other content is known for an
+ * edit even off the active branch, and the same message with other messages after it (an edit
+ * made again, answered anew) goes on from where that message is stored.
  */
 import { isCkptError } from '@ckpt/core';
 import type { UIMessage } from 'ai';
@@ -13,6 +14,7 @@ import {
   type ChatMetadata,
   readMetadata,
   type SaveData,
+  sameLead,
   saveKey,
   toData,
   toMetadata,
@@ -95,13 +97,14 @@ async function write(ctx: SaveContext, plan: Write): Promise<string[] | 'again'>
   });
   const ours = written.parent === plan.on && sameMessage(written.data, plan.data);
   if (ours) {
-    // The same save by a concurrent caller wrote it first: make sure the branch is active.
+    // The same save (the same messages) by a concurrent caller wrote it first: make sure the
+    // branch is active.
     if (branch) await moveHead(ctx, plan.on, written.seq);
     return plan.saved;
   }
-  // The key was used before, elsewhere in the chat's tree.
+  // The key was used before, for other messages or elsewhere in the chat's tree.
   const back = branch ? plan.on : plan.head;
-  if (!sameMessage(written.data, plan.data) && 'message' in plan.data) {
+  if (!sameLead(written.data, plan.data) && 'message' in plan.data) {
     // The identifying message is stored with other content: this save edits it.
     ctx.edits.add(plan.data.message);
     if (branch) await moveHead(ctx, back, plan.head);
@@ -113,7 +116,8 @@ async function write(ctx: SaveContext, plan: Write): Promise<string[] | 'again'>
     if (branch) await moveHead(ctx, back, plan.head);
     return [];
   }
-  // Stored before with fewer messages (the same question, answered anew): go on from there.
+  // Stored before with other messages after it (the same question answered anew, an edit made
+  // again): go on from there.
   await moveHead(ctx, back, written.seq);
   return 'again';
 }

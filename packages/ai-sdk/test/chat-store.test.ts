@@ -11,7 +11,7 @@ import { type CheckpointStore, isCkptError } from '@ckpt/core';
 import { STORES, storesOn } from '@ckpt/test-stores';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { answer, runs, send, textOf, toolStates, tools, user } from './support/route.js';
+import { answer, assistant, runs, send, textOf, toolStates, tools, user } from './support/route.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-chats-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -160,6 +160,58 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       await send(chats, id, { message: user('u1', 'third'), messageId: 'u1' });
       expect(texts(await chats.load(id))).toEqual(['user: third', 'assistant: You said: third']);
       expect(await chats.siblings(id, 'u1')).toHaveLength(3);
+    });
+
+    it('keeps the new answer to an edit made again after switching back', async () => {
+      const [q1, a1] = [user('q1', 'one'), assistant('a1', 'One.')];
+      await chats.save(id, [q1, a1, user('q2', 'two'), assistant('a2', 'Two.')]);
+      const edited = user('q2', 'two, edited');
+      const first = await chats.save(id, [q1, a1, edited, assistant('b1', 'First.')]);
+      await chats.switchBranch(id, 'a2');
+      // The same edit again, answered anew: a new answer, not a retry of the first.
+      expect(await chats.save(id, [q1, a1, edited, assistant('b2', 'Second.')])).toEqual({
+        messageIds: ['b2'],
+      });
+      expect((await chats.load(id)).map((m) => m.id)).toEqual([
+        'q1',
+        'a1',
+        first.messageIds[0],
+        'b2',
+      ]);
+      expect(await chats.siblings(id, 'b2')).toEqual(['b1', 'b2']);
+    });
+
+    it('keeps the new answer when a browser edits a message again after switching back', async () => {
+      await send(chats, id, { message: user('u1', 'one') });
+      const two = await send(chats, id, { message: user('u2', 'two') });
+      const edit = { message: user('u2', 'two, edited'), messageId: 'u2' };
+      const first = await send(chats, id, edit);
+      await chats.switchBranch(id, two.responseMessage.id);
+      const second = await send(chats, id, edit);
+      expect((await chats.load(id)).at(-1)!.id).toBe(second.responseMessage.id);
+      expect(await chats.siblings(id, second.responseMessage.id)).toEqual([
+        first.responseMessage.id,
+        second.responseMessage.id,
+      ]);
+    });
+
+    it("writes nothing new when an edit's save is retried after a switch back", async () => {
+      const [q1, a1] = [user('q1', 'one'), assistant('a1', 'One.')];
+      await chats.save(id, [q1, a1, user('q2', 'two'), assistant('a2', 'Two.')]);
+      const turn = [q1, a1, user('q2', 'two, edited'), assistant('b1', 'First.')];
+      const first = await chats.save(id, turn);
+      await chats.switchBranch(id, 'a2');
+      const checkpoints = (await store.info(id))!.checkpoints;
+      // The same messages again (the reply to the first save was lost): answered as the first was.
+      expect(await chats.save(id, turn)).toEqual(first);
+      expect((await store.info(id))!.checkpoints).toBe(checkpoints);
+      expect((await chats.load(id)).map((m) => m.id)).toEqual([
+        'q1',
+        'a1',
+        first.messageIds[0],
+        'b1',
+      ]);
+      expect(await chats.siblings(id, 'b1')).toEqual(['b1']);
     });
 
     it('switches to the branch holding a message, and back', async () => {
