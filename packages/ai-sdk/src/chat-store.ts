@@ -158,8 +158,9 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
    * The history for a request from `useChat` that sends only its last message: the stored
    * active branch, cut where an edit or a regeneration branches, with the request's message.
    * Pass it to the model and as `toUIMessageStream({ originalMessages })`. Decisions on tool
-   * approvals that the message carries are recorded first, once: a second decision on one
-   * approval is refused with CONFLICT, and no tool runs for it.
+   * approvals that the message carries are recorded first, once: a different decision on one
+   * approval is refused with CONFLICT, and no tool runs for it; the same decision again (a
+   * retry, as after a crash before the turn was saved) continues the turn.
    */
   async receive(chatId: string, request: ChatRequest<UI_MESSAGE>): Promise<UI_MESSAGE[]> {
     const { store, sessionId } = await this.#chat(chatId);
@@ -348,8 +349,9 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * Record a decision on tool approval `approvalId`, once: a second decision on it, from
-   * anywhere, is refused with CONFLICT. `receive` records the decisions a request carries.
+   * Record a decision on tool approval `approvalId`, once: a different decision on it, from
+   * anywhere, is refused with CONFLICT; the same decision again returns the one recorded.
+   * `receive` records the decisions a request carries.
    */
   async decideApproval(
     chatId: string,

@@ -82,7 +82,9 @@ export async function historyFor<UI_MESSAGE extends UIMessage>(
 /**
  * Record the decisions an assistant message from the browser carries on the approvals its
  * stored version asked for. A decision on an approval whose tool has already run, or that was
- * decided before (in another tab, by another process), is refused with CONFLICT.
+ * decided otherwise before (in another tab, by another process), is refused with CONFLICT. The
+ * same decision on an approval still waiting is a retry: the turn it started was never saved
+ * (the server died, the request was cut off), and goes on.
  */
 async function recordAnswers<UI_MESSAGE extends UIMessage>(
   ctx: RequestContext<UI_MESSAGE>,

@@ -415,6 +415,32 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       );
     });
 
+    it('continues a turn whose approval was recorded just before the server died, and refuses another answer', async () => {
+      runs.weather = 0;
+      await send(chats, id, { message: user('u1', 'What is the weather in Porto?') });
+      const asked = (await chats.load(id)).at(-1)!;
+      const approved = answer(asked, true);
+      // The decision is recorded; the server dies before the tool runs and the turn is saved.
+      await chats.receive(id, { message: approved, messageId: asked.id });
+      expect(toolStates((await chats.load(id)).at(-1))).toEqual(['approval-responded']);
+      const approvalId = (asked.parts.at(-1) as { approval: { id: string } }).approval.id;
+      const recorded = await chats.approval(id, approvalId);
+      expect(await chats.decideApproval(id, { approvalId, approved: true })).toEqual(recorded);
+      await expect(
+        chats.receive(id, { message: answer(asked, false), messageId: asked.id }),
+      ).rejects.toSatisfy(refused('CONFLICT'));
+      await expect(chats.decideApproval(id, { approvalId, approved: false })).rejects.toSatisfy(
+        refused('CONFLICT'),
+      );
+      // The same answer again is a retry: the turn goes on, and the tool runs once.
+      await send(chats, id, { message: approved, messageId: asked.id });
+      expect(runs.weather).toBe(1);
+      const done = (await chats.load(id)).at(-1)!;
+      expect(toolStates(done)).toEqual(['output-available']);
+      expect(textOf(done)).toBe('The tool said: sunny in Porto');
+      expect(await chats.approval(id, approvalId)).toEqual(recorded);
+    });
+
     it("keeps a signed approval's signature through save, load and the tool's run", async () => {
       runs.weather = 0;
       const secret = 'a-secret-of-at-least-thirty-two-characters';
