@@ -1,10 +1,12 @@
 /**
  * Tool approval decisions, recorded once. A tool part waiting in `approval-requested` is saved
  * with its turn; the decision on it is kept beside the chat, in a ckpt state scope, one value
- * per chat mapping approval ids to decisions, written with compare-and-set (`update`). A second
- * decision on the same approval id, from another tab or another server process, is refused with
- * CONFLICT before any tool runs. Loads show a recorded decision on the part it answers, so a
- * decision outlives a crash between the decision and the save of the tool's outcome.
+ * per chat mapping approval ids to decisions, written with compare-and-set (`update`). A
+ * different decision on the same approval id, from another tab or another server process, is
+ * refused with CONFLICT before any tool runs; the same decision again is a retry (the request
+ * that carried it may have been cut off by a crash before its turn was saved) and is kept as it
+ * was recorded. Loads show a recorded decision on the part it answers, so a decision outlives a
+ * crash between the decision and the save of the tool's outcome.
  */
 import { CkptError, type JsonValue, type StateScope } from '@ckpt/core';
 import { isToolUIPart, type UIMessage } from 'ai';
@@ -43,8 +45,9 @@ export async function readDecisions(
 }
 
 /**
- * Record each decision (`approved`, and `reason`) for its approval id, all or none: when a
- * decision is already recorded for any of them, CONFLICT, whatever it says, and nothing changes.
+ * Record each decision (`approved`, and `reason`) for its approval id, all or none. A decision
+ * already recorded the same is a retry: it stays as it was (its `decidedAt` too). When another
+ * decision is recorded for any of them, CONFLICT, and nothing changes.
  */
 export async function recordDecisions(
   scope: StateScope,
@@ -59,26 +62,33 @@ export async function recordDecisions(
     return [approvalId, entry] as const;
   });
   if (entries.length === 0) return [];
+  let kept: StoredDecisions = {};
   await scope.update(sessionId, (current) => {
     const recorded = { ...((current ?? {}) as unknown as StoredDecisions) };
     for (const [approvalId, entry] of entries) {
       const earlier = recorded[approvalId];
-      if (earlier !== undefined) throw alreadyDecided(approvalId, earlier);
-      recorded[approvalId] = entry;
+      if (earlier === undefined) recorded[approvalId] = entry;
+      else if (!sameDecision(earlier, entry)) throw alreadyDecided(approvalId, earlier);
     }
+    kept = recorded;
     return recorded as unknown as JsonValue;
   });
-  return entries.map(([approvalId, entry]) => toDecision(approvalId, entry));
+  return entries.map(([approvalId]) => toDecision(approvalId, kept[approvalId]!));
 }
 
-/** CONFLICT for a second decision on `approvalId`. */
+/** Whether two decisions say the same: a retry of one, not another. */
+function sameDecision(a: StoredDecision, b: StoredDecision): boolean {
+  return a.approved === b.approved && a.reason === b.reason;
+}
+
+/** CONFLICT for another decision on `approvalId`. */
 export function alreadyDecided(approvalId: string, earlier?: StoredDecision): CkptError {
   const what = earlier
     ? `was already ${earlier.approved ? 'approved' : 'denied'} at ${earlier.decidedAt}`
     : 'was already answered and its tool has run';
   return new CkptError(
     'CONFLICT',
-    `tool approval ${JSON.stringify(approvalId)} ${what}; a second decision is refused, so the tool does not run twice. Reload the chat to see its outcome.`,
+    `tool approval ${JSON.stringify(approvalId)} ${what}; ${earlier ? 'a different decision is refused' : 'a second decision is refused, so the tool does not run twice'}. Reload the chat to see its outcome.`,
     {
       details: {
         argument: 'approvalId',

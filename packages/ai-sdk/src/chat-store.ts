@@ -158,8 +158,9 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
    * The history for a request from `useChat` that sends only its last message: the stored
    * active branch, cut where an edit or a regeneration branches, with the request's message.
    * Pass it to the model and as `toUIMessageStream({ originalMessages })`. Decisions on tool
-   * approvals that the message carries are recorded first, once: a second decision on one
-   * approval is refused with CONFLICT, and no tool runs for it.
+   * approvals that the message carries are recorded first, once: a different decision on one
+   * approval is refused with CONFLICT, and no tool runs for it; the same decision again (a
+   * retry, as after a crash before the turn was saved) continues the turn.
    */
   async receive(chatId: string, request: ChatRequest<UI_MESSAGE>): Promise<UI_MESSAGE[]> {
     const { store, sessionId } = await this.#chat(chatId);
@@ -327,7 +328,10 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
     };
   }
 
-  /** Give the chat a title of the application's, which the chat list shows from now on. */
+  /**
+   * Give the chat a title of the application's, which the chat list shows from now on. A chat
+   * that does not exist (no message saved yet) is NOT_FOUND: a title alone makes no chat.
+   */
   async setTitle(chatId: string, title: string): Promise<void> {
     if (typeof title !== 'string' || title.trim() === '') {
       throw new CkptError('INVALID_ARGUMENT', 'title must be a non-empty string.', {
@@ -335,12 +339,19 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
       });
     }
     const { store, sessionId } = await this.#chat(chatId);
-    await writeTitle({ store, sessionId }, title);
+    if (!(await writeTitle({ store, sessionId }, title))) {
+      throw new CkptError(
+        'NOT_FOUND',
+        `chat ${JSON.stringify(chatId)} does not exist; save its first message, then set its title.`,
+        { details: { argument: 'chatId' } },
+      );
+    }
   }
 
   /**
-   * Record a decision on tool approval `approvalId`, once: a second decision on it, from
-   * anywhere, is refused with CONFLICT. `receive` records the decisions a request carries.
+   * Record a decision on tool approval `approvalId`, once: a different decision on it, from
+   * anywhere, is refused with CONFLICT; the same decision again returns the one recorded.
+   * `receive` records the decisions a request carries.
    */
   async decideApproval(
     chatId: string,

@@ -3,8 +3,10 @@
  * records.ts). Its metadata is what the chat list shows (the title and how many messages the
  * branch holds up to it) and the ids of its messages, so that the tree of branches is known
  * from `list` alone, without reading any message. Its data names the message that identifies
- * the save (its idempotency key) and that message's digest, so that a save which finds the key
- * used can tell a retry from an edit.
+ * the save (its idempotency key), that message's digest and the digest of every message the
+ * save adds, so that a save which finds the key used can tell a retry (the same messages) from
+ * an edit (the identifying message with other content) and from a new answer (the same
+ * message, with other messages after it).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -48,10 +50,10 @@ export type SaveData =
   | { root: true }
   /** A title set by the application. */
   | { title: true }
-  /** New messages; `message` is the one whose id keys the save. */
-  | { message: string; digest: string }
-  /** A new version of the message `revision`, already on the branch. */
-  | { revision: string; digest: string };
+  /** New messages; `message` is the one whose id keys the save, `all` the digest of them all. */
+  | { message: string; digest: string; all: string }
+  /** A new version of the message `revision`, already on the branch, and the messages after it. */
+  | { revision: string; digest: string; all: string };
 
 /** Whether a checkpoint's data is a chat's root's. */
 export function isRoot(data: JsonValue): boolean {
@@ -132,14 +134,30 @@ export function tailOf(last: StoredMessage): { id: string; digest: string } {
   return { id: last.message.id, digest: digestOf(last.message) };
 }
 
-/** The data of a save that adds `keyed` (and the messages around it). */
-export function messageData(keyed: StoredMessage): SaveData {
-  return { message: keyed.message.id, digest: digestOf(keyed.message) };
+/** The data of a save that adds `records`, keyed by the first. */
+export function messageData(records: StoredMessage[]): SaveData {
+  const [keyed] = records;
+  return { message: keyed!.message.id, digest: digestOf(keyed!.message), all: digestAll(records) };
 }
 
-/** The data of a save that stores a new version of a message on the branch. */
-export function revisionData(revised: StoredMessage): SaveData {
-  return { revision: revised.message.id, digest: digestOf(revised.message) };
+/** The data of a save that stores a new version of a message on the branch (and what follows). */
+export function revisionData(records: StoredMessage[]): SaveData {
+  const [revised] = records;
+  return {
+    revision: revised!.message.id,
+    digest: digestOf(revised!.message),
+    all: digestAll(records),
+  };
+}
+
+/** Whether a save's data names the same identifying message, with the same content, as `data`. */
+export function sameLead(stored: unknown, data: SaveData): boolean {
+  const { digest } = (stored ?? {}) as { digest?: unknown };
+  return 'digest' in data && digest === data.digest;
+}
+
+function digestAll(records: StoredMessage[]): string {
+  return digestOf(records.map((r) => r.message));
 }
 
 /** The title a chat gets from its messages: the first user message's text, shortened. */

@@ -16,8 +16,9 @@ import {
   recordDecisions,
 } from './approvals.js';
 import { type BranchEntry, readBranch } from './branch.js';
+import { checkMessage } from './message-checks.js';
 import { type MessageRules, presentEach } from './presenting.js';
-import { isMessageShaped, sameMessage } from './records.js';
+import { sameMessage } from './records.js';
 
 /** What the browser sends: the chat's last message, and what `useChat` was asked to do. */
 export interface ChatRequest<UI_MESSAGE extends UIMessage = UIMessage> {
@@ -81,7 +82,9 @@ export async function historyFor<UI_MESSAGE extends UIMessage>(
 /**
  * Record the decisions an assistant message from the browser carries on the approvals its
  * stored version asked for. A decision on an approval whose tool has already run, or that was
- * decided before (in another tab, by another process), is refused with CONFLICT.
+ * decided otherwise before (in another tab, by another process), is refused with CONFLICT. The
+ * same decision on an approval still waiting is a retry: the turn it started was never saved
+ * (the server died, the request was cut off), and goes on.
  */
 async function recordAnswers<UI_MESSAGE extends UIMessage>(
   ctx: RequestContext<UI_MESSAGE>,
@@ -148,12 +151,13 @@ function checkRequest<UI_MESSAGE extends UIMessage>(
     throw refuse('request', 'receive() takes the request body: { message, trigger?, messageId? }.');
   }
   const { message, trigger = 'submit-message', messageId } = request;
-  if (!isMessageShaped(message)) {
+  if (message === undefined || message === null) {
     throw refuse(
       'message',
       'the request has no message: send the last message of the chat as `message`.',
     );
   }
+  checkMessage(message, 'message');
   if (trigger !== 'submit-message' && trigger !== 'regenerate-message') {
     throw refuse(
       'trigger',

@@ -31,7 +31,8 @@ import {
   tailOf,
   titleOf,
 } from './checkpoints.js';
-import { digestOf, isMessageShaped, type StoredMessage, sameMessage } from './records.js';
+import { checkMessage, checkShape } from './message-checks.js';
+import { digestOf, type StoredMessage, sameMessage } from './records.js';
 
 /** What a save needs to know about the chat and the application. */
 export interface SaveContext {
@@ -102,6 +103,8 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
     walked.add(entry.record.message.id);
     const at = list.find(entry.record);
     if (at === undefined) continue;
+    // Compared with what is stored, so checked whole first.
+    checkMessage(messages[at], `messages[${at}]`);
     if (await isStoredAs(ctx, messages[at]!, entry, entry === tail)) {
       anchor = { entry, at };
       break;
@@ -142,7 +145,7 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
     kind === 'new-question' ||
     (kind === 'answer' && (anchor === undefined || anchor.entry === tail)) ||
     (kind === 'revision' && firstChanged === tail);
-  const data = kind === 'revision' ? revisionData(records[0]!) : messageData(records[0]!);
+  const data = kind === 'revision' ? revisionData(records) : messageData(records);
   const saved = records.map((r) => r.message.id);
 
   if (atEnd) {
@@ -204,7 +207,9 @@ function planAtTail(
   let at = messages.length - 1;
   const stop = Math.max(0, messages.length - TAIL_REACH);
   while (at >= stop && (messages[at] as UIMessage | undefined)?.id !== tail.id) at--;
-  if (at < stop || digestOf(messages[at]) !== tail.digest) return undefined;
+  if (at < stop) return undefined;
+  checkMessage(messages[at], `messages[${at}]`);
+  if (digestOf(messages[at]) !== tail.digest) return undefined;
   const incoming = messages.slice(at + 1);
   if (incoming.length === 0) return { kind: 'none' };
   checkMessages(incoming, at + 1);
@@ -217,7 +222,7 @@ function planAtTail(
     on: head,
     onMeta: headMeta,
     records,
-    data: messageData(records[0]!),
+    data: messageData(records),
     saved,
     metadata: {
       ...titled(headMeta, headMeta, records),
@@ -355,7 +360,7 @@ class ListIndex {
     while (this.#indexedFrom > 0) {
       const i = --this.#indexedFrom;
       const message = this.#messages[i];
-      if (!isMessageShaped(message)) throw notAMessage(i);
+      checkShape(message, `messages[${i}]`);
       if (this.#byId.has(message.id)) throw twice(message.id);
       this.#byId.set(message.id, i);
       if (message.id === id) return i;
@@ -368,7 +373,7 @@ class ListIndex {
 function checkMessages(messages: unknown[], from: number): asserts messages is UIMessage[] {
   const ids = new Set<string>();
   for (const [i, message] of messages.entries()) {
-    if (!isMessageShaped(message)) throw notAMessage(from + i);
+    checkMessage(message, `messages[${from + i}]`);
     if (ids.has(message.id)) throw twice(message.id);
     ids.add(message.id);
   }
@@ -376,10 +381,6 @@ function checkMessages(messages: unknown[], from: number): asserts messages is U
 
 function refuse(message: string): CkptError {
   return new CkptError('INVALID_ARGUMENT', message, { details: { argument: 'messages' } });
-}
-
-function notAMessage(i: number): CkptError {
-  return refuse(`messages[${i}] is not a UIMessage (an object with an id, a role and parts).`);
 }
 
 function twice(id: string): CkptError {

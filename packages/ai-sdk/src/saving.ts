@@ -3,9 +3,10 @@
  * (`expectedHead`), so that two processes saving turns of one chat at once both land, one
  * after the other, and each checkpoint's count and title are right. A new branch first moves
  * the head back to where the branch starts (`rollback`, on the same expected head). The save's
- * idempotency key names its identifying message, so a save retried after a lost reply writes
- * nothing new, and a message id that comes back with other content is known for an edit even
- * off the active branch.
+ * idempotency key names its identifying message, so a save retried after a lost reply (the same
+ * messages) writes nothing new, a message id that comes back with other content is known for an
+ * edit even off the active branch, and the same message with other messages after it (an edit
+ * made again, answered anew) goes on from where that message is stored.
  */
 import { isCkptError } from '@ckpt/core';
 import type { UIMessage } from 'ai';
@@ -14,6 +15,7 @@ import {
   needsOn,
   readMetadata,
   type SaveData,
+  sameLead,
   saveKey,
   toData,
   toMetadata,
@@ -97,13 +99,14 @@ async function write(ctx: SaveContext, plan: Write): Promise<string[] | 'again'>
   });
   const ours = written.parent === plan.on && sameMessage(written.data, plan.data);
   if (ours) {
-    // The same save by a concurrent caller wrote it first: make sure the branch is active.
+    // The same save (the same messages) by a concurrent caller wrote it first: make sure the
+    // branch is active.
     if (branch) await moveHead(ctx, plan.on, written.seq);
     return plan.saved;
   }
-  // The key was used before, elsewhere in the chat's tree.
+  // The key was used before, for other messages or elsewhere in the chat's tree.
   const back = branch ? plan.on : plan.head;
-  if (!sameMessage(written.data, plan.data) && 'message' in plan.data) {
+  if (!sameLead(written.data, plan.data) && 'message' in plan.data) {
     // The identifying message is stored with other content: this save edits it.
     ctx.edits.add(plan.data.message);
     if (branch) await moveHead(ctx, back, plan.head);
@@ -115,7 +118,8 @@ async function write(ctx: SaveContext, plan: Write): Promise<string[] | 'again'>
     if (branch) await moveHead(ctx, back, plan.head);
     return [];
   }
-  // Stored before with fewer messages (the same question, answered anew): go on from there.
+  // Stored before with other messages after it (the same question answered anew, an edit made
+  // again): go on from there.
   await moveHead(ctx, back, written.seq);
   return 'again';
 }
@@ -130,20 +134,20 @@ async function moveHead(ctx: SaveContext, from: number, to: number): Promise<voi
   }
 }
 
-/** Set the chat's title, chosen by the application: one checkpoint without messages. */
+/**
+ * Set the chat's title, chosen by the application: one checkpoint without messages. False when
+ * there is no such chat (a title alone makes none).
+ */
 export async function writeTitle(
   ctx: Pick<SaveContext, 'store' | 'sessionId'>,
   title: string,
-): Promise<void> {
+): Promise<boolean> {
   const { store, sessionId } = ctx;
   for (let attempt = 1; ; attempt++) {
     const info = await store.info(sessionId);
-    if (info === null) {
-      await createChat(ctx);
-      continue;
-    }
+    if (info === null) return false;
     const meta = readMetadata(info.metadata);
-    if (meta.titleSet && meta.title === title) return;
+    if (meta.titleSet && meta.title === title) return true;
     const metadata: ChatMetadata = { title, titleSet: true, messages: meta.messages, ids: [] };
     if (meta.tail !== undefined) metadata.tail = meta.tail;
     try {
@@ -153,7 +157,7 @@ export async function writeTitle(
         expectedHead: info.head,
         needs: await needsOn(store, sessionId, info.head, meta),
       });
-      return;
+      return true;
     } catch (err) {
       if (!isCkptError(err, 'CONFLICT') || attempt >= ATTEMPTS) throw err;
       await backoff(attempt);

@@ -11,13 +11,17 @@ import { type CheckpointStore, isCkptError } from '@ckpt/core';
 import { STORES, storesOn } from '@ckpt/test-stores';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { answer, runs, send, textOf, toolStates, tools, user } from './support/route.js';
+import { answer, assistant, runs, send, textOf, toolStates, tools, user } from './support/route.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-chats-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const SCOPES = ['ai-sdk.approvals', 'ai-sdk.streams'];
 const refused = (code: string) => (err: unknown) => isCkptError(err, code as never);
+const refusedAt = (path: string) => (err: unknown) =>
+  isCkptError(err, 'INVALID_ARGUMENT') &&
+  err.details.argument === path &&
+  err.message.startsWith(`${path} `);
 const texts = (messages: UIMessage[]) => messages.map((m) => `${m.role}: ${textOf(m)}`);
 let made = 0;
 
@@ -156,6 +160,58 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       await send(chats, id, { message: user('u1', 'third'), messageId: 'u1' });
       expect(texts(await chats.load(id))).toEqual(['user: third', 'assistant: You said: third']);
       expect(await chats.siblings(id, 'u1')).toHaveLength(3);
+    });
+
+    it('keeps the new answer to an edit made again after switching back', async () => {
+      const [q1, a1] = [user('q1', 'one'), assistant('a1', 'One.')];
+      await chats.save(id, [q1, a1, user('q2', 'two'), assistant('a2', 'Two.')]);
+      const edited = user('q2', 'two, edited');
+      const first = await chats.save(id, [q1, a1, edited, assistant('b1', 'First.')]);
+      await chats.switchBranch(id, 'a2');
+      // The same edit again, answered anew: a new answer, not a retry of the first.
+      expect(await chats.save(id, [q1, a1, edited, assistant('b2', 'Second.')])).toEqual({
+        messageIds: ['b2'],
+      });
+      expect((await chats.load(id)).map((m) => m.id)).toEqual([
+        'q1',
+        'a1',
+        first.messageIds[0],
+        'b2',
+      ]);
+      expect(await chats.siblings(id, 'b2')).toEqual(['b1', 'b2']);
+    });
+
+    it('keeps the new answer when a browser edits a message again after switching back', async () => {
+      await send(chats, id, { message: user('u1', 'one') });
+      const two = await send(chats, id, { message: user('u2', 'two') });
+      const edit = { message: user('u2', 'two, edited'), messageId: 'u2' };
+      const first = await send(chats, id, edit);
+      await chats.switchBranch(id, two.responseMessage.id);
+      const second = await send(chats, id, edit);
+      expect((await chats.load(id)).at(-1)!.id).toBe(second.responseMessage.id);
+      expect(await chats.siblings(id, second.responseMessage.id)).toEqual([
+        first.responseMessage.id,
+        second.responseMessage.id,
+      ]);
+    });
+
+    it("writes nothing new when an edit's save is retried after a switch back", async () => {
+      const [q1, a1] = [user('q1', 'one'), assistant('a1', 'One.')];
+      await chats.save(id, [q1, a1, user('q2', 'two'), assistant('a2', 'Two.')]);
+      const turn = [q1, a1, user('q2', 'two, edited'), assistant('b1', 'First.')];
+      const first = await chats.save(id, turn);
+      await chats.switchBranch(id, 'a2');
+      const checkpoints = (await store.info(id))!.checkpoints;
+      // The same messages again (the reply to the first save was lost): answered as the first was.
+      expect(await chats.save(id, turn)).toEqual(first);
+      expect((await store.info(id))!.checkpoints).toBe(checkpoints);
+      expect((await chats.load(id)).map((m) => m.id)).toEqual([
+        'q1',
+        'a1',
+        first.messageIds[0],
+        'b1',
+      ]);
+      expect(await chats.siblings(id, 'b1')).toEqual(['b1']);
     });
 
     it('switches to the branch holding a message, and back', async () => {
@@ -359,6 +415,32 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       );
     });
 
+    it('continues a turn whose approval was recorded just before the server died, and refuses another answer', async () => {
+      runs.weather = 0;
+      await send(chats, id, { message: user('u1', 'What is the weather in Porto?') });
+      const asked = (await chats.load(id)).at(-1)!;
+      const approved = answer(asked, true);
+      // The decision is recorded; the server dies before the tool runs and the turn is saved.
+      await chats.receive(id, { message: approved, messageId: asked.id });
+      expect(toolStates((await chats.load(id)).at(-1))).toEqual(['approval-responded']);
+      const approvalId = (asked.parts.at(-1) as { approval: { id: string } }).approval.id;
+      const recorded = await chats.approval(id, approvalId);
+      expect(await chats.decideApproval(id, { approvalId, approved: true })).toEqual(recorded);
+      await expect(
+        chats.receive(id, { message: answer(asked, false), messageId: asked.id }),
+      ).rejects.toSatisfy(refused('CONFLICT'));
+      await expect(chats.decideApproval(id, { approvalId, approved: false })).rejects.toSatisfy(
+        refused('CONFLICT'),
+      );
+      // The same answer again is a retry: the turn goes on, and the tool runs once.
+      await send(chats, id, { message: approved, messageId: asked.id });
+      expect(runs.weather).toBe(1);
+      const done = (await chats.load(id)).at(-1)!;
+      expect(toolStates(done)).toEqual(['output-available']);
+      expect(textOf(done)).toBe('The tool said: sunny in Porto');
+      expect(await chats.approval(id, approvalId)).toEqual(recorded);
+    });
+
     it("keeps a signed approval's signature through save, load and the tool's run", async () => {
       runs.weather = 0;
       const secret = 'a-secret-of-at-least-thirty-two-characters';
@@ -439,6 +521,54 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       await expect(chats.save(id, [dated])).rejects.toSatisfy(refused('INVALID_ARGUMENT'));
       expect(await store.info(id)).toBeNull();
       expect(await chats.save(id, [user('u1', 'hello')])).toEqual({ messageIds: ['u1'] });
+    });
+
+    it('refuses a value JSON cannot carry, naming where it is, before a chat is created', async () => {
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      const holding = (data: unknown) =>
+        ({ ...user('u2', 'x'), parts: [{ type: 'data-x', data }] }) as UIMessage;
+      for (const [data, path] of [
+        [10n, 'messages[1].parts[0].data'],
+        [cycle, 'messages[1].parts[0].data.self'],
+      ] as const) {
+        await expect(chats.save(id, [user('u1', 'hi'), holding(data)])).rejects.toSatisfy(
+          refusedAt(path),
+        );
+        expect(await store.info(id)).toBeNull();
+        await expect(chats.receive(id, { message: holding(data) })).rejects.toSatisfy(
+          refusedAt(path.replace('messages[1]', 'message')),
+        );
+      }
+      // In a chat that exists, too, and nothing is written.
+      await chats.save(id, [user('u1', 'hi')]);
+      const head = await store.head(id);
+      await expect(chats.save(id, [user('u1', 'hi'), holding(10n)])).rejects.toSatisfy(
+        refusedAt('messages[1].parts[0].data'),
+      );
+      await expect(chats.save(id, [{ ...user('u1', 'hi'), metadata: cycle }])).rejects.toSatisfy(
+        refusedAt('messages[0].metadata.self'),
+      );
+      expect(await store.head(id)).toBe(head);
+    });
+
+    it('refuses a role the AI SDK does not have and parts that are not an array, naming them', async () => {
+      const robot = { ...user('u1', 'beep'), role: 'robot' } as never;
+      const noParts = { ...user('u1', 'hi'), parts: 'hi' } as never;
+      await expect(chats.save(id, [robot])).rejects.toSatisfy(refusedAt('messages[0].role'));
+      await expect(chats.save(id, [noParts])).rejects.toSatisfy(refusedAt('messages[0].parts'));
+      await expect(chats.receive(id, { message: robot })).rejects.toSatisfy(
+        refusedAt('message.role'),
+      );
+      await expect(chats.receive(id, { message: noParts })).rejects.toSatisfy(
+        refusedAt('message.parts'),
+      );
+      expect(await store.info(id)).toBeNull();
+    });
+
+    it('refuses a title for a chat that does not exist, and creates none', async () => {
+      await expect(chats.setTitle(id, 'A title')).rejects.toSatisfy(refused('NOT_FOUND'));
+      expect(await store.info(id)).toBeNull();
     });
 
     it('refuses a regeneration or an edit of a message that is not on the active branch', async () => {

@@ -1,7 +1,7 @@
 /**
  * Concurrency on every backend that allows several writers: two server processes saving turns
- * of one chat at once lose nothing; two tabs answering one approval at once, one wins and the
- * tool runs at most once; a save retried after its connection was cut, or retried while the
+ * of one chat at once lose nothing, nor do two saving one edit with answers of their own; two
+ * tabs answering one approval at once, one wins and the tool runs at most once; a save retried after its connection was cut, or retried while the
  * first try is still running, is applied once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { CkptChatStore } from '@ckpt/ai-sdk';
 import { type CheckpointBackend, CheckpointStore, isCkptError } from '@ckpt/core';
 import { STORES, storesOn } from '@ckpt/test-stores';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { answer, runs, send, textOf, toolStates, tools, user } from './support/route.js';
+import { answer, assistant, runs, send, textOf, toolStates, tools, user } from './support/route.js';
 import { runWorker } from './support/worker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-concurrency-'));
@@ -89,6 +89,7 @@ describe.each(STORES.filter((b) => !b.singleWriter))('concurrency on $name', (ba
           }
           return { sent: 6 };
         }
+        if (phase === 'save') return server.save(id, JSON.parse(arg));
         const before = runs.weather;
         try {
           await send(server, id, {
@@ -120,6 +121,21 @@ describe.each(STORES.filter((b) => !b.singleWriter))('concurrency on $name', (ba
     expect((await chats.tree(id)).messages).toHaveLength(24);
   });
 
+  it('keeps both answers when two server processes save one edit, each with its own answer, at once', async () => {
+    const [q1, a1] = [user('q1', 'one'), assistant('a1', 'One.')];
+    await chats.save(id, [q1, a1, user('q2', 'two'), assistant('a2', 'Two.')]);
+    // The same edit of q2, answered by each process (the onEnd of each one's response).
+    const edited = user('q2', 'two, edited');
+    const turns = ['b1', 'b2'].map((b) => JSON.stringify([q1, a1, edited, assistant(b, b)]));
+    await twoServers('save', turns as [string, string]);
+    const loaded = await chats.load(id);
+    expect(textOf(loaded.at(-2)!)).toBe('two, edited');
+    expect(['b1', 'b2']).toContain(loaded.at(-1)!.id);
+    expect(await chats.siblings(id, 'b1')).toEqual(expect.arrayContaining(['b1', 'b2']));
+    expect(await chats.siblings(id, 'b1')).toHaveLength(2);
+    expect(await chats.siblings(id, 'q2')).toEqual(['q2', loaded.at(-2)!.id]);
+  });
+
   it('lets one of two tabs answering one approval at once win, and runs the tool at most once', async () => {
     await send(chats, id, { message: user('u1', 'weather in Porto?') });
     const outcomes = (await twoServers('answer', ['approve', 'deny'])) as {
@@ -135,11 +151,7 @@ describe.each(STORES.filter((b) => !b.singleWriter))('concurrency on $name', (ba
 
   it('applies a save retried after its connection was cut once', async () => {
     await send(chats, id, { message: user('u1', 'hello') });
-    const turn = [
-      ...(await chats.load(id)),
-      user('u2', 'again'),
-      { ...user('a2', 'x'), role: 'assistant' as const },
-    ];
+    const turn = [...(await chats.load(id)), user('u2', 'again'), assistant('a2', 'x')];
     const cut = new CkptChatStore(cutAfterNextWrite(await stores.open()), { tools });
     await expect(cut.save(id, turn)).rejects.toSatisfy((err) => isCkptError(err, 'BACKEND'));
     const checkpoints = (await (await chats.store).info(id))!.checkpoints;

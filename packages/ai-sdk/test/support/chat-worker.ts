@@ -3,6 +3,7 @@
  * `node chat-worker.mjs <backend> <namespace> <dir> <startAt> <chatId> <phase> <arg>`.
  * It waits until `startAt` (epoch ms), so that the processes of a test act at once, then:
  * - `turns <tag>`: sends 6 questions tagged `tag`, each answered and saved in its own turn;
+ * - `save <messages>`: saves the chat as `messages` (JSON), as `onEnd` does;
  * - `answer <approve|deny>:<message>`: answers the approval of `message` (JSON), as a tab that
  *   shows it does.
  * Prints one JSON line with what happened.
@@ -26,6 +27,8 @@ if (phase === 'turns') {
     await send(chats, chatId, { message: user(`${arg}-${i}`, `${arg} ${i}`) });
   }
   result = { sent: 6 };
+} else if (phase === 'save') {
+  result = await chats.save(chatId, JSON.parse(arg));
 } else {
   // The message as the tab showed it, before either tab answered.
   const [decision, shown] = [arg.split(':')[0], JSON.parse(arg.slice(arg.indexOf(':') + 1))];

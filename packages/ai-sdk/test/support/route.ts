@@ -59,6 +59,11 @@ export function user(id: string, text: string): UIMessage {
   return { id, role: 'user', parts: [{ type: 'text', text }] };
 }
 
+/** An assistant message with `text`. */
+export function assistant(id: string, text: string): UIMessage {
+  return { id, role: 'assistant', parts: [{ type: 'text', text }] };
+}
+
 /** The text of a message's text parts. */
 export function textOf(message: UIMessage): string {
   return message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
