@@ -162,9 +162,10 @@ export interface DriverWords {
 
 /**
  * Expect the store to have come through the run as it must: the faults failed calls, no
- * exception escaped, every call is stored exactly once, no statement went to a connection
- * known to be broken, and every failure is a BACKEND error that says the call may or may not
- * have run and to retry it (or, for a connection never made, what to do about that).
+ * exception escaped, every call that succeeded is stored once and none twice, no statement
+ * went to a connection known to be broken, and every failure is a BACKEND error that says the
+ * call may or may not have run and to retry it (or, for a connection never made, ends with
+ * what to do about that).
  */
 export function expectDroppedConnectionsSurvived(
   report: DroppedConnectionsReport,
