@@ -64,7 +64,9 @@ describe('toCkptError', () => {
       'postgres backend failed: connect ECONNREFUSED 127.0.0.1:5432; nothing accepts connections there: check that the server is running and that the URL names its host and port.',
     );
     const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-    expect(toCkptError(reset, 'mysql').message).toMatch(/may or may not have run: retry it/);
+    expect(toCkptError(reset, 'mysql').message).toBe(
+      `mysql backend failed: read ECONNRESET; the connection broke, so ${SERVER_HINTS.connectionLost}.`,
+    );
     expect(toCkptError(new Error('boom'), 'mysql').message).toBe('mysql backend failed: boom');
   });
 
@@ -88,6 +90,16 @@ describe('toCkptError', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     expect(toCkptError(refused, 'mysql', () => undefined).message).toMatch(
       /nothing accepts connections/,
+    );
+  });
+
+  it('ends a reason that is a sentence of its own with the hint, not two full stops', () => {
+    const lost = new Error('Connection lost: The server closed the connection.');
+    expect(toCkptError(lost, 'mysql', () => SERVER_HINTS.connectionLost).message).toBe(
+      `mysql backend failed: Connection lost: The server closed the connection; ${SERVER_HINTS.connectionLost}.`,
+    );
+    expect(toCkptError(lost, 'mysql').message).toBe(
+      'mysql backend failed: Connection lost: The server closed the connection.',
     );
   });
 

@@ -1,4 +1,4 @@
-/** What to do about MySQL's refusals, by mysql2's error names, and about another server at the URL: the backend's `errorHint`. */
+/** What to do about MySQL's refusals and lost connections, by mysql2's error names, and about another server at the URL: the backend's `errorHint`. */
 import { type ErrorHint, hintsByCode, otherServerHint, SERVER_HINTS } from '@ckpt/core/adapter';
 
 /** The hint for a failure mysql2 reports with one of these codes. */
@@ -13,7 +13,14 @@ export const mysqlErrorHint = hintsByCode({
   ER_TABLEACCESS_DENIED_ERROR: SERVER_HINTS.missingPrivilege,
   ER_PROCACCESS_DENIED_ERROR: SERVER_HINTS.missingPrivilege,
   ER_SPECIFIC_ACCESS_DENIED_ERROR: SERVER_HINTS.missingPrivilege,
+  // The connection went under a call: the server closed it (KILL, a crash, a network cut)
+  // with no word, or ended the call as it shut down.
+  PROTOCOL_CONNECTION_LOST: SERVER_HINTS.connectionLost,
+  ER_SERVER_SHUTDOWN: SERVER_HINTS.connectionLost,
 });
+
+// mysql2's words for a statement sent on a connection that had already broken.
+const CLOSED_STATE = "Can't add new command when connection is in closed state";
 
 /**
  * The backend's hint: a refusal's remedy, or what to do about another server at `address`.
@@ -26,6 +33,7 @@ export function mysqlHints(address: string): ErrorHint {
   return (err) => {
     const byCode = mysqlErrorHint(err);
     if (byCode !== undefined) return byCode;
+    if ((err as Error | null)?.message === CLOSED_STATE) return SERVER_HINTS.connectionLost;
     const timedOut = err as { code?: unknown; address?: unknown } | null;
     if (timedOut?.code === 'ETIMEDOUT' && timedOut.address === undefined) {
       return otherServerHint('MySQL', address, 'silent');

@@ -95,3 +95,20 @@ export const contractNamespaces = namespacePool({
   },
   drop: dropNamespace,
 });
+
+/** The ids of the connections `backend`'s pool opens from now on, as the server numbers them. */
+export function connectionIds(backend: MysqlBackend): Set<number> {
+  const ids = new Set<number>();
+  backend.pool.on('connection', (conn: { threadId: number }) => ids.add(conn.threadId));
+  return ids;
+}
+
+/** KILL CONNECTION each of `ids` that is still open: the store's, and no one else's. */
+export async function killAll(ids: Set<number>): Promise<void> {
+  for (const id of [...ids]) {
+    ids.delete(id);
+    await adminPool()
+      .query(`KILL CONNECTION ${id}`)
+      .catch(() => {}); // closed already
+  }
+}

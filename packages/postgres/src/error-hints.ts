@@ -1,4 +1,4 @@
-/** What to do about PostgreSQL's refusals, by SQLSTATE, and about another server at the URL: the backend's `errorHint`. */
+/** What to do about PostgreSQL's refusals and lost connections, by SQLSTATE, and about another server at the URL: the backend's `errorHint`. */
 import {
   type ErrorHint,
   errorCode,
@@ -21,7 +21,22 @@ export const postgresErrorHint = hintsByCode({
   '3D000': SERVER_HINTS.missingDatabase,
   '42501': SERVER_HINTS.missingPrivilege,
   '22021': UNREADABLE_BYTES,
+  // The server ended the session: an administrator (pg_terminate_backend) or a fast or smart
+  // shutdown, the crash of another server process, an idle session's timeout.
+  '57P01': SERVER_HINTS.connectionLost,
+  '57P02': SERVER_HINTS.connectionLost,
+  '57P05': SERVER_HINTS.connectionLost,
+  // Refused at connect: starting up, shutting down, in recovery.
+  '57P03': SERVER_HINTS.serverNotReady,
 });
+
+// pg's words for a connection that broke under a call (its socket closed, with no word from
+// the server or after it), or that had broken before a statement was sent on it.
+const LOST = new Set([
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+]);
 
 // pg's words for a server that answered in another protocol (MySQL's greeting reads as a
 // CopyData message), and for a connection given up on before the handshake ended: by a
@@ -47,6 +62,7 @@ export function postgresHints(address: string, defaultDatabase?: string): ErrorH
     const message = String((err as Error | null)?.message);
     if (NOT_POSTGRES.test(message)) return otherServerHint('PostgreSQL', address, 'garbled');
     if (HANDSHAKE_TIMEOUTS.has(message)) return otherServerHint('PostgreSQL', address, 'silent');
+    if (LOST.has(message)) return SERVER_HINTS.connectionLost;
     return undefined;
   };
 }

@@ -6,6 +6,7 @@
 import type { StoreLocation } from '@ckpt/core/adapter';
 import { migrate as runMigration, SQL_TABLES } from '@ckpt/core/sql';
 import type pg from 'pg';
+import { readCommitted } from './lease.js';
 import { migrations, schemaIdentifier } from './schema.js';
 import { functions } from './stored-code.js';
 
@@ -24,21 +25,12 @@ export async function underMigrationLock<T>(
   ns: string,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect();
-  try {
-    // READ COMMITTED whatever the pool's default: each statement must see what a migration
-    // that held the lock before this one committed, not a snapshot from before the wait.
-    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+  // READ COMMITTED whatever the pool's default: each statement must see what a migration
+  // that held the lock before this one committed, not a snapshot from before the wait.
+  return readCommitted(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ckpt:migrate:${ns}`]);
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+    return work(client);
+  });
 }
 
 /**

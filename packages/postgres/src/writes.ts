@@ -21,6 +21,7 @@ import {
   statementRewrite,
 } from '@ckpt/core/sql';
 import pg from 'pg';
+import { lease, readCommitted } from './lease.js';
 import type { PostgresRunStatement, PostgresSql } from './runner.js';
 import type { backendStatements } from './statements.js';
 
@@ -29,8 +30,6 @@ import type { backendStatements } from './statements.js';
  * severity ERROR, not a broken connection (whose outcome nobody knows).
  */
 const refusedWhole = (err: unknown) => err instanceof pg.DatabaseError && err.severity === 'ERROR';
-
-const ignore = () => {};
 
 /** What the writes run on. */
 export interface PostgresWriting {
@@ -129,17 +128,8 @@ function groupCommit(on: PostgresWriting, alone: (input: AppendInput) => Promise
       (pool.idleCount === 0 && pool.totalCount >= size),
     alone,
     lease: async () => {
-      const client = await pool.connect();
-      // A leased connection that breaks reports to its listeners as well as to the query in
-      // flight, which fails the batch; without one, the process would crash.
-      client.on('error', ignore);
-      return {
-        together: (inputs) => together(inputs, client),
-        release: (err) => {
-          client.off('error', ignore);
-          client.release(err instanceof Error ? err : undefined);
-        },
-      };
+      const { client, release } = await lease(pool);
+      return { together: (inputs) => together(inputs, client), release };
     },
   });
 }
@@ -157,21 +147,9 @@ async function importSession(
   const { rows } = await on.counted.run<{ imported: number }>(importNew.sql, args);
   if (rows[0]!.imported > 0) return 'imported';
   if (!input.replace) return 'exists';
-  const client = await on.pool.connect();
-  client.on('error', ignore);
-  let failure: Error | undefined;
-  try {
-    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+  return readCommitted(on.pool, async (client) => {
     await client.query(removeSession.sql, removeSession.args(input));
     await on.runOn(importNew.sql, args, client);
-    await client.query('COMMIT');
-    return 'imported';
-  } catch (err) {
-    failure = err as Error;
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.off('error', ignore);
-    client.release(failure);
-  }
+    return 'imported' as const;
+  });
 }

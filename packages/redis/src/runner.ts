@@ -5,7 +5,7 @@
  * defined on it.
  */
 import { createHash } from 'node:crypto';
-import { errorCode, otherServerHint } from '@ckpt/core/adapter';
+import { errorCode, otherServerHint, SERVER_HINTS } from '@ckpt/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 
 export type RedisClient = Redis | Cluster;
@@ -148,6 +148,8 @@ function explain(err: unknown, client: RedisClient, access: Access, issued: Issu
   const message = String((err as Error)?.message);
   const { host, port } = client.options as { host?: string; port?: number };
   const where = host ? `${host}:${port}` : 'the server';
+  // A Cluster's options name no one node.
+  const redisAt = host ? `Redis at ${where}` : 'Redis';
   if (NOT_RESP.test(message)) {
     return new Error(otherServerHint('Redis', where, 'garbled'), { cause: err });
   }
@@ -180,16 +182,15 @@ function explain(err: unknown, client: RedisClient, access: Access, issued: Issu
     if (attempts?.hungUp)
       return new Error(otherServerHint('Redis', where, 'closed'), { cause: err });
     return new Error(
-      `could not open a connection to Redis at ${where}, so the call did not run; check that the server is up and that the URL names its host and port`,
+      `could not open a connection to ${redisAt}, so the call did not run; check that the server is up and that the URL names its host and port`,
       { cause: err },
     );
   }
   const lost = sent ? 'lost the connection' : 'lost or could not open the connection';
   if (access === 'read') {
-    return new Error(`${lost} to Redis at ${where} during a read; retry it`, { cause: err });
+    return new Error(`${lost} to ${redisAt} during a read; retry it`, { cause: err });
   }
-  return new Error(
-    `${lost} to Redis at ${where} during a write, so it may or may not have run; check that the server is up, then retry it (a checkpoint with the same idempotencyKey)`,
-    { cause: err },
-  );
+  return new Error(`${lost} to ${redisAt} during a write, so ${SERVER_HINTS.connectionLost}`, {
+    cause: err,
+  });
 }

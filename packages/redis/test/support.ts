@@ -4,7 +4,7 @@ import { type FaultProxy, startFaultProxy } from '@ckpt/contract-tests';
 import { CheckpointStore } from '@ckpt/core';
 import { type RedisBackend, type RedisClient, type RedisOptions, redis } from '@ckpt/redis';
 import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions as RedisClientOptions } from 'ioredis';
 import { afterAll } from 'vitest';
 import { CLIENT_OPTIONS } from '../src/connection.js';
 
@@ -45,11 +45,13 @@ export const clusterAvailable = await serviceAvailable(
     }),
 );
 
-/** A new client on the cluster; the caller quits it. */
-export function clusterClient(): Cluster {
+/** A new client on the cluster, its connections made with `options` too; the caller quits it. */
+export function clusterClient(options: RedisClientOptions = {}): Cluster {
   const seed = new URL(clusterUrl);
   return new Cluster([{ host: seed.hostname, port: Number(seed.port || 7000) }], {
-    redisOptions: CLIENT_OPTIONS,
+    // As the README asks: a command whose connection closed is not sent again.
+    retryDelayOnFailover: 0,
+    redisOptions: { ...CLIENT_OPTIONS, ...options },
   });
 }
 
@@ -63,7 +65,7 @@ export function freshNamespace(): string {
  * The masters that hold a client's keys: the client itself, or every master of a cluster,
  * once the client knows them (a new cluster client lists none until it is ready).
  */
-async function masters(client: RedisClient): Promise<Redis[]> {
+export async function masters(client: RedisClient): Promise<Redis[]> {
   if (!(client instanceof Cluster)) return [client];
   if (client.status !== 'ready') await once(client, 'ready');
   return client.nodes('master');

@@ -1,9 +1,9 @@
 /**
- * What to do when a server refuses a login, a database or a privilege, or when the URL names
- * another kind of server: the words every server adapter uses, and the hook (`errorHint`)
- * built from its driver's codes for them.
+ * What to do when a server refuses a login, a database or a privilege, drops a connection or
+ * takes none, or when the URL names another kind of server: the words every server adapter
+ * uses, and the hook (`errorHint`) built from its driver's codes for them.
  */
-import { type ErrorHint, errorCode } from '../values/errors.js';
+import { CONNECTION_LOST_HINT, type ErrorHint, errorCode } from '../values/errors.js';
 
 /** The remedies a server adapter's `errorHint` names, worded alike on every backend. */
 export const SERVER_HINTS = {
@@ -12,6 +12,14 @@ export const SERVER_HINTS = {
     'the database named in the URL does not exist: create it (CREATE DATABASE) or name one that does',
   missingPrivilege:
     "the user lacks a privilege the store needs: grant those listed in the README of the backend's package",
+  /**
+   * For a connection the server dropped or that broke during a call, in whatever words the
+   * driver reports it (the server's shutdown, a killed session, a closed socket).
+   */
+  connectionLost: CONNECTION_LOST_HINT,
+  /** For a server that refuses new connections while it starts, stops or recovers. */
+  serverNotReady:
+    'the server takes no connections now (it is starting up, shutting down or recovering), so the call did not run: retry it once the server is up',
 } as const;
 
 /** An `errorHint` that looks a failure's `code` up in `hints` (a driver's codes to remedies). */

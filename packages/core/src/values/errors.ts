@@ -63,8 +63,14 @@ export function errorCode(err: unknown): string {
   return String((err as { code?: unknown } | null)?.code);
 }
 
-const BROKEN_MID_CALL =
-  'the connection broke, so the call may or may not have run: retry it (a checkpoint with the same idempotencyKey)';
+/**
+ * What to do about a connection lost during a call, however the driver words the loss: the
+ * server may have committed the call before the connection went, or not.
+ */
+export const CONNECTION_LOST_HINT =
+  'the call may or may not have run: retry it (a checkpoint with the same idempotencyKey)';
+
+const BROKEN_MID_CALL = `the connection broke, so ${CONNECTION_LOST_HINT}`;
 
 // What to do about Node's own errors for a connection that could not be made or was lost;
 // the drivers pass them through with these codes.
@@ -92,13 +98,10 @@ export function toCkptError(err: unknown, backendName: string, errorHint?: Error
   if (isCkptError(err)) return err;
   const reason = redactPasswords(err instanceof Error ? err.message : String(err));
   const hint = hintFor(err, errorHint) ?? CONNECTION_HINTS[errorCode(err)];
-  return new CkptError(
-    'BACKEND',
-    `${backendName} backend failed: ${reason}${hint ? `; ${hint}.` : ''}`,
-    {
-      cause: err,
-    },
-  );
+  // A reason that ends a sentence of its own ("… closed the connection.") loses its full stop
+  // to the hint's.
+  const message = hint ? `${reason.replace(/\.$/, '')}; ${hint}.` : reason;
+  return new CkptError('BACKEND', `${backendName} backend failed: ${message}`, { cause: err });
 }
 
 /** The backend's hint for `err`; a hint that fails itself is no hint, never a new error. */
