@@ -46,11 +46,13 @@ export function fixtureTargets(
   name: string,
   options: { namespace: string; scopes: string[] },
 ): { targets: FixtureTarget[]; closeAll(): Promise<void> } {
-  const work = mkdtempSync(join(tmpdir(), `ckpt-${options.namespace}-`));
+  // Made at the first open, so that a run that skips every case leaves nothing behind.
+  let work: string | undefined;
+  const workDir = () => (work ??= mkdtempSync(join(tmpdir(), `ckpt-${options.namespace}-`)));
   const stores: CheckpointStore[] = [];
   const handles: { close(): Promise<void> }[] = [];
   const copyOfFile = () => {
-    const path = join(work, `${name}-${opened++}.db`);
+    const path = join(workDir(), `${name}-${opened++}.db`);
     copyFileSync(join(dir, `${name}.db`), path);
     return new CheckpointStore(sqlite({ path }));
   };
@@ -67,7 +69,7 @@ export function fixtureTargets(
       name: `copied to ${backend.name}`,
       async open() {
         const namespace = backend.server ? options.namespace : `${options.namespace}_${opened++}`;
-        const handle = await backend.open(namespace, work);
+        const handle = await backend.open(namespace, workDir());
         handles.push(handle);
         if (backend.server) await emptyStore(handle.store, options.scopes);
         const source = copyOfFile();
@@ -85,7 +87,7 @@ export function fixtureTargets(
     async closeAll() {
       for (const store of stores.splice(0)) await store.close();
       for (const handle of handles.splice(0)) await handle.close();
-      rmSync(work, { recursive: true, force: true });
+      if (work !== undefined) rmSync(work, { recursive: true, force: true });
     },
   };
 }
