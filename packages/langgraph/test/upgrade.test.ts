@@ -7,34 +7,14 @@
  * prune set the values of removed checkpoints aside in a state key, and its checkpoints need
  * what is unknown.
  */
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CheckpointStore, copyStore } from '@ckpt/core';
 import { CkptSaver } from '@ckpt/langgraph';
-import { sqlite } from '@ckpt/sqlite';
-import { emptyStore, STORES } from '@ckpt/test-stores';
+import { fixtureNames, fixtureReads, fixtureTargets } from '@ckpt/test-stores/upgrade';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fixtureGraphs, reads, type ThreadReads } from './fixtures/graphs.mjs';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
-const FIXTURES = readdirSync(fixtures)
-  .filter((file) => file.endsWith('.db'))
-  .map((file) => file.slice(0, -'.db'.length));
-const dir = mkdtempSync(join(tmpdir(), 'ckpt-langgraph-upgrade-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const SCOPES = ['langgraph'];
 const sessionOf = (threadId: string) => JSON.stringify([threadId, '']);
-let copies = 0;
-
-/** A copy of fixture `name`'s file, opened with today's build (which upgrades it). */
-function openedFixture(name: string): CheckpointStore {
-  const path = join(dir, `${name}-${copies++}.db`);
-  copyFileSync(join(fixtures, `${name}.db`), path);
-  return new CheckpointStore(sqlite({ path }));
-}
 
 /** The values of a thread's state as the fixtures record them. */
 const valuesOf = (read: ThreadReads) => read.values as { messages: unknown[]; log: string[] };
@@ -47,42 +27,13 @@ function sameHistory(now: ThreadReads, then: ThreadReads, what: string): void {
   }
 }
 
-describe.each(FIXTURES)('a store written in %s', (name) => {
-  const expected: Record<string, ThreadReads> = JSON.parse(
-    readFileSync(join(fixtures, `${name}.json`), 'utf8'),
-  );
-  const opened: CheckpointStore[] = [];
-  const handles: { close(): Promise<void> }[] = [];
-  afterAll(async () => {
-    for (const store of opened.splice(0)) await store.close();
-    for (const handle of handles.splice(0)) await handle.close();
+describe.each(fixtureNames(fixtures))('a store written in %s', (name) => {
+  const expected = fixtureReads<Record<string, ThreadReads>>(fixtures, name);
+  const { targets, closeAll } = fixtureTargets(fixtures, name, {
+    namespace: 'lg_upgrade',
+    scopes: ['langgraph'],
   });
-  const targets = [
-    {
-      name: 'its own file, upgraded in place',
-      open: async () => {
-        const store = openedFixture(name);
-        opened.push(store);
-        return store;
-      },
-    },
-    ...STORES.map((backend) => ({
-      name: `copied to ${backend.name}`,
-      open: async () => {
-        // A server's namespace costs its migrations: one, emptied; elsewhere a new one each time.
-        const handle = await backend.open(
-          backend.server ? 'lg_upgrade' : `lg_upgrade_${copies}`,
-          dir,
-        );
-        handles.push(handle);
-        if (backend.server) await emptyStore(handle.store, SCOPES);
-        const source = openedFixture(name);
-        await copyStore(source, handle.store);
-        await source.close();
-        return handle.store;
-      },
-    })),
-  ];
+  afterAll(closeAll);
 
   describe.each(targets)('$name', (target) => {
     it('reads every thread as it did, and its saver prunes nothing a thread reads', async () => {
