@@ -18,6 +18,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll waits for a page (or a server) to show a change; on a busy machine that can
+    // take longer than vitest's default second, which is no fault of what is tested.
+    expect: { poll: { timeout: 15_000 } },
     // The JSON report is what CI counts from (.ci/summary.mjs).
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
   },
