@@ -13,7 +13,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const files = new WeakMap<object, string>();
 const open = (file: string) => {
-  const backend = kvBackend(jsonFileKv({ file, latencyMs: 1 }));
+  const backend = kvBackend(jsonFileKv({ file }));
   files.set(backend, file);
   return backend;
 };
