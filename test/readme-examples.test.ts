@@ -15,9 +15,9 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { openStore } from '@ckpt/core';
-import { SERVICES, serviceAvailable } from '@ckpt/test-servers';
+import { holdRunLock, SERVICES, serviceAvailable } from '@ckpt/test-servers';
 import ts from 'typescript';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** The opening line of a TypeScript block. */
@@ -166,8 +166,18 @@ async function run(example: Example): Promise<Map<number, string[]>> {
 const examples = readmes().flatMap(examplesOf);
 const runnable = examples.filter((e) => e.notRun === undefined);
 const cleanups: (() => Promise<void>)[] = [];
+// The examples write to the servers' default namespaces, which every run shares: another run on
+// this machine waits until this one has removed what its examples wrote.
+let release = () => {};
+beforeAll(async () => {
+  release = await holdRunLock('readme-examples');
+}, 30 * 60_000);
 afterAll(async () => {
-  for (const cleanup of cleanups) await cleanup();
+  try {
+    for (const cleanup of cleanups) await cleanup();
+  } finally {
+    release();
+  }
 });
 
 describe('README examples', () => {

@@ -11,6 +11,7 @@ export {
   summary,
   writeWhileDropping,
 } from './dropped-connections.js';
+export { holdRunLock } from './run-lock.js';
 export {
   type ScratchPostgres,
   scratchPostgresAvailable,

@@ -23,6 +23,9 @@ import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
 import { Cluster, Redis } from 'ioredis';
 import mysql2 from 'mysql2/promise';
 import pg from 'pg';
+import { forgetRunNamespaces, runNamespace, runNamespaces } from './run-namespaces.js';
+
+export { startTestRun } from './run-namespaces.js';
 
 /** A backend under test: how to open its store, and what to close after. */
 export interface StoreUnderTest {
@@ -97,24 +100,51 @@ const inProcess = (name: string, make: () => CheckpointStore): StoreUnderTest =>
 
 const seed = new URL(clusterUrl);
 
-/** A server's store, in the list only when the server answers. */
-function serverStore(
-  up: boolean,
-  name: string,
-  backend: (namespace: string) => CheckpointBackend,
-): StoreUnderTest[] {
+/** A store on a server in a namespace of its own name (not this run's: see serverStore). */
+type ServerOpen = (namespace: string) => { store: CheckpointStore; close(): Promise<void> };
+
+/** How each server's stores are opened, by the server's name in STORES. */
+const serverOpens = new Map<string, ServerOpen>();
+
+/**
+ * A server's store, in the list only when the server answers. Each namespace a test names is
+ * this run's (see run-namespaces.ts), so that runs beside each other never share one.
+ */
+function serverStore(up: boolean, name: string, open: ServerOpen): StoreUnderTest[] {
   if (!up) return [];
+  serverOpens.set(name, open);
   return [
     {
       name,
       server: true,
       outlivesProcess: true,
       async open(namespace) {
-        const store = new CheckpointStore(backend(namespace));
-        return { store, close: () => store.close() };
+        return open(runNamespace(name, namespace));
       },
     },
   ];
+}
+
+/** A plain store of `backend`, closed with the store. */
+const plainStore = (backend: CheckpointBackend) => {
+  const store = new CheckpointStore(backend);
+  return { store, close: () => store.close() };
+};
+
+/** Remove every server namespace this run made (the global teardown). */
+export async function removeRunNamespaces(): Promise<void> {
+  for (const [server, namespace] of runNamespaces()) {
+    const open = serverOpens.get(server);
+    if (open === undefined) continue;
+    const { store, close } = open(namespace);
+    try {
+      await store.destroy();
+    } catch (err) {
+      console.warn(`could not remove ${server} namespace ${namespace}: ${String(err)}`);
+    }
+    await close().catch(() => {});
+  }
+  forgetRunNamespaces();
 }
 
 /** A backend that `openStore` reaches by URL, such as the `ckpt` command takes. */
@@ -127,14 +157,16 @@ export interface UrlStore {
 const withNamespace = (url: string, namespace: string) =>
   `${url}${url.includes('?') ? '&' : '?'}namespace=${namespace}`;
 
+/** A server reachable by URL, in the list only when it answers; its namespaces are this run's. */
+const urlServer = (up: boolean, name: string, url: string): UrlStore[] =>
+  up ? [{ name, url: (namespace) => withNamespace(url, runNamespace(name, namespace)) }] : [];
+
 /** The backends reachable by URL; servers that cannot be reached are left out, loudly. */
 export const URL_STORES: UrlStore[] = [
   { name: 'sqlite', url: (namespace, dir) => `sqlite:${dir}/${namespace}.db` },
-  ...(postgresUp
-    ? [{ name: 'postgres', url: (ns: string) => withNamespace(postgresUrl, ns) }]
-    : []),
-  ...(mysqlUp ? [{ name: 'mariadb', url: (ns: string) => withNamespace(mysqlUrl, ns) }] : []),
-  ...(redisUp ? [{ name: 'redis', url: (ns: string) => withNamespace(redisUrl, ns) }] : []),
+  ...urlServer(postgresUp, 'postgres', postgresUrl),
+  ...urlServer(mysqlUp, 'mariadb', mysqlUrl),
+  ...urlServer(redisUp, 'redis', redisUrl),
 ];
 
 /** The stores the saver's tests run on. Servers that cannot be reached are left out, loudly. */
@@ -149,33 +181,28 @@ export const STORES: StoreUnderTest[] = [
       return { store, close: () => store.close() };
     },
   },
-  ...serverStore(postgresUp, 'postgres', (namespace) => postgres({ url: postgresUrl, namespace })),
-  ...serverStore(mysqlUp, 'mariadb', (namespace) => mysql({ url: mysqlUrl, namespace })),
-  ...serverStore(redisUp, 'redis', (namespace) => redis({ url: redisUrl, namespace })),
-  ...(clusterUp
-    ? [
-        {
-          name: 'redis cluster',
-          server: true,
-          outlivesProcess: true,
-          async open(namespace: string) {
-            // The options @ckpt/redis's README gives a Cluster of one's own.
-            const client = new Cluster([{ host: seed.hostname, port: Number(seed.port) }], {
-              retryDelayOnFailover: 0,
-              redisOptions: { autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 },
-            });
-            const store = new CheckpointStore(redis({ client, namespace }));
-            return {
-              store,
-              close: async () => {
-                await store.close();
-                await client.quit();
-              },
-            };
-          },
-        },
-      ]
-    : []),
+  ...serverStore(postgresUp, 'postgres', (namespace) =>
+    plainStore(postgres({ url: postgresUrl, namespace })),
+  ),
+  ...serverStore(mysqlUp, 'mariadb', (namespace) =>
+    plainStore(mysql({ url: mysqlUrl, namespace })),
+  ),
+  ...serverStore(redisUp, 'redis', (namespace) => plainStore(redis({ url: redisUrl, namespace }))),
+  ...serverStore(clusterUp, 'redis cluster', (namespace) => {
+    // The options @ckpt/redis's README gives a Cluster of one's own.
+    const client = new Cluster([{ host: seed.hostname, port: Number(seed.port) }], {
+      retryDelayOnFailover: 0,
+      redisOptions: { autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 },
+    });
+    const store = new CheckpointStore(redis({ client, namespace }));
+    return {
+      store,
+      close: async () => {
+        await store.close();
+        await client.quit();
+      },
+    };
+  }),
   inProcess('kvBackend (five-method KV)', () => new CheckpointStore(kvBackend(memoryKv()))),
   {
     ...inProcess(

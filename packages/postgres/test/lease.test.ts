@@ -110,7 +110,17 @@ describe.skipIf(!available)('postgres leasing a connection the server has just e
       const outcomes = settled.map((s) =>
         s.status === 'fulfilled' ? s.value.seq : String(s.reason),
       );
-      expect(outcomes).toEqual([1, 1, 1]);
+      expect(outcomes[0]).toBe(1);
+      // The two that waited went together on a connection leased anew, or one of them, sent
+      // alone on the connection before pg had read the FATAL behind its free signal, failed
+      // with the server's words and the hint to retry: never on a connection known broken.
+      for (const outcome of outcomes.slice(1)) {
+        if (outcome !== 1) {
+          expect(outcome).toMatch(/terminating connection.*may or may not have run/);
+          expect(outcome).not.toMatch(/not queryable/);
+        }
+      }
+      expect(outcomes.slice(1)).toContain(1);
     } finally {
       process.off('uncaughtException', record);
       await store.close();
