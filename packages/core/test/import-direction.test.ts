@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+const CONTRIBUTING = resolve(SRC, '../../../CONTRIBUTING.md');
 
 /** Each room and the rooms it may import (besides itself). */
 const MAY_IMPORT: Record<string, readonly string[]> = {
@@ -40,6 +41,19 @@ function importsOf(file: string): string[] {
   );
   return specifiers.map((specifier) =>
     relative(SRC, resolve(SRC, dirname(file), specifier.replace(/\.js$/, '.ts'))),
+  );
+}
+
+/** The rooms CONTRIBUTING.md's table names, each with the rooms it says it may import. */
+function roomsDocumented(): Record<string, string[]> {
+  const rows = readFileSync(CONTRIBUTING, 'utf8').matchAll(
+    /^\| `([a-z]+)\/` +\|[^|]*\|([^|]*)\|$/gm,
+  );
+  return Object.fromEntries(
+    [...rows].map(([, room, imports]) => [
+      room as string,
+      [...(imports as string).matchAll(/`([a-z]+)`/g)].map((match) => match[1] as string).sort(),
+    ]),
   );
 }
 
@@ -76,6 +90,13 @@ describe('core source layout', () => {
       .filter((room): room is string => room !== undefined && !(room in MAY_IMPORT));
     expect(homeless).toEqual([]);
     expect([...new Set(unknownRooms)]).toEqual([]);
+  });
+
+  it('is the layout CONTRIBUTING.md describes, room by room', () => {
+    const rooms = Object.fromEntries(
+      Object.entries(MAY_IMPORT).map(([room, imports]) => [room, [...imports].sort()]),
+    );
+    expect(roomsDocumented()).toEqual(rooms);
   });
 
   it('imports only one way: tools, store, then the codecs, the adapter contract and values', () => {
