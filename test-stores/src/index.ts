@@ -243,8 +243,11 @@ export const SEALED_STORES: StoreUnderTest[] = STORES.filter((s) =>
 
 /**
  * The stores a test file opens on `backend` in `namespace`: each `open()` a new one on the
- * same data (as a restarted process would), all closed by `closeAll()`, which first empties a
- * server's namespace of the sessions and the state `scopes` the tests wrote.
+ * same data (as a restarted process would). `closeOpened()` closes those opened so far, for
+ * `afterEach`: a server store holds a pool of connections until it is closed, and the stores
+ * of every test in a file, held to its end, can take more connections than a server allows
+ * once two test runs share it. `closeAll()` first empties a server's namespace of the
+ * sessions and the state `scopes` the tests wrote, then closes them all.
  */
 export function storesOn(
   backend: StoreUnderTest,
@@ -258,11 +261,15 @@ export function storesOn(
     opened.push(handle);
     return handle.store;
   };
+  const closeOpened = async () => {
+    for (const handle of opened.splice(0)) await handle.close();
+  };
   return {
     open,
+    closeOpened,
     async closeAll() {
       if (backend.server) await emptyStore(await open(), scopes);
-      for (const handle of opened.splice(0)) await handle.close();
+      await closeOpened();
     },
   };
 }

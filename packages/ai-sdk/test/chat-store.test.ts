@@ -10,7 +10,7 @@ import { CkptChatStore } from '@ckpt/ai-sdk';
 import { type CheckpointStore, isCkptError } from '@ckpt/core';
 import { STORES, storesOn } from '@ckpt/test-stores';
 import type { UIMessage } from 'ai';
-import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { answer, assistant, runs, send, textOf, toolStates, tools, user } from './support/route.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-chats-'));
@@ -28,6 +28,7 @@ let made = 0;
 describe.each(STORES)('CkptChatStore on $name', (backend) => {
   const stores = storesOn(backend, 'ai_sdk_chats', dir, SCOPES);
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
   let store: CheckpointStore;
   let chats: CkptChatStore;
   let id: string;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { CkptChatStore } from '@ckpt/ai-sdk';
 import { type CheckpointBackend, CheckpointStore, isCkptError } from '@ckpt/core';
 import { STORES, storesOn } from '@ckpt/test-stores';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { answer, assistant, runs, send, textOf, toolStates, tools, user } from './support/route.js';
 import { runWorker } from './support/worker.js';
 
@@ -48,6 +48,7 @@ function cutAfterNextWrite(store: CheckpointStore): CheckpointStore {
 describe.each(STORES.filter((b) => !b.singleWriter))('concurrency on $name', (backend) => {
   const stores = storesOn(backend, NAMESPACE, dir, ['ai-sdk.approvals', 'ai-sdk.streams']);
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
   let chats: CkptChatStore;
   let id: string;
   let made = 0;

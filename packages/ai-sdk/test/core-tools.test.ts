@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { CkptChatStore } from '@ckpt/ai-sdk';
 import { CheckpointStore, type ExportedCheckpoint } from '@ckpt/core';
 import { STORES, storesOn } from '@ckpt/test-stores';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { send, tools, user } from './support/route.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-core-tools-'));
@@ -23,6 +23,7 @@ let made = 0;
 describe.each(STORES)('chats under core tools on $name', (backend) => {
   const stores = storesOn(backend, 'ai_sdk_core_tools', dir, SCOPES);
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
   let store: CheckpointStore;
   let chats: CkptChatStore;
   let id: string;

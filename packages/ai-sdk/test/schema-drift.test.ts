@@ -20,7 +20,7 @@ import {
   type UIMessage,
 } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { answer, send, textOf, toolStates, tools, user } from './support/route.js';
 
@@ -94,6 +94,7 @@ async function cutOffTurn(chats: CkptChatStore, id: string, message: UIMessage):
 describe.each(STORES)('schema drift on $name', (backend) => {
   const stores = storesOn(backend, 'ai_sdk_drift', dir, ['ai-sdk.approvals', 'ai-sdk.streams']);
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
   let store: CheckpointStore;
   let id: string;
   let made = 0;

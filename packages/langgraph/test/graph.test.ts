@@ -10,7 +10,7 @@ import { CkptSaver } from '@ckpt/langgraph';
 import { SEALED_STORES, STORES, storesOn } from '@ckpt/test-stores';
 import { HumanMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   agentGraph,
   approveAndFinish,
@@ -37,6 +37,7 @@ describe.each([...STORES, ...SEALED_STORES])('a StateGraph on $name', (backend) 
   const stores = storesOn(backend, NAMESPACE, dir, ['langgraph']);
   const open = stores.open;
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
   const phase = async (name: 'ask' | 'finish' | 'chain', threadId: string) => {
     // A store that cannot outlive a process "restarts" as a new one on the same data.
     if (backend.outlivesProcess) return runPhase([backend.name, NAMESPACE, dir, name, threadId]);

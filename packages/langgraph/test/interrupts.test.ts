@@ -12,7 +12,7 @@ import { CkptSaver } from '@ckpt/langgraph';
 import { STORES, storesOn } from '@ckpt/test-stores';
 import { HumanMessage } from '@langchain/core/messages';
 import { Command, type StateSnapshot } from '@langchain/langgraph';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agentGraph, describeState, threadConfig } from './support/agent-graph.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-langgraph-interrupts-'));
@@ -31,6 +31,7 @@ const approvalOf = (i: number) => ({ question: 'Run add?', args: { a: i, b: 1 } 
 describe.each(STORES)('interrupted threads on $name', (backend) => {
   const stores = storesOn(backend, NAMESPACE, dir, ['langgraph']);
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
 
   // Twenty threads are twenty sessions with one writer each, which every backend allows.
   for (const durability of [undefined, 'async', 'sync'] as const) {

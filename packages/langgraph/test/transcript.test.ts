@@ -11,7 +11,7 @@ import { CkptSaver } from '@ckpt/langgraph';
 import { STORES, storesOn } from '@ckpt/test-stores';
 import { HumanMessage } from '@langchain/core/messages';
 import { Command, type StateSnapshot } from '@langchain/langgraph';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agentGraph, describeState, threadConfig } from './support/agent-graph.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-langgraph-transcript-'));
@@ -50,6 +50,7 @@ const turn = (a: number, b: number) => [
 describe.each(STORES)('the transcript of a thread on $name', (backend) => {
   const stores = storesOn(backend, NAMESPACE, dir, ['langgraph']);
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
   const newThread = () => `transcript-${Date.now()}-${Math.random()}`;
 
   /** Ask `What is 2 + 3?` and, with a new saver (a restarted process), approve and finish. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptSession } from '@ckpt/openai-agents';
 import { SEALED_STORES, STORES, storesOn } from '@ckpt/test-stores';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { approveAndFinish, ask } from './support/calculator.js';
 import { runPhase } from './support/worker.js';
 
@@ -20,6 +20,7 @@ describe.each([...STORES, ...SEALED_STORES])('an agent run on $name', (backend) 
   const stores = storesOn(backend, NAMESPACE, dir, ['openai-agents']);
   const open = stores.open;
   afterAll(stores.closeAll);
+  afterEach(stores.closeOpened);
   const phase = async (name: 'ask' | 'finish', sessionId: string) => {
     // A store that cannot outlive a process "restarts" as a new one on the same data.
     if (backend.outlivesProcess) return runPhase([backend.name, NAMESPACE, dir, name, sessionId]);
