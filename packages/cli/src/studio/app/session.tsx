@@ -270,7 +270,8 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
                 actions={
                   write && (
                     <>
-                      {selected !== info?.head && (
+                      {/* Until the session's head is known, rolling back has no "from". */}
+                      {info && selected !== info.head && (
                         <button type="button" onClick={() => rollback(selected)}>
                           Roll back to {selected}
                         </button>
