@@ -15,6 +15,9 @@ const RUN_VARIABLE = 'CKPT_TEST_RUN';
 /** The longest namespace a backend takes (`^[a-z][a-z0-9_]{0,30}$`). */
 const MAX_NAMESPACE = 31;
 
+/** What this process has written down already. */
+const written = new Set<string>();
+
 /** Give this process and those it starts a run id, unless a run already gave one. */
 export function startTestRun(): void {
   process.env[RUN_VARIABLE] ??= randomBytes(4).readUInt32BE().toString(36).slice(0, 5);
@@ -45,7 +48,12 @@ export function runNamespace(backend: string, namespace: string): string {
       ? namespace
       : `${namespace.slice(0, room - 7)}_${createHash('sha256').update(namespace).digest('hex').slice(0, 6)}`;
   const made = `${name}${suffix}`;
-  appendFileSync(registry(), `${JSON.stringify([backend, made])}\n`);
+  const line = `${JSON.stringify([backend, made])}\n`;
+  // Stores are opened thousands of times a run, on a few dozen namespaces: each written once.
+  if (!written.has(line)) {
+    appendFileSync(registry(), line);
+    written.add(line);
+  }
   return made;
 }
 
@@ -64,4 +72,5 @@ export function runNamespaces(): [backend: string, namespace: string][] {
 /** Forget the namespaces written down (once they are removed). */
 export function forgetRunNamespaces(): void {
   rmSync(registry(), { force: true });
+  written.clear();
 }
