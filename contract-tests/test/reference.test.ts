@@ -1,7 +1,7 @@
 /** The suite passes on the reference backends, in both KV profiles. */
 
 import { runContractTests } from '@ckpt/contract-tests';
-import { type KvStore, kvBackend } from '@ckpt/core';
+import { compareCodePoints, type KvStore, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 
 const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
@@ -40,6 +40,38 @@ runContractTests({
   name: 'kvBackend over a KV that answers null, 1 and 0',
   capabilities: ALL,
   create: () => kvBackend(nullAnsweringKv()),
+});
+
+/**
+ * A KV in the versioned form, as stores that compare revisions have it: getWithVersion and
+ * setIfVersion in place of compareAndSet.
+ */
+function versionedKv(): KvStore {
+  // Each method reads and writes the map in one step, as a store's own conditional write does.
+  const cells = new Map<string, { value: string; version: number }>();
+  let version = 0;
+  return {
+    get: async (key) => cells.get(key)?.value,
+    set: async (key, value) => void cells.set(key, { value, version: ++version }),
+    delete: async (key) => cells.delete(key),
+    getWithVersion: async (key) => cells.get(key),
+    async setIfVersion(key, value, expected) {
+      if ((cells.get(key)?.version ?? null) !== expected) return false;
+      cells.set(key, { value, version: ++version });
+      return true;
+    },
+    list: async (prefix, options) =>
+      [...cells.keys()]
+        .filter((key) => key.startsWith(prefix) && compareCodePoints(key, options?.after ?? '') > 0)
+        .sort(compareCodePoints)
+        .slice(0, options?.limit),
+  };
+}
+
+runContractTests({
+  name: 'kvBackend over get/set/delete/getWithVersion/setIfVersion/list',
+  capabilities: ALL,
+  create: () => kvBackend(versionedKv()),
 });
 
 runContractTests({

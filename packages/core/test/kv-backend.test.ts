@@ -141,6 +141,15 @@ describe('kvBackend(kv, options)', () => {
     }
   });
 
+  it('refuses one half of the versioned pair without the other, naming the one given', () => {
+    const read = { ...minimal(), getWithVersion: async () => undefined };
+    expect(refusal(() => kvBackend(read)).message).toMatch(
+      /getWithVersion\(\) and setIfVersion\(\) together or not at all.*got getWithVersion\(\) alone\.$/,
+    );
+    const write = { ...minimal(), setIfVersion: async () => true };
+    expect(refusal(() => kvBackend(write)).message).toMatch(/got setIfVersion\(\) alone\.$/);
+  });
+
   it('refuses a prefix that is not a string, or options that are not an object', () => {
     expect(refusal(() => kvBackend(minimal(), { prefix: 5 as never })).details.argument).toBe(
       'prefix',
@@ -240,6 +249,35 @@ describe('kvBackend over a get() that answers something else than text', () => {
     expect(isCkptError(refused, 'BACKEND')).toBe(true);
     expect((refused as Error).message).toMatch(
       /kv\.get\(\) must answer the string that set\(\) was given/,
+    );
+  });
+});
+
+describe('kvBackend over a getWithVersion() that answers something else than a value and its version', () => {
+  it('fails the call with BACKEND saying what getWithVersion() must answer', async () => {
+    const map = new Map<string, string>();
+    const bare: KvStore = {
+      get: async (key) => map.get(key),
+      set: async (key, value) => void map.set(key, value),
+      delete: async (key) => map.delete(key),
+      // The value alone, as a store's plain get would answer it.
+      getWithVersion: async (key) => map.get(key) as never,
+      setIfVersion: async (key, value) => {
+        map.set(key, value);
+        return true;
+      },
+    };
+    const store = new CheckpointStore(kvBackend(bare));
+    await store.checkpoint('s', 1);
+    let refused: unknown;
+    try {
+      await store.checkpoint('s', 2);
+    } catch (err) {
+      refused = err;
+    }
+    expect(isCkptError(refused, 'BACKEND')).toBe(true);
+    expect((refused as Error).message).toMatch(
+      /kv\.getWithVersion\(\) must answer \{ value, version \}/,
     );
   });
 });

@@ -1,4 +1,4 @@
-/** kvBackend's rewriteCheckpoint beside an append whose body is not yet home. */
+/** kvBackend's rewriteCheckpoint beside an append whose body is written but not yet committed. */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CheckpointStore, encrypt, type KvStore, kvBackend } from '../src/index.js';
@@ -51,27 +51,33 @@ function pausingKv() {
 }
 
 describe('kvBackend rewriteCheckpoint', () => {
-  it('is not undone by an append that copies its staged body home after the rewrite', async () => {
+  it('leaves an append in flight whole, and is not undone when that append commits', async () => {
     const { kv, map, pauseNextBodyWrite, release } = pausingKv();
     const backend = kvBackend(kv);
     const old = new CheckpointStore(backend, sealedWith('k1'));
     await old.checkpoint('s', { n: 1 });
-    // The append publishes its record, then waits before it copies its body home: the
-    // rewrite finishes that append itself, and rewrites the body under the new key.
+    // The append waits as it writes its body, before its record names it: the rewrite sees
+    // only the first checkpoint, and the append then commits what its writer sealed.
     const reached = pauseNextBodyWrite();
     const appending = old.checkpoint('s', { n: 2 });
     await reached;
     const rotated = new CheckpointStore(backend, sealedWith('k2'));
-    expect(await rotated.reencode()).toEqual({ checkpoints: 2, state: 0 });
+    expect(await rotated.reencode()).toEqual({ checkpoints: 1, state: 0 });
     release();
-    await appending;
-    const bodies = [...map].filter(([key]) => key.startsWith('ckpt:c:'));
-    expect(bodies).toHaveLength(2);
-    for (const [, body] of bodies) expect(body).toContain('aes-256-gcm:k2;');
+    expect((await appending).seq).toBe(2);
+    const bodies = new Map([...map].filter(([key]) => key.startsWith('ckpt:c:')));
+    expect(bodies.size).toBe(2);
+    const [first, second] = [...bodies.entries()].sort(([a], [b]) => a.localeCompare(b));
+    expect(first![1]).toContain('aes-256-gcm:k2;');
+    expect(second![1]).toContain('aes-256-gcm:k1;');
+    expect((await rotated.load('s'))?.data).toEqual({ n: 2 });
+    expect(await rotated.history('s')).toEqual([1, 2]);
+    // A second pass seals what the first could not see.
+    expect(await rotated.reencode()).toEqual({ checkpoints: 1, state: 0 });
     const onlyK2 = new CheckpointStore(backend, {
       codecs: [encrypt({ keys: { k2: KEY2 }, current: 'k2' })],
     });
+    expect((await onlyK2.load('s', 1))?.data).toEqual({ n: 1 });
     expect((await onlyK2.load('s'))?.data).toEqual({ n: 2 });
-    expect(await onlyK2.history('s')).toEqual([1, 2]);
   });
 });

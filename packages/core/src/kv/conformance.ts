@@ -11,7 +11,14 @@ import { describe, methodList, missingMethods } from '../values/validate.js';
 import type { KvStore } from './kv-store.js';
 
 const REQUIRED = ['get', 'set', 'delete'] as const;
-const OPTIONAL = ['compareAndSet', 'list', 'close', 'errorHint'] as const;
+const OPTIONAL = [
+  'compareAndSet',
+  'getWithVersion',
+  'setIfVersion',
+  'list',
+  'close',
+  'errorHint',
+] as const;
 
 /**
  * `given`, refused unless it has the required methods (and functions for the optional ones it
@@ -29,11 +36,17 @@ export function conformingKv(given: unknown): KvStore {
   if (missing.length > 0 || broken.length > 0) {
     throw invalidArgument(
       'kv',
-      `kvBackend(kv) needs a KvStore: get(), set() and delete(), and optionally compareAndSet(), list(), close() and errorHint(); got ${describe(given)}, which lacks ${methodList([...missing, ...broken])}.`,
+      `kvBackend(kv) needs a KvStore: get(), set() and delete(), and optionally compareAndSet() or the pair getWithVersion() and setIfVersion(), list(), close() and errorHint(); got ${describe(given)}, which lacks ${methodList([...missing, ...broken])}.`,
     );
   }
   const kv = given as KvStore;
-  const { compareAndSet, list, close, errorHint } = kv;
+  const { compareAndSet, getWithVersion, setIfVersion, list, close, errorHint } = kv;
+  if ((getWithVersion === undefined) !== (setIfVersion === undefined)) {
+    throw invalidArgument(
+      'kv',
+      `kvBackend(kv) takes getWithVersion() and setIfVersion() together or not at all: a version read is of use only to a write conditional on it; got ${getWithVersion ? 'getWithVersion()' : 'setIfVersion()'} alone.`,
+    );
+  }
   return {
     get: async (key) => storedText(await kv.get(key)),
     set: (key, value) => kv.set(key, value),
@@ -42,6 +55,12 @@ export function conformingKv(given: unknown): KvStore {
       compareAndSet: async (key, expected, value) =>
         Boolean(await compareAndSet.call(kv, key, expected, value)),
     }),
+    ...(getWithVersion &&
+      setIfVersion && {
+        getWithVersion: async (key) => storedCell(await getWithVersion.call(kv, key)),
+        setIfVersion: async (key, value, version) =>
+          Boolean(await setIfVersion.call(kv, key, value, version)),
+      }),
     ...(list && {
       list: async (prefix, page) => checkedKeys(await list.call(kv, prefix, page), prefix, page),
     }),
@@ -57,6 +76,18 @@ function storedText(value: unknown): string | undefined {
   throw new Error(
     `kv.get() must answer the string that set() was given, or undefined; it answered ${describe(value)} (a store that decodes JSON itself must be given strings to keep as they are)`,
   );
+}
+
+/** What `getWithVersion()` answered, as a value with its version or undefined. */
+function storedCell(answer: unknown): { value: string; version: unknown } | undefined {
+  if (answer === undefined || answer === null) return undefined;
+  const { value, version } = answer as { value?: unknown; version?: unknown };
+  if (typeof value !== 'string' || version === undefined || version === null) {
+    throw new Error(
+      `kv.getWithVersion() must answer { value, version } with the string that set() was given and the version setIfVersion() compares, or undefined; it answered ${describe(answer)}`,
+    );
+  }
+  return { value, version };
 }
 
 /**

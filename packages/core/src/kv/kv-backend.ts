@@ -1,12 +1,14 @@
 /**
  * `kvBackend(kv)`: the whole CheckpointBackend on a KvStore of get/set/delete (and, when
- * present, compareAndSet and list), laid out as layout.ts says.
+ * present, a conditional write and list), laid out as layout.ts says.
  *
- * The session record is the single commit point: an append stages its body under a key of its
- * own, then swaps the record (compare-and-set) to name the new seq as head with the staged key
- * as `pending`, then copies the body home and clears `pending`. Any caller that meets a
- * pending write finishes it first. A crash at any step leaves the record naming only bodies
- * that can be read, so a session is never unreadable and its head never dangles.
+ * The session record is the single commit point. An append reads the record, creates its body
+ * at the next seq (a write only if the key is absent), and swaps the record to name it: three
+ * calls. A body at the next seq that the record does not name yet is another caller's append
+ * in flight, or one cut short: a caller that meets it commits it for its writer when it fits
+ * the record (its parent is the head, its needs are stored), else takes its place, and goes
+ * on. A crash at any step leaves the record naming only bodies that can be read, so a session
+ * is never unreadable and its head never dangles.
  */
 import type {
   AppendInput,
@@ -31,13 +33,16 @@ import {
 } from '../adapter/order.js';
 import { CkptError, invalidArgument } from '../values/errors.js';
 import { checkOptions, describe } from '../values/validate.js';
+import { type Cell, cellsOf } from './cells.js';
 import { conformingKv } from './conformance.js';
 import type { KvStore } from './kv-store.js';
 import {
   type Body,
+  type BodyHeader,
   kvKeys,
   makeBody,
   parseBody,
+  parseHeader,
   type SessionRecord,
   TOMBSTONE,
   token,
@@ -59,19 +64,39 @@ export interface KvBackendOptions {
   prefix?: string;
 }
 
-/** A session record and the exact text it was read as, which a compare-and-set must match. */
+/** A session record and the cell it was read as, which a conditional write must present. */
 interface Snapshot {
-  raw: string;
+  cell: Cell;
   rec: SessionRecord;
 }
 
 /**
- * A session's key as read: its record (null when there is no session), and the text that a
- * compare-and-set creating the session must expect (null: no key; else a tombstone's text).
+ * A session's key as read: its record (null when there is no session), and what a conditional
+ * write creating the session must present (null: no key; else a tombstone's cell).
  */
 interface Slot {
   snap: Snapshot | null;
-  expected: string | null;
+  expected: Cell | null;
+}
+
+/** A record's text: with a fresh `rev`, so that it never equals the text of an earlier one. */
+function recordText(rec: SessionRecord): string {
+  return JSON.stringify({ ...rec, rev: token() });
+}
+
+/**
+ * Whether an append's body at the session's next seq can be committed to `rec` for its writer:
+ * only when the writer read this very record, so that all it checked (the head it expected,
+ * its key not yet used, the needs stored) still holds. Once the record changes, the body can
+ * never be committed, and the next append takes its place.
+ */
+function fits(header: BodyHeader, rec: SessionRecord): header is BodyHeader & { nonce: string } {
+  return (
+    header.nonce !== undefined &&
+    rec.rev !== undefined &&
+    header.base === rec.rev &&
+    header.seq === rec.last + 1
+  );
 }
 
 /** A stored checkpoint: a body with its pin, as the record names it. */
@@ -95,47 +120,20 @@ const RACED = Symbol('raced');
 /** A CheckpointBackend on any `KvStore`. */
 export function kvBackend(given: KvStore, options?: KvBackendOptions): CheckpointBackend {
   const kv = conformingKv(given);
+  const cells = cellsOf(kv);
   const prefix = checkPrefix(checkOptions(options, 'options', ['prefix']).prefix);
   const keys = kvKeys(prefix);
-  const {
-    session: sessionKey,
-    body: bodyKey,
-    staged: stagedKey,
-    idempotencyPrefix: idemPrefix,
-  } = keys;
+  const { session: sessionKey, body: bodyKey, idempotencyPrefix: idemPrefix } = keys;
   const stateKey = (scope: string, key: string) => keys.statePrefix(scope) + key;
 
-  const compareAndSet = async (key: string, expected: string | null, value: string) => {
-    if (kv.compareAndSet) return kv.compareAndSet(key, expected, value);
-    // Without compareAndSet only one writer per session is supported; this check still
-    // catches a stale record within that one writer.
-    const current = (await kv.get(key)) ?? null;
-    if (current !== expected) return false;
-    await kv.set(key, value);
-    return true;
-  };
-
   const readSlot = async (id: string): Promise<Slot> => {
-    const raw = await kv.get(sessionKey(id));
-    if (raw === undefined) return { snap: null, expected: null };
-    if (raw === TOMBSTONE) return { snap: null, expected: raw };
-    return { snap: { raw, rec: JSON.parse(raw) as SessionRecord }, expected: raw };
+    const cell = await cells.read(sessionKey(id));
+    if (cell === undefined) return { snap: null, expected: null };
+    if (cell.value === TOMBSTONE) return { snap: null, expected: cell };
+    return { snap: { cell, rec: JSON.parse(cell.value) as SessionRecord }, expected: cell };
   };
 
   const read = async (id: string): Promise<Snapshot | null> => (await readSlot(id)).snap;
-
-  /** Read the session with no pending write, finishing one left by another caller. */
-  const readSettledSlot = async (id: string): Promise<Slot> => {
-    for (let race = 0; race < MAX_RACES; race++) {
-      const slot = await readSlot(id);
-      if (slot.snap === null || slot.snap.rec.pending === null) return slot;
-      await finishPending(id, slot.snap);
-    }
-    throw tooManyRaces(id);
-  };
-
-  const readSettled = async (id: string): Promise<Snapshot | null> =>
-    (await readSettledSlot(id)).snap;
 
   /**
    * Change the session's record with `change` (given the settled record; null: leave it and
@@ -147,38 +145,70 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     change: (rec: SessionRecord) => { next: SessionRecord; answer: T } | { unchanged: T },
   ): Promise<T> => {
     for (let race = 0; race < MAX_RACES; race++) {
-      const snap = await readSettled(id);
+      const snap = await read(id);
       if (snap === null) return absent;
       const outcome = change(snap.rec);
       if ('unchanged' in outcome) return outcome.unchanged;
-      if (await compareAndSet(sessionKey(id), snap.raw, JSON.stringify(outcome.next))) {
+      if (await cells.swap(sessionKey(id), snap.cell, recordText(outcome.next))) {
         return outcome.answer;
       }
     }
     throw tooManyRaces(id);
   };
 
-  /** Copy a pending body home, record its idempotency key, clear `pending`. Safe to repeat. */
-  const finishPending = async (id: string, snap: Snapshot, body?: string) => {
-    const { rec } = snap;
-    const pending = rec.pending!;
-    const staged = body ?? (await kv.get(stagedKey(id, pending.nonce)));
-    // A staged body is deleted only after `pending` was cleared, so when it is gone the
-    // work is done and the compare-and-set below fails harmlessly. The body goes home only
-    // where there is none yet: one already there is this same body, or what rewriteCheckpoint
-    // made of it since, which a late finisher must not put back to the staged text.
-    if (staged !== undefined) await compareAndSet(bodyKey(id, rec.gen, pending.seq), null, staged);
-    if (pending.key !== null) {
-      await kv.set(idemPrefix(id, rec.gen) + pending.key, String(pending.seq));
+  /**
+   * The seq that an append with idempotency key `key` wrote, as of `rec`: null when none did,
+   * RACED when the key names a write newer than `rec` (read the record again).
+   */
+  const seqOfKey = async (
+    id: string,
+    rec: SessionRecord,
+    key: string,
+  ): Promise<number | null | typeof RACED> => {
+    // The last write's key has no `i:` entry yet.
+    if (rec.tip?.key === key) return rec.tip.seq;
+    const seen = await kv.get(idemPrefix(id, rec.gen) + key);
+    if (seen === undefined) return null;
+    const seq = Number(seen);
+    return seq > rec.last ? RACED : seq;
+  };
+
+  /**
+   * Commit the append whose body (with `header`) sits at `rec`'s next seq, by swapping the
+   * record read as `from` (null: the session is new). The last write's idempotency key goes
+   * under `i:` first, for the record that names it as the last write is about to be replaced.
+   */
+  const commit = async (
+    id: string,
+    from: Cell | null,
+    rec: SessionRecord | null,
+    gen: string,
+    header: BodyHeader & { nonce: string },
+    metadata: string,
+  ): Promise<boolean> => {
+    if (rec?.tip?.key !== undefined) {
+      await kv.set(idemPrefix(id, rec.gen) + rec.tip.key, String(rec.tip.seq));
     }
-    await compareAndSet(sessionKey(id), snap.raw, JSON.stringify({ ...rec, pending: null }));
-    await kv.delete(stagedKey(id, pending.nonce));
+    const { seq, createdAt } = header;
+    const needy = header.needs !== undefined ? rangesAppend(rec?.needy ?? [], seq) : rec?.needy;
+    const next: SessionRecord = {
+      gen,
+      head: seq,
+      last: seq,
+      seqs: rangesAppend(rec?.seqs ?? [], seq),
+      forkedFrom: rec?.forkedFrom ?? null,
+      metadata,
+      createdAt: rec?.createdAt ?? createdAt,
+      updatedAt: createdAt,
+      tip: { seq, nonce: header.nonce, ...(header.key === undefined ? {} : { key: header.key }) },
+      ...(needy === undefined ? {} : { needy }),
+      ...(rec?.pins === undefined ? {} : { pins: rec.pins }),
+    };
+    return cells.swap(sessionKey(id), from, recordText(next));
   };
 
   const readBody = async (id: string, rec: SessionRecord, seq: number) => {
-    let body: string | undefined;
-    if (rec.pending?.seq === seq) body = await kv.get(stagedKey(id, rec.pending.nonce));
-    body ??= await kv.get(bodyKey(id, rec.gen, seq));
+    const body = await kv.get(bodyKey(id, rec.gen, seq));
     return body === undefined ? null : parseBody(body);
   };
 
@@ -203,7 +233,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         return body;
       });
       // An unchanged record means nothing vanished under this read: the answer stands.
-      if (!vanished || (await kv.get(sessionKey(id))) === snap.raw) return result;
+      if (!vanished || (await kv.get(sessionKey(id))) === snap.cell.value) return result;
     }
     throw tooManyRaces(id);
   };
@@ -213,10 +243,38 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     for (const [lo, hi] of rec.seqs) {
       for (let seq = lo; seq <= hi; seq++) await kv.delete(bodyKey(id, rec.gen, seq));
     }
-    if (rec.pending) await kv.delete(stagedKey(id, rec.pending.nonce));
+    // The body of an append that was cut short before its record named it.
+    await kv.delete(bodyKey(id, rec.gen, rec.last + 1));
     if (kv.list) {
       for (const key of await listAll(idemPrefix(id, rec.gen))) await kv.delete(key);
     }
+  };
+
+  /**
+   * Whether the append whose body this call wrote at `mine`, but whose swap of the record
+   * failed, was committed by another caller, as `rec` (read since) says. When it was not, it
+   * never will be (the record changed since its body was written); its body is removed where
+   * no write can reach its key any more, and is otherwise left for the next append to replace.
+   */
+  const writtenFor = async (
+    id: string,
+    rec: SessionRecord | null,
+    mine: { gen: string; seq: number },
+    nonce: string,
+  ): Promise<boolean> => {
+    const at = bodyKey(id, mine.gen, mine.seq);
+    if (rec !== null && rec.gen === mine.gen) {
+      if (rec.tip?.nonce === nonce) return true;
+      if (rangesHas(rec.seqs, mine.seq)) {
+        const body = await kv.get(at);
+        return body !== undefined && parseHeader(body).nonce === nonce;
+      }
+      if (rec.last < mine.seq) return false;
+    }
+    // Its seq is behind the session's last and not stored (taken, then pruned), or its
+    // generation is gone: nothing can name it.
+    await kv.delete(at);
+    return false;
   };
 
   const toStored = (id: string, rec: SessionRecord): StoredSession => ({
@@ -245,24 +303,32 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
   return {
     name: 'kv',
     capabilities: {
-      concurrentWriters: typeof kv.compareAndSet === 'function',
+      concurrentWriters: cells.atomic,
       listSessions: typeof kv.list === 'function',
       listStateKeys: typeof kv.list === 'function',
     },
 
     async append(input: AppendInput): Promise<AppendResult> {
       const id = input.sessionId;
+      const key = input.idempotencyKey;
+      const nonce = token();
+      /** Where this call's body was written, while it may still be committed. */
+      let mine: { gen: string; seq: number; parent: number | null } | null = null;
       for (let race = 0; race < MAX_RACES; race++) {
-        const { snap, expected } = await readSettledSlot(id);
+        const { snap, expected } = await readSlot(id);
         const rec = snap?.rec ?? null;
-        if (rec !== null && input.idempotencyKey !== undefined) {
-          const seen = await kv.get(idemPrefix(id, rec.gen) + input.idempotencyKey);
-          if (seen !== undefined) {
-            const seq = Number(seen);
-            // The key was recorded by a write newer than the record read above: read again.
-            if (seq > rec.last) continue;
-            const body = rangesHas(rec.seqs, seq) ? await readBody(id, rec, seq) : null;
-            return { status: 'replayed', seq, checkpoint: body && withPin(rec, body) };
+        if (mine !== null) {
+          if (await writtenFor(id, rec, mine, nonce)) {
+            return { status: 'written', seq: mine.seq, parent: mine.parent };
+          }
+          mine = null;
+        }
+        if (rec !== null && key !== undefined) {
+          const seen = await seqOfKey(id, rec, key);
+          if (seen === RACED) continue;
+          if (seen !== null) {
+            const body = rangesHas(rec.seqs, seen) ? await readBody(id, rec, seen) : null;
+            return { status: 'replayed', seq: seen, checkpoint: body && withPin(rec, body) };
           }
         }
         const head = rec?.head ?? null;
@@ -270,38 +336,54 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           return { status: 'conflict', head };
         }
         const seq = (rec?.last ?? 0) + 1;
+        // A new session's generation is this call's own, so nobody else writes under it.
         const gen = rec?.gen ?? token();
-        const nonce = token();
-        // Only the needs stored as of the record this write replaces: the compare-and-set
-        // below fails if a prune changed that record since.
+        // Only the needs stored as of the record this write replaces: the swap below fails if
+        // a prune changed that record since.
         const needs = rec === null ? [] : input.needs.filter((n) => rangesHas(rec.seqs, n));
-        const body = makeBody(
-          { seq, parent: head, createdAt: input.now, ...(needs.length > 0 ? { needs } : {}) },
-          input.data,
-          input.metadata,
-          input.transcript,
-        );
-        await kv.set(stagedKey(id, nonce), body);
-        const needy = needs.length > 0 ? rangesAppend(rec?.needy ?? [], seq) : rec?.needy;
-        const next: SessionRecord = {
-          gen,
-          head: seq,
-          last: seq,
-          seqs: rangesAppend(rec?.seqs ?? [], seq),
-          forkedFrom: rec?.forkedFrom ?? null,
-          metadata: input.metadata,
-          createdAt: rec?.createdAt ?? input.now,
-          updatedAt: input.now,
-          pending: { seq, nonce, key: input.idempotencyKey ?? null },
-          ...(needy === undefined ? {} : { needy }),
-          ...(rec?.pins === undefined ? {} : { pins: rec.pins }),
-        };
-        const raw = JSON.stringify(next);
-        if (await compareAndSet(sessionKey(id), expected, raw)) {
-          await finishPending(id, { raw, rec: next }, body);
+        /** This call's body header, written against the record of rev `base`. */
+        const headerOn = (base: string | undefined) => ({
+          seq,
+          parent: head,
+          createdAt: input.now,
+          ...(needs.length > 0 ? { needs } : {}),
+          nonce,
+          ...(key === undefined ? {} : { key }),
+          ...(base === undefined ? {} : { base }),
+        });
+        const bodyOn = (base: string | undefined) =>
+          makeBody(headerOn(base), input.data, input.metadata, input.transcript);
+        const at = bodyKey(id, gen, seq);
+        if (rec === null) {
+          await kv.set(at, bodyOn(undefined));
+        } else if (!(await cells.swap(at, null, bodyOn(rec.rev)))) {
+          // Another append's body is at this seq. One written against this very record is
+          // committed for its writer (or for this call, from the round before); any other can
+          // never be once the record has changed since it was written, so the record is
+          // changed first and the body is then replaced with this call's own, written against
+          // the changed record, which the next round commits.
+          const found = await cells.read(at);
+          if (found === undefined) continue;
+          const other = parseHeader(found.value);
+          if (fits(other, rec)) {
+            if (other.nonce === nonce) mine = { gen, seq, parent: other.parent };
+            const metadata = parseBody(found.value).metadata;
+            if ((await commit(id, expected, rec, gen, other, metadata)) && mine !== null) {
+              return { status: 'written', seq, parent: other.parent };
+            }
+            continue;
+          }
+          const rev = token();
+          if (!(await cells.swap(sessionKey(id), expected, JSON.stringify({ ...rec, rev })))) {
+            continue;
+          }
+          if (await cells.swap(at, found, bodyOn(rev))) mine = { gen, seq, parent: head };
+          continue;
+        }
+        mine = { gen, seq, parent: head };
+        if (await commit(id, expected, rec, gen, headerOn(rec?.rev), input.metadata)) {
           return { status: 'written', seq, parent: head };
         }
-        await kv.delete(stagedKey(id, nonce));
       }
       throw tooManyRaces(id);
     },
@@ -317,17 +399,12 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     async loadByKey(sessionId, idempotencyKey): Promise<StoredCheckpoint | null> {
       for (let race = 0; race < MAX_RACES; race++) {
         const found = await readAsOfOneRecord(sessionId, null, async (rec, body) => {
-          // A write in flight has not recorded its key yet; its record names it.
           const pinned = async (seq: number) => {
             const found = await body(seq);
             return found === null ? null : withPin(rec, found);
           };
-          if (rec.pending?.key === idempotencyKey) return pinned(rec.pending.seq);
-          const seen = await kv.get(idemPrefix(sessionId, rec.gen) + idempotencyKey);
-          if (seen === undefined) return null;
-          const seq = Number(seen);
-          // Recorded by a write newer than the record read: read again.
-          if (seq > rec.last) return RACED;
+          const seq = await seqOfKey(sessionId, rec, idempotencyKey);
+          if (seq === null || seq === RACED) return seq;
           return rangesHas(rec.seqs, seq) ? pinned(seq) : null;
         });
         if (found !== RACED) return found;
@@ -382,7 +459,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
 
     async rollback(input: RollbackInput): Promise<RollbackResult> {
       for (let race = 0; race < MAX_RACES; race++) {
-        const snap = await readSettled(input.sessionId);
+        const snap = await read(input.sessionId);
         if (snap === null) return { status: 'not_found', missing: 'session' };
         const { rec } = snap;
         if (input.expectedHead !== undefined && input.expectedHead !== rec.head) {
@@ -393,7 +470,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           : null;
         if (body === null) return { status: 'not_found', missing: 'seq' };
         const next = { ...rec, head: input.seq, metadata: body.metadata, updatedAt: input.now };
-        if (await compareAndSet(sessionKey(input.sessionId), snap.raw, JSON.stringify(next))) {
+        if (await cells.swap(sessionKey(input.sessionId), snap.cell, recordText(next))) {
           return { status: 'done' };
         }
       }
@@ -402,7 +479,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
 
     async fork(input: ForkInput): Promise<ForkResult> {
       for (let race = 0; race < MAX_RACES; race++) {
-        const snap = await readSettled(input.sessionId);
+        const snap = await read(input.sessionId);
         if (snap === null) return { status: 'not_found', missing: 'session' };
         const { rec } = snap;
         const at = input.atSeq ?? rec.head;
@@ -451,13 +528,10 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           metadata: copied.get(at)!.metadata,
           createdAt: input.now,
           updatedAt: input.now,
-          pending: null,
           ...(needy.length > 0 ? { needy: rangesFrom(needy) } : {}),
         };
         // The copies are the fork's own: no pin of the source comes with them.
-        if (
-          !(await compareAndSet(sessionKey(input.newId), target.expected, JSON.stringify(created)))
-        ) {
+        if (!(await cells.swap(sessionKey(input.newId), target.expected, recordText(created)))) {
           return { status: 'exists' };
         }
         return { status: 'done', seq: at };
@@ -467,7 +541,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
 
     async prune(sessionId, rule, dryRun = false) {
       for (let race = 0; race < MAX_RACES; race++) {
-        const snap = await readSettled(sessionId);
+        const snap = await read(sessionId);
         if (snap === null) return 0;
         const { rec } = snap;
         const all = (ranges: SeqRanges) => rangesAscending(ranges, null, Infinity);
@@ -518,7 +592,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           seqs: rangesFrom(all(rec.seqs).filter((seq) => keep.has(seq))),
           ...(needy === undefined ? {} : { needy }),
         };
-        if (await compareAndSet(sessionKey(sessionId), snap.raw, JSON.stringify(next))) {
+        if (await cells.swap(sessionKey(sessionId), snap.cell, recordText(next))) {
           // The record no longer names these bodies; deleting them only frees space.
           for (const seq of removed) await kv.delete(bodyKey(sessionId, rec.gen, seq));
           return removed.length;
@@ -554,14 +628,14 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
 
     async deleteIdle(sessionId, idleBefore, dryRun): Promise<DeleteIdleResult> {
       for (let race = 0; race < MAX_RACES; race++) {
-        const snap = await readSettled(sessionId);
+        const snap = await read(sessionId);
         if (snap === null) return { status: 'kept' };
         const { rec } = snap;
         if (rec.updatedAt >= idleBefore || (rec.pins?.length ?? 0) > 0) return { status: 'kept' };
         const checkpoints = rangesCount(rec.seqs);
         if (dryRun) return { status: 'deleted', checkpoints };
         // Only while the record is still the one read: a write since keeps the session.
-        if (await compareAndSet(sessionKey(sessionId), snap.raw, TOMBSTONE)) {
+        if (await cells.swap(sessionKey(sessionId), snap.cell, TOMBSTONE)) {
           await dropIncarnation(sessionId, rec);
           return { status: 'deleted', checkpoints };
         }
@@ -593,18 +667,16 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     },
 
     async rewriteCheckpoint({ sessionId, seq, from, to }) {
-      // Settled first: a pending append's body is home before it is compared, and a finisher
-      // that comes late leaves a body it finds home as it is (see finishPending).
-      const snap = await readSettled(sessionId);
+      const snap = await read(sessionId);
       if (snap === null || !rangesHas(snap.rec.seqs, seq)) return false;
       const key = bodyKey(sessionId, snap.rec.gen, seq);
-      const body = await kv.get(key);
-      if (body === undefined) return false;
-      const stored = parseBody(body);
+      const found = await cells.read(key);
+      if (found === undefined) return false;
+      const stored = parseBody(found.value);
       if (stored.data !== from.data || stored.transcript !== from.transcript) return false;
       // Only while the body is still the one compared: a prune, delete or another rewrite
       // that lands meanwhile wins, and a removed body is never written back.
-      return compareAndSet(key, body, withValues(body, to.data, to.transcript));
+      return cells.swap(key, found, withValues(found.value, to.data, to.transcript));
     },
 
     async importSession(input) {
@@ -634,15 +706,14 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         metadata: checkpoints.find((cp) => cp.seq === input.head)!.metadata,
         createdAt: input.createdAt,
         updatedAt: input.updatedAt,
-        pending: null,
       };
       const needy = checkpoints.filter((cp) => cp.needs.length > 0).map((cp) => cp.seq);
       if (needy.length > 0) record.needy = rangesFrom(needy);
       const pins = checkpoints.filter((cp) => cp.pinned).map((cp) => [cp.seq, cp.pinNote]);
       if (pins.length > 0) record.pins = pins as [number, string | null][];
-      const raw = JSON.stringify(record);
+      const raw = recordText(record);
       for (let race = 0; race < MAX_RACES; race++) {
-        if (await compareAndSet(sessionKey(id), expected, raw)) {
+        if (await cells.swap(sessionKey(id), expected, raw)) {
           if (snap !== null) await dropIncarnation(id, snap.rec);
           return 'imported';
         }
@@ -680,7 +751,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     stateSet: (scope, key, value) => kv.set(stateKey(scope, key), value),
     stateDelete: (scope, key) => kv.delete(stateKey(scope, key)),
     stateCompareAndSet: (scope, key, expected, value) =>
-      compareAndSet(stateKey(scope, key), expected, value),
+      cells.swapValue(stateKey(scope, key), expected, value),
 
     async stateKeys(scope, { prefix, after, limit }) {
       const base = keys.statePrefix(scope);

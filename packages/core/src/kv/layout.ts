@@ -4,14 +4,13 @@
  * fixed when the session is created (so a deleted and re-created or forked session never reads
  * another incarnation's keys):
  *
- *   s:ID                 session record (JSON): head, last seq, stored seqs, pending write,
- *                        which of them need others (only once one does) and the pins (only
- *                        while there are some); or, once a sweep deleted the session, a
- *                        tombstone (see TOMBSTONE)
- *   c:ID:GEN:SEQ         checkpoint body: header line (with its needs, if any), data, metadata,
- *                        transcript
- *   t:ID:NONCE           a staged body, while its append is being published
- *   i:ID:GEN:KEY         idempotency key -> seq
+ *   s:ID                 session record (JSON): head, last seq, stored seqs, the last write
+ *                        (its seq, nonce and idempotency key), which of them need others (only
+ *                        once one does) and the pins (only while there are some); or, once a
+ *                        sweep deleted the session, a tombstone (see TOMBSTONE)
+ *   c:ID:GEN:SEQ         checkpoint body: header line (with its needs, if any, and the nonce
+ *                        and key of the call that wrote it), data, metadata, transcript
+ *   i:ID:GEN:KEY         idempotency key -> seq, for every key but the last write's
  *   v:SCOPE:KEY          state value (SCOPE escaped, KEY as it is)
  */
 import { randomBytes } from 'node:crypto';
@@ -27,8 +26,18 @@ export interface SessionRecord {
   metadata: string;
   createdAt: number;
   updatedAt: number;
-  /** An append published but not yet finished: its body is still at the staged key. */
-  pending: { seq: number; nonce: string; key: string | null } | null;
+  /**
+   * The last append: its seq, the nonce its body carries (by which its caller knows it was
+   * written, when another caller committed it) and its idempotency key, which is written
+   * under `i:` only by the append after it. Absent until a session's first append.
+   */
+  tip?: Tip;
+  /**
+   * Random on every write of the record: what a body's `base` names as the record its append
+   * read, and why a record never reads as one written before it, so that a compare-and-set on
+   * a store that compares values cannot succeed on a stale read.
+   */
+  rev?: string;
   /**
    * The stored seqs whose bodies name needs: absent while there are none, so that a session
    * without needs keeps the record it always had, and prune reads no body of it.
@@ -47,17 +56,34 @@ export interface SessionRecord {
  */
 export const TOMBSTONE = '{"gone":true}';
 
+/** An append as its session's record names it. */
+export interface Tip {
+  seq: number;
+  nonce: string;
+  key?: string;
+}
+
 /** The first line of a body. */
-interface BodyHeader {
+export interface BodyHeader {
   seq: number;
   parent: number | null;
   createdAt: number;
   /** The seqs it needs, when there are any. */
   needs?: number[];
+  /** The nonce of the append that wrote it (absent in a fork's or an import's copies). */
+  nonce?: string;
+  /** That append's idempotency key, when it had one. */
+  key?: string;
+  /** The `rev` of the record that append read (absent for a session's first checkpoint). */
+  base?: string;
 }
 
 /** A checkpoint as a body holds it. */
-export type Body = BodyHeader & { data: string; metadata: string; transcript: string };
+export type Body = Omit<BodyHeader, 'nonce' | 'key' | 'base'> & {
+  data: string;
+  metadata: string;
+  transcript: string;
+};
 
 // Each part of a body is JSON text, and JSON.stringify never writes a raw newline, so a
 // newline separates the parts without escaping them a second time.
@@ -70,11 +96,15 @@ export function makeBody(
   return `${JSON.stringify(header)}\n${data}\n${metadata}\n${transcript}`;
 }
 
+export function parseHeader(body: string): BodyHeader {
+  return JSON.parse(body.slice(0, body.indexOf('\n'))) as BodyHeader;
+}
+
 export function parseBody(body: string): Body {
   const a = body.indexOf('\n');
   const b = body.indexOf('\n', a + 1);
   const c = body.indexOf('\n', b + 1);
-  const header = JSON.parse(body.slice(0, a)) as BodyHeader;
+  const { nonce: _, key: __, base: ___, ...header } = JSON.parse(body.slice(0, a)) as BodyHeader;
   return {
     ...header,
     data: body.slice(a + 1, b),
@@ -121,7 +151,6 @@ export function kvKeys(p: string) {
     /** The session id of a key under `sessions`. */
     sessionIdOf: (key: string) => unescapeName(key.slice(sessions.length)),
     body: (id: string, gen: string, seq: number) => `${p}c:${escapeName(id)}:${gen}:${seq}`,
-    staged: (id: string, nonce: string) => `${p}t:${escapeName(id)}:${nonce}`,
     idempotencyPrefix: (id: string, gen: string) => `${p}i:${escapeName(id)}:${gen}:`,
     /** The prefix of scope `scope`'s state keys; a key is appended as it is. */
     statePrefix: (scope: string) => `${p}v:${escapeName(scope)}:`,
