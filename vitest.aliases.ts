@@ -15,6 +15,7 @@ const SOURCES: Record<string, string> = {
   '@ckpt/mysql': './packages/mysql/src/index.ts',
   '@ckpt/langgraph': './packages/langgraph/src/index.ts',
   '@ckpt/contract-tests': './contract-tests/src/index.ts',
+  '@ckpt/contract-tests/servers': './contract-tests/src/servers.ts',
   '@ckpt/openai-agents': './packages/openai-agents/src/index.ts',
   '@ckpt/ai-sdk': './packages/ai-sdk/src/index.ts',
   '@ckpt/cli': './packages/cli/src/index.ts',

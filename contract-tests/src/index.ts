@@ -1,8 +1,8 @@
 /**
  * The contract suite every ckpt backend must pass. Call `runContractTests(harness)` inside a
- * vitest test file; it registers one `describe` block with every case. Also the helpers of
- * server backends' tests: the fault proxy, fault runs, round-trip counting, schema upgrades,
- * namespaces used again across cases, opening only an existing store.
+ * vitest test file; it registers one `describe` block with every case. `runKvStoreTests`
+ * checks a `KvStore` method by method, and the read helpers gather what a store reads for one
+ * comparison. What native backends of database servers add is in `@ckpt/contract-tests/servers`.
  *
  * @packageDocumentation
  * @module @ckpt/contract-tests
@@ -25,76 +25,51 @@ import { transferCases } from './cases/transfer.js';
 import { valueCases } from './cases/values.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
-export { backendRetentionCases, type RetentionHarness } from './backend-retention.js';
-export { CALLS_AT_ONCE_MAX_PAYLOAD, expectOwnOutcomesForCallsAtOnce } from './calls-at-once.js';
-export {
-  type ConnectionOptionsShape,
-  expectBadConnectionOptionsRefused,
-} from './connection-options.js';
-export { type Direction, type FaultProxy, startFaultProxy } from './fault-proxy.js';
-export { expectEveryRunStoredOnce, type FaultReport, runFaultInjection } from './fault-runs.js';
-export type { ContractContext, ContractHarness } from './harness.js';
-export { expectDistinctSeqsFromManyWriters } from './many-writers.js';
-export {
-  type NamespacePool,
-  type NamespaceStorage,
-  namespacePool,
-  type PoolHarness,
-} from './namespace-pool.js';
-export {
-  type ExistingStoreStorage,
-  expectExistingStoreOpens,
-  expectMissingStoreNotFound,
-} from './open-existing.js';
-export {
-  type BatchingStore,
-  expectOnlyTheRefusedCallOfABatchFails,
-  type PoolBatchHarness,
-  poolBatchCases,
-} from './pool-batches.js';
-export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
+export type { ContractHarness } from './harness.js';
+export { type KvStoreHarness, runKvStoreTests } from './kv-store-cases.js';
 export { sessionReads, stateReads, storeReads } from './session-reads.js';
-export { expectSilentServerNamed } from './silent-server.js';
-export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
 export { allPages, expectCkptError, INVALID_IDS, ODD_IDS } from './util.js';
 
-/** Register the whole contract suite for the backend `harness` describes. */
-export function runContractTests(harness: ContractHarness): void {
+/** The groups of cases the suite runs, in its order, each given the context and the harness. */
+const GROUPS = {
+  checkpoints: (t) => checkpointCases(t),
+  lifecycle: (t) => lifecycleCases(t),
+  needs: (t, h) => needsCases(t, h.capabilities),
+  listings: (t, h) => listingCases(t, h.capabilities),
+  values: (t) => valueCases(t),
+  inputs: (t, h) => inputCases(t, h.capabilities),
+  idempotency: (t) => idempotencyCases(t),
+  state: (t, h) => stateCases(t, h.capabilities),
+  concurrency: (t, h) => concurrencyCases(t, h.capabilities, h.connections ?? 4),
+  transfer: (t, h) => transferCases(t, h.capabilities),
+  retention: (t, h) => retentionCases(t, h.capabilities),
+  codecs: (t, h) => codecCases(t, h.capabilities),
+  surface: (t, h) => surfaceCases(t, h.capabilities, h.namespaced !== undefined),
+  destroy: (t, h) => destroyCases(t, h.capabilities, h.namespaced !== undefined),
+  model: (t, h) => modelCases(t, h.capabilities, h.modelRuns ?? 200),
+} satisfies Record<string, (t: ContractContext, harness: ContractHarness) => void>;
+
+/** The name of a group of cases, for `runContractTests(harness, { groups })`. */
+export type CaseGroup = keyof typeof GROUPS;
+
+/**
+ * Register the contract suite for the backend `harness` describes: every group of cases, or
+ * only `options.groups`.
+ */
+export function runContractTests(
+  harness: ContractHarness,
+  options: { groups?: readonly CaseGroup[] } = {},
+): void {
+  const names = Object.keys(GROUPS) as CaseGroup[];
+  const groups = options.groups ?? names;
+  const unknown = groups.filter((group) => !names.includes(group));
+  if (unknown.length > 0) {
+    throw new Error(
+      `runContractTests: no group named ${unknown.map((g) => JSON.stringify(g)).join(', ')}; the groups are ${names.join(', ')}.`,
+    );
+  }
   describe(`ckpt contract: ${harness.name}`, { timeout: harness.timeout ?? 60_000 }, () => {
-    const t: ContractContext = useContext(harness);
-    const caps = harness.capabilities;
-    checkpointCases(t);
-    lifecycleCases(t);
-    needsCases(t, caps);
-    listingCases(t, caps);
-    valueCases(t);
-    inputCases(t, caps);
-    idempotencyCases(t);
-    stateCases(t, caps);
-    concurrencyCases(t, caps, harness.connections ?? 4);
-    transferCases(t, caps);
-    retentionCases(t, caps);
-    codecCases(t, caps);
-    surfaceCases(t, caps, harness.namespaced !== undefined);
-    destroyCases(t, caps, harness.namespaced !== undefined);
-    modelCases(t, caps, harness.modelRuns ?? 200);
+    const t = useContext(harness);
+    for (const group of names) if (groups.includes(group)) GROUPS[group](t, harness);
   });
 }
-
-export {
-  checkpointCases,
-  codecCases,
-  concurrencyCases,
-  destroyCases,
-  idempotencyCases,
-  inputCases,
-  lifecycleCases,
-  listingCases,
-  modelCases,
-  needsCases,
-  retentionCases,
-  stateCases,
-  surfaceCases,
-  transferCases,
-  valueCases,
-};

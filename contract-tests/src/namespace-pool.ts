@@ -5,8 +5,9 @@
  * run's time; emptying the tables of one that a case is done with costs one or two. An
  * emptied namespace holds what a new one holds, so no case sees what another wrote.
  */
-import type { CheckpointBackend } from '@ckpt/core';
+import type { CheckpointBackend, KvStore } from '@ckpt/core';
 import type { ContractHarness } from './harness.js';
+import type { KvStoreHarness } from './kv-store-cases.js';
 
 /** How the pool makes, empties and drops a namespace on the server. */
 export interface NamespaceStorage {
@@ -36,6 +37,13 @@ export interface NamespacePool {
    * open more, and `destroy` closes each and releases its namespace.
    */
   harness(open: (namespace: string) => CheckpointBackend | Promise<CheckpointBackend>): PoolHarness;
+  /**
+   * `runKvStoreTests`'s `create` and `destroy` for key-value stores that `open` opens in a
+   * namespace, as `harness` gives them for backends.
+   */
+  kvHarness(
+    open: (namespace: string) => KvStore | Promise<KvStore>,
+  ): Required<Pick<KvStoreHarness, 'create' | 'destroy'>>;
 }
 
 /** The parts of a `ContractHarness` that a `NamespacePool` provides. */
@@ -78,6 +86,21 @@ export function namespacePool(storage: NamespaceStorage): NamespacePool {
         destroy: async (backend) => {
           await backend.close();
           await pool.release(namespaceOf.get(backend)!);
+        },
+      };
+    },
+    kvHarness(open) {
+      const namespaceOf = new WeakMap<KvStore, string>();
+      return {
+        create: async () => {
+          const namespace = pool.take();
+          const kv = await open(namespace);
+          namespaceOf.set(kv, namespace);
+          return kv;
+        },
+        destroy: async (kv) => {
+          await kv.close?.();
+          await pool.release(namespaceOf.get(kv)!);
         },
       };
     },

@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { runContractTests } from '@ckpt/contract-tests';
+import { MemoryBackend } from '@ckpt/memory';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BROKEN, CAUGHT_BY } from './fixtures/broken-backends.js';
+import { BROKEN, BROKEN_KVS, CAUGHT_BY, KV_CAUGHT_BY } from './fixtures/broken-backends.js';
 
 interface JsonReport {
   testResults: { assertionResults: { fullName: string; status: string }[] }[];
@@ -46,5 +48,41 @@ describe('the contract suite on broken backends', () => {
       caught.some((name) => name.includes(CAUGHT_BY[flaw]!)),
       caught.join('\n'),
     ).toBe(true);
+  });
+});
+
+describe('the KvStore cases on broken key-value stores', () => {
+  it.each(Object.keys(BROKEN_KVS))(
+    'fail on a store that %s, in the case of that method',
+    (flaw) => {
+      const mine = results.filter((r) => r.fullName.includes(`broken kv: ${flaw} `));
+      expect(mine.length, 'the cases ran on this store').toBeGreaterThan(10);
+      const caught = mine.filter((r) => r.status === 'failed').map((r) => r.fullName);
+      expect(
+        caught.some((name) => name.includes(KV_CAUGHT_BY[flaw as keyof typeof BROKEN_KVS])),
+        caught.join('\n'),
+      ).toBe(true);
+    },
+  );
+});
+
+describe('runContractTests(harness, { groups })', () => {
+  it('registers the groups named and no other', () => {
+    const mine = results.filter((r) => r.fullName.includes('one group: idempotency '));
+    const all = results.filter((r) => r.fullName.includes(`broken: ${Object.keys(BROKEN)[0]} `));
+    expect(mine.length, 'cases of the idempotency group').toBeGreaterThan(5);
+    expect(mine.length, 'every group ran').toBeLessThan(all.length / 10);
+    expect(mine.every((r) => r.status === 'passed')).toBe(true);
+  });
+
+  it('refuses a name that is not a group, listing the groups', () => {
+    const harness = {
+      name: 'memory',
+      capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true },
+      create: () => new MemoryBackend(),
+    };
+    expect(() => runContractTests(harness, { groups: ['idempotence' as never] })).toThrow(
+      'runContractTests: no group named "idempotence"; the groups are checkpoints, lifecycle, needs, listings, values, inputs, idempotency, state, concurrency, transfer, retention, codecs, surface, destroy, model.',
+    );
   });
 });

@@ -1,6 +1,6 @@
 /** The pool that lets a server adapter's contract run use namespaces again. */
 
-import { namespacePool } from '@ckpt/contract-tests';
+import { namespacePool } from '@ckpt/contract-tests/servers';
 import type { CheckpointBackend } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /** The suite passes on the reference backends, in both KV profiles. */
 
-import { runContractTests } from '@ckpt/contract-tests';
+import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { compareCodePoints, type KvStore, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 
@@ -79,3 +79,8 @@ runContractTests({
   capabilities: { concurrentWriters: false, listSessions: false, listStateKeys: false },
   create: () => kvBackend(minimalKv()),
 });
+
+runKvStoreTests({ name: 'memoryKv()', create: () => memoryKv() });
+runKvStoreTests({ name: 'a KV that answers null, 1 and 0', create: nullAnsweringKv });
+runKvStoreTests({ name: 'a versioned KV', create: versionedKv });
+runKvStoreTests({ name: 'get/set/delete only', create: minimalKv });

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runContractTests } from '@ckpt/contract-tests';
+import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { kvBackend } from '@ckpt/core';
 import { afterAll } from 'vitest';
 import { jsonFileKv } from '../src/index.js';
@@ -18,8 +18,14 @@ const open = (file: string) => {
   return backend;
 };
 
-runContractTests({
+// The store method by method, then the whole suite through kvBackend.
+runKvStoreTests({
   name: 'json-file-kv',
+  create: () => jsonFileKv({ file: join(dir, `${crypto.randomUUID()}.json`) }),
+});
+
+runContractTests({
+  name: 'kvBackend(json-file-kv)',
   capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true },
   create: () => open(join(dir, `${crypto.randomUUID()}.json`)),
   // Another "connection": a second store on the same file.

@@ -10,11 +10,11 @@ import { versionedKv } from './support/versioned-kv.js';
  * A store on a versioned KV holding checkpoints `data` in session `s`, and `holdAppend`: an
  * append to `s` held once it has written its body, before it swaps the record.
  */
-async function sessionOf(...data: unknown[]) {
+async function sessionOf(...data: string[]) {
   const { kv, holdNext } = versionedKv();
   const store = new CheckpointStore(kvBackend(kv));
   for (const value of data) await store.checkpoint('s', value);
-  const holdAppend = async (value: unknown, options?: { expectedHead: number }) => {
+  const holdAppend = async (value: string, options?: { expectedHead: number }) => {
     const held = holdNext((method, key) => method === 'setIfVersion' && key.startsWith('ckpt:s:'));
     const append = store.checkpoint('s', value, options);
     return { append, release: await held };

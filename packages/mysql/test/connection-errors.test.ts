@@ -1,5 +1,6 @@
 /** What the store says when the URL lacks a database, or names another kind of server's port. */
-import { expectCkptError, expectSilentServerNamed } from '@ckpt/contract-tests';
+import { expectCkptError } from '@ckpt/contract-tests';
+import { expectSilentServerNamed } from '@ckpt/contract-tests/servers';
 import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { mysql, mysqlKv } from '@ckpt/mysql';
 import { serviceAddress, serviceListening } from '@ckpt/test-servers';

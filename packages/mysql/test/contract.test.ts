@@ -1,4 +1,4 @@
-import { runContractTests } from '@ckpt/contract-tests';
+import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { kvBackend } from '@ckpt/core';
 import { mysqlKv } from '@ckpt/mysql';
 import { describe, it } from 'vitest';
@@ -19,6 +19,11 @@ if (available) {
     capabilities: ALL,
     modelRuns: 100,
     ...contractNamespaces.harness((namespace) => kvBackend(mysqlKv({ url, namespace }))),
+  });
+
+  runKvStoreTests({
+    name: 'mysqlKv()',
+    ...contractNamespaces.kvHarness((namespace) => mysqlKv({ url, namespace })),
   });
 } else {
   describe.skip('mysql [skipped: the server cannot be reached]', () =>

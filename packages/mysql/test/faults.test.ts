@@ -1,6 +1,10 @@
 /** Connections cut at random bytes of checkpoint calls, resolved by idempotent retries. */
 
-import { expectEveryRunStoredOnce, runFaultInjection, startFaultProxy } from '@ckpt/contract-tests';
+import {
+  expectEveryRunStoredOnce,
+  runFaultInjection,
+  startFaultProxy,
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { mysql } from '@ckpt/mysql';
 import { describe, expect, it } from 'vitest';

@@ -2,7 +2,10 @@
  * Group commit (opt-in on MySQL): while every connection of the pool is busy, the checkpoints
  * that wait for one go together, in one CALL and one transaction, each with its own outcome.
  */
-import { expectOnlyTheRefusedCallOfABatchFails, poolBatchCases } from '@ckpt/contract-tests';
+import {
+  expectOnlyTheRefusedCallOfABatchFails,
+  poolBatchCases,
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { type MysqlBackend, mysql } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';

@@ -1,13 +1,13 @@
 /** What is MySQL's alone: round trips, many connections, exact ids, schema versions, secrets. */
 
+import { expectCkptError } from '@ckpt/contract-tests';
 import {
   countCalls,
   expectBadConnectionOptionsRefused,
-  expectCkptError,
   expectDistinctSeqsFromManyWriters,
   expectOldSessionsReadWhole,
   expectOneStatementPerOperation,
-} from '@ckpt/contract-tests';
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { type MysqlBackend, mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';

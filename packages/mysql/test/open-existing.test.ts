@@ -1,10 +1,10 @@
 /** `create: false` on MySQL / MariaDB: opening only a namespace that has its tables, writing nothing. */
+import { expectCkptError } from '@ckpt/contract-tests';
 import {
   type ExistingStoreStorage,
-  expectCkptError,
   expectExistingStoreOpens,
   expectMissingStoreNotFound,
-} from '@ckpt/contract-tests';
+} from '@ckpt/contract-tests/servers';
 import { kvBackend, openStore } from '@ckpt/core';
 import { mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
 import { describe, expect, it } from 'vitest';

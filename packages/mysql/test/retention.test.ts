@@ -1,5 +1,5 @@
 /** Retention at the backend on MySQL / MariaDB, and the upgrade of a namespace from the one before pins. */
-import { backendRetentionCases } from '@ckpt/contract-tests';
+import { backendRetentionCases } from '@ckpt/contract-tests/servers';
 import { type MysqlBackend, mysql } from '@ckpt/mysql';
 import { describe } from 'vitest';
 import { tables } from '../src/schema.js';

@@ -1,5 +1,5 @@
 /** Shared by the MySQL tests: the server's URL, fresh namespaces, and cleanup. */
-import { namespacePool } from '@ckpt/contract-tests';
+import { namespacePool } from '@ckpt/contract-tests/servers';
 import { type MysqlBackend, mysql } from '@ckpt/mysql';
 import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
 import mysql2, { type Pool } from 'mysql2/promise';

@@ -1,5 +1,6 @@
 /** What a call says when the URL's port belongs to another kind of server than PostgreSQL. */
-import { expectCkptError, expectSilentServerNamed } from '@ckpt/contract-tests';
+import { expectCkptError } from '@ckpt/contract-tests';
+import { expectSilentServerNamed } from '@ckpt/contract-tests/servers';
 import { CheckpointStore, kvBackend } from '@ckpt/core';
 import { postgres, postgresKv } from '@ckpt/postgres';
 import { serviceAddress, serviceListening, serviceUrl } from '@ckpt/test-servers';

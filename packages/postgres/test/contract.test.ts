@@ -1,4 +1,4 @@
-import { runContractTests } from '@ckpt/contract-tests';
+import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { kvBackend } from '@ckpt/core';
 import { postgresKv } from '@ckpt/postgres';
 import { describe, it } from 'vitest';
@@ -33,6 +33,11 @@ if (available) {
     capabilities: ALL,
     modelRuns: 100,
     ...contractNamespaces.harness((namespace) => kvBackend(postgresKv({ url, namespace }))),
+  });
+
+  runKvStoreTests({
+    name: 'postgresKv()',
+    ...contractNamespaces.kvHarness((namespace) => postgresKv({ url, namespace })),
   });
 } else {
   describe.skip('postgres [skipped: the server cannot be reached]', () =>

@@ -1,4 +1,5 @@
-import { expectCkptError, startFaultProxy } from '@ckpt/contract-tests';
+import { expectCkptError } from '@ckpt/contract-tests';
+import { startFaultProxy } from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { SERVER_HINTS } from '@ckpt/core/adapter';
 import { postgres } from '@ckpt/postgres';

@@ -2,7 +2,10 @@
  * Group commit: while every connection of the pool is busy, the checkpoints that wait for one
  * go together, in one statement and one transaction, each with its own outcome.
  */
-import { expectOnlyTheRefusedCallOfABatchFails, poolBatchCases } from '@ckpt/contract-tests';
+import {
+  expectOnlyTheRefusedCallOfABatchFails,
+  poolBatchCases,
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { type PostgresBackend, postgres } from '@ckpt/postgres';
 import pg from 'pg';

@@ -1,10 +1,10 @@
 /** `create: false` on PostgreSQL: opening only a schema that holds the store, writing nothing. */
+import { expectCkptError } from '@ckpt/contract-tests';
 import {
   type ExistingStoreStorage,
-  expectCkptError,
   expectExistingStoreOpens,
   expectMissingStoreNotFound,
-} from '@ckpt/contract-tests';
+} from '@ckpt/contract-tests/servers';
 import { kvBackend, openStore } from '@ckpt/core';
 import { postgres, postgresKv, SCHEMA_VERSION } from '@ckpt/postgres';
 import pg from 'pg';

@@ -6,7 +6,7 @@ import {
   expectDistinctSeqsFromManyWriters,
   expectOldSessionsReadWhole,
   expectOneStatementPerOperation,
-} from '@ckpt/contract-tests';
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore, compress, isCkptError, openStore } from '@ckpt/core';
 import { type PostgresBackend, postgres, postgresKv, SCHEMA_VERSION } from '@ckpt/postgres';
 import pg from 'pg';

@@ -1,5 +1,5 @@
 /** Retention at the backend on PostgreSQL, and the upgrade of a schema from the one before pins. */
-import { backendRetentionCases } from '@ckpt/contract-tests';
+import { backendRetentionCases } from '@ckpt/contract-tests/servers';
 import { type PostgresBackend, postgres } from '@ckpt/postgres';
 import { describe } from 'vitest';
 import { migrations } from '../src/schema.js';

@@ -1,5 +1,5 @@
 /** Shared by the PostgreSQL tests: the server's URL, fresh namespaces, and cleanup. */
-import { namespacePool } from '@ckpt/contract-tests';
+import { namespacePool } from '@ckpt/contract-tests/servers';
 import { type PostgresBackend, postgres } from '@ckpt/postgres';
 import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
 import pg from 'pg';

@@ -1,6 +1,7 @@
 /** On a real Redis Cluster of three masters: slots, cross-node forks, many writers. */
 
-import { expectDistinctSeqsFromManyWriters, ODD_IDS } from '@ckpt/contract-tests';
+import { ODD_IDS } from '@ckpt/contract-tests';
+import { expectDistinctSeqsFromManyWriters } from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { type RedisBackend, redis } from '@ckpt/redis';
 import type { Cluster } from 'ioredis';

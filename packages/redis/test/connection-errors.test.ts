@@ -3,7 +3,8 @@
  * kind of server at the URL's port, a connection lost under a read or under a write.
  */
 import { once } from 'node:events';
-import { expectCkptError, expectSilentServerNamed } from '@ckpt/contract-tests';
+import { expectCkptError } from '@ckpt/contract-tests';
+import { expectSilentServerNamed } from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { SERVER_HINTS } from '@ckpt/core/adapter';
 import { redis } from '@ckpt/redis';

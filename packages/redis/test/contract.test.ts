@@ -1,4 +1,5 @@
-import { backendRetentionCases, runContractTests } from '@ckpt/contract-tests';
+import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
+import { backendRetentionCases } from '@ckpt/contract-tests/servers';
 import { type CheckpointBackend, kvBackend } from '@ckpt/core';
 import { type RedisBackend, type RedisClient, redis, redisKv } from '@ckpt/redis';
 import { Redis } from 'ioredis';
@@ -59,6 +60,19 @@ function redisContract(cluster: boolean) {
     connect: (b) => kv(namespaces.get(b)!),
     namespaced: (_b, namespace) => kv(namespace),
     destroy,
+  });
+
+  runKvStoreTests({
+    name: `redisKv() on ${where}`,
+    create: () => {
+      const namespace = freshNamespace();
+      return open(namespace, (client) => redisKv({ client, namespace }));
+    },
+    destroy: async (store) => {
+      await store.close?.();
+      await clients.get(store)?.quit();
+      await dropNamespace(admin(cluster), namespaces.get(store)!);
+    },
   });
 }
 

@@ -1,6 +1,10 @@
 /** Connections cut at random bytes: checkpoints resolved by idempotent retries, forks all or nothing. */
 
-import { type Direction, expectEveryRunStoredOnce, runFaultInjection } from '@ckpt/contract-tests';
+import {
+  type Direction,
+  expectEveryRunStoredOnce,
+  runFaultInjection,
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { redis } from '@ckpt/redis';
 import { describe, expect, it } from 'vitest';

@@ -1,10 +1,10 @@
 /** `create: false` on Redis: opening only a namespace that holds a store, writing no key. */
+import { expectCkptError } from '@ckpt/contract-tests';
 import {
   type ExistingStoreStorage,
-  expectCkptError,
   expectExistingStoreOpens,
   expectMissingStoreNotFound,
-} from '@ckpt/contract-tests';
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { type RedisClient, redis, redisKv } from '@ckpt/redis';
 import type { Cluster } from 'ioredis';

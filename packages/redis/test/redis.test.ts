@@ -1,12 +1,10 @@
 /** What is Redis's alone: scripts per call, NOSCRIPT, key encoding, clients, many writers, errors. */
 
+import { allPages, expectCkptError, ODD_IDS } from '@ckpt/contract-tests';
 import {
-  allPages,
   expectBadConnectionOptionsRefused,
-  expectCkptError,
   expectDistinctSeqsFromManyWriters,
-  ODD_IDS,
-} from '@ckpt/contract-tests';
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { type RedisBackend, redis, redisKv } from '@ckpt/redis';
 import { Cluster, type ClusterOptions, Redis } from 'ioredis';

@@ -1,6 +1,6 @@
 /** Shared by the Redis tests: the single server and the cluster, fresh namespaces, cleanup. */
 import { once } from 'node:events';
-import { type FaultProxy, startFaultProxy } from '@ckpt/contract-tests';
+import { type FaultProxy, startFaultProxy } from '@ckpt/contract-tests/servers';
 import { CheckpointStore } from '@ckpt/core';
 import { type RedisBackend, type RedisClient, type RedisOptions, redis } from '@ckpt/redis';
 import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runContractTests } from '@ckpt/contract-tests';
+import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { type CheckpointBackend, kvBackend } from '@ckpt/core';
 import { sqlite, sqliteKv } from '@ckpt/sqlite';
 import { afterAll } from 'vitest';
@@ -38,6 +38,11 @@ runContractTests({
   capabilities: ALL,
   create: () => sqlite({ path: ':memory:' }),
   modelRuns: 50,
+});
+
+runKvStoreTests({
+  name: 'sqliteKv()',
+  create: () => sqliteKv({ path: join(dir, `kv-${files++}.db`) }),
 });
 
 const kvFileOf = new WeakMap<CheckpointBackend, string>();

@@ -3,7 +3,7 @@
  * that the upgrade tests can write sessions through an older schema's own statements. An older
  * version's tables are the migration steps up to it, which never change (schema.ts).
  */
-import type { OldSchemaCalls } from '@ckpt/contract-tests';
+import type { OldSchemaCalls } from '@ckpt/contract-tests/servers';
 import type { ImportInput } from '@ckpt/core/adapter';
 import { importedSessionRow } from '@ckpt/core/sql';
 import Database from 'better-sqlite3';

@@ -3,12 +3,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expectCkptError } from '@ckpt/contract-tests';
 import {
   type ExistingStoreStorage,
-  expectCkptError,
   expectExistingStoreOpens,
   expectMissingStoreNotFound,
-} from '@ckpt/contract-tests';
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { sqlite, sqliteKv } from '@ckpt/sqlite';
 import Database from 'better-sqlite3';

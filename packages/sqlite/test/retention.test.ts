@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backendRetentionCases } from '@ckpt/contract-tests';
+import { backendRetentionCases } from '@ckpt/contract-tests/servers';
 import { sqlite } from '@ckpt/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll } from 'vitest';

@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectOldSessionsReadWhole } from '@ckpt/contract-tests';
+import { expectOldSessionsReadWhole } from '@ckpt/contract-tests/servers';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { SCHEMA_VERSION, sqlite, sqliteKv } from '@ckpt/sqlite';
 import Database from 'better-sqlite3';
