@@ -11,6 +11,7 @@ const SOURCES: Record<string, string> = {
   '@ckpt/memory': './packages/memory/src/index.ts',
   '@ckpt/sqlite': './packages/sqlite/src/index.ts',
   '@ckpt/postgres': './packages/postgres/src/index.ts',
+  '@ckpt/pglite': './packages/pglite/src/index.ts',
   '@ckpt/redis': './packages/redis/src/index.ts',
   '@ckpt/mysql': './packages/mysql/src/index.ts',
   '@ckpt/langgraph': './packages/langgraph/src/index.ts',

@@ -33,6 +33,7 @@ const PUBLISHED = [
   'memory',
   'sqlite',
   'postgres',
+  'pglite',
   'mysql',
   'redis',
   'langgraph',
@@ -153,7 +154,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const env = (name, url) => process.env[name] || url;
-module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents, aiSdk }) {
+module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sqlite, postgres, pglite, mysql, redis, langgraph, agents, aiSdk }) {
   // The adapter kit and the SQL family share core's modules: an error they make is core's class.
   if (!(adapter.invalidArgument('x', 'refused') instanceof core.CkptError) || typeof sql.SqlBackend !== 'function') {
     throw new Error(kind + ': @ckpt/core/adapter or @ckpt/core/sql is not the same copy of core');
@@ -167,6 +168,7 @@ module.exports = async function roundTrip(kind, { core, adapter, sql, memory, sq
     memory: () => memory.memory(),
     sqlite: () => sqlite.sqlite({ path: file }),
     postgres: () => postgres.postgres({ url: env('CKPT_TEST_POSTGRES_URL', 'postgres://postgres@127.0.0.1:5432/test'), namespace: ns }),
+    pglite: () => pglite.pglite(),
     mysql: () => mysql.mysql({ url: env('CKPT_TEST_MYSQL_URL', 'mysql://root@127.0.0.1:3306/test'), namespace: ns }),
     redis: () => redis.redis({ url: env('CKPT_TEST_REDIS_URL', 'redis://127.0.0.1:6379'), namespace: ns }),
   };
@@ -250,13 +252,14 @@ import * as sql from '@ckpt/core/sql';
 import * as memory from '@ckpt/memory';
 import * as sqlite from '@ckpt/sqlite';
 import * as postgres from '@ckpt/postgres';
+import * as pglite from '@ckpt/pglite';
 import * as mysql from '@ckpt/mysql';
 import * as redis from '@ckpt/redis';
 import * as langgraph from '@ckpt/langgraph';
 import * as agents from '@ckpt/openai-agents';
 import * as aiSdk from '@ckpt/ai-sdk';
 const require = createRequire(import.meta.url);
-await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, mysql, redis, langgraph, agents, aiSdk });
+await require('./roundtrip.cjs')('esm', { core, adapter, sql, memory, sqlite, postgres, pglite, mysql, redis, langgraph, agents, aiSdk });
 // An error from the CJS copy of core is recognised by the ESM copy, and the other way round.
 const cjsCore = require('@ckpt/core');
 const fromCjs = new cjsCore.CkptError('CONFLICT', 'from the CJS copy');
@@ -285,6 +288,7 @@ const STRICT_TS = `
 import { type CheckpointBackend, CheckpointStore, kvBackend, type KvStore } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
 import { mysql } from '@ckpt/mysql';
+import { pglite } from '@ckpt/pglite';
 import { postgres } from '@ckpt/postgres';
 import { redis } from '@ckpt/redis';
 import { sqlite } from '@ckpt/sqlite';
@@ -294,6 +298,7 @@ const backends: CheckpointBackend[] = [
   memory(),
   sqlite({ path: ':memory:' }),
   postgres({ url: 'postgres://127.0.0.1/test' }),
+  pglite({ path: './pglite-data' }),
   mysql({ url: 'mysql://root@127.0.0.1/test' }),
   redis({ url: 'redis://127.0.0.1:6379' }),
   kvBackend(kv),
@@ -310,6 +315,7 @@ require('./roundtrip.cjs')('cjs', {
   memory: require('@ckpt/memory'),
   sqlite: require('@ckpt/sqlite'),
   postgres: require('@ckpt/postgres'),
+  pglite: require('@ckpt/pglite'),
   mysql: require('@ckpt/mysql'),
   redis: require('@ckpt/redis'),
   langgraph: require('@ckpt/langgraph'),

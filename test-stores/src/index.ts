@@ -1,7 +1,7 @@
 /**
  * Every ckpt backend the integration packages are proven on, each as a store that a test file
- * opens in a namespace and empties between cases: memory, SQLite, PostgreSQL, MariaDB, Redis
- * (a single server and a cluster), and kvBackend over a five-method KV and over a
+ * opens in a namespace and empties between cases: memory, SQLite, PGlite, PostgreSQL, MariaDB,
+ * Redis (a single server and a cluster), and kvBackend over a five-method KV and over a
  * get/set/delete-only KV.
  */
 
@@ -16,10 +16,12 @@ import {
 } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 import { mysql } from '@ckpt/mysql';
+import { pglite } from '@ckpt/pglite';
 import { postgres } from '@ckpt/postgres';
 import { redis } from '@ckpt/redis';
 import { sqlite } from '@ckpt/sqlite';
 import { serviceAvailable, serviceUrl } from '@ckpt/test-servers';
+import { PGlite } from '@electric-sql/pglite';
 import { Cluster, Redis } from 'ioredis';
 import mysql2 from 'mysql2/promise';
 import pg from 'pg';
@@ -97,6 +99,21 @@ const inProcess = (name: string, make: () => CheckpointStore): StoreUnderTest =>
     return { store, close: async () => {} };
   },
 });
+
+/**
+ * PGlite, one database a process, started at its first use (it takes seconds); each namespace
+ * is a schema in it, whose data every store opened on it in this process sees.
+ */
+let pgliteDb: PGlite | undefined;
+const pgliteStore: StoreUnderTest = {
+  name: 'pglite',
+  server: false,
+  outlivesProcess: false,
+  async open(namespace) {
+    pgliteDb ??= new PGlite();
+    return plainStore(pglite({ db: pgliteDb, namespace }));
+  },
+};
 
 const seed = new URL(clusterUrl);
 
@@ -181,6 +198,7 @@ export const STORES: StoreUnderTest[] = [
       return { store, close: () => store.close() };
     },
   },
+  pgliteStore,
   ...serverStore(postgresUp, 'postgres', (namespace) =>
     plainStore(postgres({ url: postgresUrl, namespace })),
   ),

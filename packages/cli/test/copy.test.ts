@@ -7,12 +7,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { main } from '@ckpt/cli';
 import { storeReads } from '@ckpt/contract-tests';
 import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
 import { emptyStore, STORES, storesOn } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ckptInProcess } from './support/in-process.js';
 import { FILLED_SCOPES, fill } from './support/store-fill.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-cli-copy-'));
@@ -53,33 +52,14 @@ function unclosable(backend: CheckpointBackend): CheckpointBackend {
 }
 
 /** Run `ckpt` in-process, with `test:<name>` URLs naming the stores above. */
-async function ckpt(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const sink = (write: (text: string) => void) =>
-    new Writable({
-      write(chunk, _encoding, done) {
-        write(String(chunk));
-        done();
-      },
-    });
-  const code = await main(args, {
-    stdout: sink((t) => {
-      stdout += t;
-    }),
-    stderr: sink((t) => {
-      stderr += t;
-    }),
-    stdin: process.stdin,
-    env: {},
+const ckpt = (args: string[]) =>
+  ckptInProcess(args, {
     open: async (url) => {
       const [role, name] = url.split(':') as ['from' | 'to', string];
       const store = (role === 'from' ? sources : targets).get(name)!;
       return new CheckpointStore(unclosable(store.backend));
     },
   });
-  return { code, stdout, stderr };
-}
 
 describe.each(backends.map((b) => b.name))('ckpt copy from %s', (from) => {
   it.each(backends.map((b) => b.name).filter((to) => to !== from))(

@@ -106,7 +106,7 @@ describe('openStore', () => {
       const err = await refusal(openStore(path));
       expect(err.code).toBe('INVALID_ARGUMENT');
       expect(err.message).toBe(
-        `openStore: ${JSON.stringify(path)} has no URL scheme; for a SQLite file write ${JSON.stringify(`sqlite:${path}`)}, else start it with one of memory:, sqlite:, redis:, rediss:, postgres:, postgresql:, mysql:.`,
+        `openStore: ${JSON.stringify(path)} has no URL scheme; for a SQLite file write ${JSON.stringify(`sqlite:${path}`)}, else start it with one of memory:, sqlite:, pglite:, redis:, rediss:, postgres:, postgresql:, mysql:.`,
       );
     }
     const empty = await refusal(openStore(''));

@@ -48,6 +48,13 @@ const SCHEMES: Record<string, Scheme> = {
     params: ['synchronous'],
     options: (_url, rest, params) => ({ path: sqlitePath(rest), ...params }),
   },
+  'pglite:': {
+    pkg: '@ckpt/pglite',
+    driver: '@electric-sql/pglite',
+    factory: 'pglite',
+    params: [],
+    options: (_url, rest) => pglitePlace(rest),
+  },
   'redis:': server('@ckpt/redis', 'ioredis', 'redis'),
   'rediss:': server('@ckpt/redis', 'ioredis', 'redis'),
   'postgres:': server('@ckpt/postgres', 'pg', 'postgres'),
@@ -105,9 +112,21 @@ function sqlitePath(rest: string): string {
   return rest;
 }
 
+/** The database of a `pglite:` URL: `memory`, or a directory as written. */
+function pglitePlace(rest: string): { path?: string } {
+  if (rest === 'memory') return {};
+  if (rest === '' || rest.startsWith('//')) {
+    throw invalidArgument(
+      'url',
+      "openStore: write a PGlite database as 'pglite:memory' or 'pglite:./ckpt-data' (a directory, relative to the working directory, or absolute), without '//'.",
+    );
+  }
+  return { path: rest };
+}
+
 /**
- * Open a store from a URL: `memory:`, `sqlite:./agent.db`, `sqlite::memory:`, `redis://…`,
- * `postgres://…`, `mysql://…`, with an optional `?namespace=`. Loads `@ckpt/<backend>` on demand.
+ * Open a store from a URL: `memory:`, `sqlite:./agent.db`, `sqlite::memory:`, `pglite:memory`,
+ * `pglite:./dir`, `redis://…`, `postgres://…`, `mysql://…`, with an optional `?namespace=`. Loads `@ckpt/<backend>` on demand.
  * With `{ create: false }` it opens only a store that exists, changing nothing, and rejects
  * with NOT_FOUND where there is none.
  */
