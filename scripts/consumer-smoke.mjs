@@ -95,7 +95,15 @@ async function main() {
     // The published types, as an application with every strict option on compiles them.
     run(
       'npm',
-      [...install, 'typescript@5.9', '@types/node@20', '@types/pg@8', '@types/better-sqlite3@7'],
+      [
+        ...install,
+        'typescript@5.9',
+        '@types/node@20',
+        '@types/pg@8',
+        '@types/better-sqlite3@7',
+        // PGlite's declarations name Emscripten's globals without depending on their types.
+        '@types/emscripten@1',
+      ],
       app,
     );
     writeFileSync(join(app, 'strict.ts'), STRICT_TS);
@@ -279,7 +287,7 @@ const STRICT_TSCONFIG = {
     target: 'es2022',
     noEmit: true,
     skipLibCheck: false,
-    types: ['node'],
+    types: ['node', 'emscripten'],
   },
   files: ['strict.ts'],
 };

@@ -1,7 +1,8 @@
 /**
  * Server-backed tests: where each server is, and what happens when it is not there. A server
  * that cannot be reached skips its tests with a loud message, unless CKPT_REQUIRE_SERVICES=1
- * (as in CI), where that is a failure.
+ * (as in CI), where that is a failure. CKPT_SERVICES=none skips every server's tests without
+ * looking for it (`pnpm test:fast`).
  */
 import { connect } from 'node:net';
 
@@ -29,8 +30,10 @@ export function serviceAddress(service: keyof typeof SERVICES): { host: string; 
 /**
  * Run `probe` (which should connect and disconnect) and say whether the server is there.
  * When it is not: throws if CKPT_REQUIRE_SERVICES=1, else warns loudly and returns false.
+ * False without a probe under CKPT_SERVICES=none.
  */
 export async function serviceAvailable(name: string, probe: () => Promise<void>): Promise<boolean> {
+  if (process.env.CKPT_SERVICES === 'none') return false;
   try {
     await probe();
     return true;
