@@ -5,9 +5,8 @@
  * The session record is the single commit point. An append reads the record, creates its body
  * at the next seq (a write only if the key is absent), and swaps the record to name it: three
  * calls. A body at the next seq that the record does not name yet is another caller's append
- * in flight, or one cut short: a caller that meets it commits it for its writer when it fits
- * the record (its parent is the head, its needs are stored), else takes its place, and goes
- * on. A crash at any step leaves the record naming only bodies that can be read, so a session
+ * in flight, or one cut short: a caller that meets it commits it for its writer when it was
+ * written against the very record read (see `fits`), else takes its place, and goes on. A crash at any step leaves the record naming only bodies that can be read, so a session
  * is never unreadable and its head never dangles.
  */
 import type {
@@ -80,8 +79,8 @@ interface Slot {
 }
 
 /** A record's text: with a fresh `rev`, so that it never equals the text of an earlier one. */
-function recordText(rec: SessionRecord): string {
-  return JSON.stringify({ ...rec, rev: token() });
+function recordText(rec: SessionRecord, rev = token()): string {
+  return JSON.stringify({ ...rec, rev });
 }
 
 /**
@@ -374,7 +373,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
             continue;
           }
           const rev = token();
-          if (!(await cells.swap(sessionKey(id), expected, JSON.stringify({ ...rec, rev })))) {
+          if (!(await cells.swap(sessionKey(id), expected, recordText(rec, rev)))) {
             continue;
           }
           if (await cells.swap(at, found, bodyOn(rev))) mine = { gen, seq, parent: head };
