@@ -2,16 +2,32 @@
 import { describe, expect, it } from 'vitest';
 import type { ErrorHint } from '../src/adapter.js';
 import { openAdapter } from '../src/adapter.js';
-import { SqlBackend, type SqlBackendParts } from '../src/sql/index.js';
+import * as sqlFamily from '../src/sql/index.js';
+import { SqlBackend, type SqlBackendParts, type SqlWrites } from '../src/sql/index.js';
+
+/** Every mutation a SQL backend has (SqlWrites). */
+const WRITES = [
+  'append',
+  'rollback',
+  'fork',
+  'prune',
+  'delete',
+  'importSession',
+  'pin',
+  'unpin',
+  'deleteIdle',
+  'deleteIdleBatch',
+  'rewriteCheckpoint',
+];
 
 /** Parts whose statements never run: these tests read members, they call no storage. */
 function parts(errorHint?: ErrorHint): SqlBackendParts<string> {
   const unused = () => Promise.reject(new Error('not run'));
   return {
     name: 'test',
-    runner: { run: unused },
+    driver: { run: unused },
     statements: { reads: {} as SqlBackendParts<string>['statements']['reads'], state: {} as never },
-    writes: {} as SqlBackendParts<string>['writes'],
+    writes: Object.fromEntries(WRITES.map((name) => [name, unused])) as unknown as SqlWrites,
     opening: openAdapter(
       () => undefined,
       () => {},
@@ -37,5 +53,27 @@ describe('SqlBackend', () => {
 
   it('has no errorHint where the adapter gives none', () => {
     expect('errorHint' in new SqlBackend(parts())).toBe(false);
+  });
+
+  it('names the mutations it was given neither statements nor functions for', () => {
+    const { writes, ...rest } = parts();
+    const { importSession: _, prune: __, ...most } = writes!;
+    expect(() => new SqlBackend({ ...rest, writes: most })).toThrow(
+      'SqlBackend test: no prune, importSession; give statements.writes, or writes of its own',
+    );
+  });
+
+  it('keeps its write pipeline to itself: an adapter hands over a driver and statements', () => {
+    const pipeline = [
+      'batchedAppends',
+      'procedureWrites',
+      'appendValues',
+      'appendOutcome',
+      'countInFlight',
+      'retryRolledBack',
+      'BusyPoolBatches',
+      'statementWrites',
+    ];
+    expect(Object.keys(sqlFamily).filter((name) => pipeline.includes(name))).toEqual([]);
   });
 });

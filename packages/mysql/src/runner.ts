@@ -1,10 +1,9 @@
 /**
  * How statements go to a pool: each once the namespace is migrated, prepared once per
- * connection (or as text), refused before it is sent when it would not fit a packet, and run
- * again while it fails leaving nothing behind.
+ * connection (or as text), and refused before it is sent when it would not fit a packet.
  */
 import { CkptError } from '@ckpt/core';
-import { retryRolledBack } from '@ckpt/core/adapter';
+import { errorCode } from '@ckpt/core/adapter';
 import { type Positional, positional, positionalValues, type SqlResult } from '@ckpt/core/sql';
 import type { ExecuteValues, Pool, PoolConnection, QueryOptions } from 'mysql2/promise';
 
@@ -51,6 +50,13 @@ function readsPlainRows(pool: Pool): boolean {
 // replaces it with DROP and CREATE (MySQL has no CREATE OR REPLACE PROCEDURE).
 const NOTHING_LEFT = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_SP_DOES_NOT_EXIST']);
 
+/** Whether nothing is left of the statement that failed with `err`: core runs it again. */
+export const nothingLeft = (err: unknown): boolean => NOTHING_LEFT.has(errorCode(err));
+
+/** Whether `err` refused a statement before it was sent: one too large for a packet. */
+export const refusedUnsent = (err: unknown): boolean =>
+  err instanceof CkptError && err.code === 'PAYLOAD_TOO_LARGE';
+
 /**
  * Runs statements on `pool`, each once `packetBytes` (the migration, which resolves to the
  * server's max_allowed_packet) has resolved. With `prepare`, every statement is prepared once
@@ -69,10 +75,7 @@ export function statementRunner(
   return async <Row>(statement: MysqlStatement, values: unknown[], on: Queryable = pool) => {
     const ordered = positionalValues(statement.order, values);
     checkPacket(statement.sql, ordered, await packetBytes, !prepare);
-    const result = await retryRolledBack(
-      () => send(on, method, statement.sql, ordered, plain),
-      NOTHING_LEFT,
-    );
+    const result = await send(on, method, statement.sql, ordered, plain);
     if (!Array.isArray(result)) {
       return { rows: [], changed: (result as { affectedRows: number }).affectedRows };
     }
@@ -127,7 +130,7 @@ const ESCAPED = /[\0\b\t\n\r\x1a"'\\]/g;
  * The bytes `values` take in a statement: as they are (prepared), or `escaped` into the SQL as
  * literals (the text protocol), text escaped and bytes as hex (`X'…'`, two characters a byte).
  */
-export function valueBytes(values: readonly unknown[], escaped: boolean): number {
+function valueBytes(values: readonly unknown[], escaped: boolean): number {
   let bytes = 0;
   for (const value of values) {
     if (Buffer.isBuffer(value)) bytes += (escaped ? 2 : 1) * value.length;

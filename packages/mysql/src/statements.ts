@@ -4,9 +4,12 @@
  * object, or the function that lists the values. Each is sent with `?` placeholders (see
  * runner.ts).
  */
-import { storedBytesOf } from '@ckpt/core/adapter';
+import { type AppendInput, errorCode, storedBytesOf } from '@ckpt/core/adapter';
 import {
+  AGAIN,
   type AppendValues,
+  type BatchAppendRow,
+  batchAppendOutcomeFromRow,
   type KeyValueStatements,
   keyValueSql,
   named,
@@ -15,9 +18,11 @@ import {
   type RewriteBytes,
   type RewriteValues,
   rewriteBytes,
+  type SqlAppendBatch,
   type SqlProcedures,
   type SqlReads,
   type SqlStatement,
+  type SqlWriteStatements,
 } from '@ckpt/core/sql';
 import { type MysqlStatement, statement } from './runner.js';
 import { tables } from './schema.js';
@@ -172,7 +177,7 @@ const BATCH_CALL: readonly (keyof AppendValues)[] = [
  * The checkpoints that waited for a connection, as one CALL of `append_batch`: one JSON text,
  * and the bytes of every call's data and transcript items, in order.
  */
-function appendBatch(ns: string): SqlStatement<MysqlStatement, AppendValues[]> {
+function appendBatchCall(ns: string): SqlStatement<MysqlStatement, AppendValues[]> {
   return {
     sql: statement(`CALL ${ns}_append_batch($1, $2)`),
     args: (calls) => {
@@ -193,6 +198,39 @@ function appendBatch(ns: string): SqlStatement<MysqlStatement, AppendValues[]> {
       );
       return [json, Buffer.concat(values)];
     },
+  };
+}
+
+// A call of a batch that waited too long for a lock undid only its own savepoint; alone, it
+// goes through the driver, whose lock waits core runs again (a deadlock fails the whole batch,
+// which core runs again).
+const AGAIN_ALONE = new Set(['1205']);
+
+/** Session ids as the server orders them: by UTF-8 bytes. */
+const byIdBytes = (a: AppendInput, b: AppendInput) =>
+  Buffer.compare(Buffer.from(a.sessionId), Buffer.from(b.sessionId));
+
+/**
+ * Group commit: every checkpoint that waited, in the order of their session ids (so that
+ * batches lock sessions in one order), as one CALL with an outcome row each; one alone goes
+ * as a plain append.
+ */
+function appendBatch(ns: string): SqlAppendBatch<MysqlStatement> {
+  const call = appendBatchCall(ns);
+  return {
+    carries: (inputs) =>
+      inputs.length < 2
+        ? []
+        : inputs
+            .map((input, i) => ({ input, i }))
+            .sort((a, b) => byIdBytes(a.input, b.input))
+            .map(({ i }) => i),
+    statement: () => call,
+    outcomes: (rows) =>
+      (rows as unknown as BatchAppendRow[]).map((row) => {
+        const outcome = batchAppendOutcomeFromRow(row);
+        return 'error' in outcome && AGAIN_ALONE.has(errorCode(outcome.error)) ? AGAIN : outcome;
+      }),
   };
 }
 
@@ -265,11 +303,14 @@ function rewrite(ns: string): SqlStatement<MysqlStatement, RewriteValues> {
 /** The backend's statements in namespace `ns`. */
 export function backendStatements(ns: string) {
   return {
-    rewrite: rewrite(ns),
     reads: reads(ns),
-    procedures: procedures(ns),
-    appendBatch: appendBatch(ns),
-    importing: importStatements(ns),
+    writes: {
+      ...procedures(ns),
+      appendBatch: appendBatch(ns),
+      rewrite: rewrite(ns),
+    } satisfies SqlWriteStatements<MysqlStatement>,
+    /** An import's statements, which the backend runs itself (see import.ts). */
+    imports: importStatements(ns),
     state: keyValueStatements(tables(ns).state, ['scope', 'k']),
   };
 }

@@ -1,33 +1,26 @@
 /**
- * The native PostgreSQL backend: the SQL family's backend, wired to this package's parts. The
- * pool it opens (connection.ts), the migration (migrate.ts), the statements (statements.ts)
- * and how they run (runner.ts), the mutations (writes.ts), and what diagnose() checks.
+ * The native PostgreSQL backend: the SQL family's backend, given this package's parts. The
+ * pool it opens (connection.ts), the migration (migrate.ts), the driver that runs statements
+ * on the pool (driver.ts), the statements (statements.ts), and what diagnose() checks. Core
+ * runs the writes (see SqlWriteStatements).
  */
 import { type Leftovers, openAdapter } from '@ckpt/core/adapter';
-import { countInFlight, SqlBackend } from '@ckpt/core/sql';
+import { SqlBackend } from '@ckpt/core/sql';
 import type pg from 'pg';
 import { connect, type PostgresOptions } from './connection.js';
 import { destroySchema } from './destroy.js';
 import { diagnose } from './diagnose.js';
+import { postgresDriver } from './driver.js';
 import { postgresHints } from './error-hints.js';
 import { migrate } from './migrate.js';
-import { type PostgresSql, statementRunner } from './runner.js';
+import type { PostgresSql } from './runner.js';
 import { backendStatements } from './statements.js';
-import { postgresWrites } from './writes.js';
 
 /** The PostgreSQL backend (see `postgres()`). */
 export class PostgresBackend extends SqlBackend<PostgresSql> {
   readonly namespace: string;
   /** The pool queries run on. */
   readonly pool: pg.Pool;
-  /**
-   * How many batches of checkpoints that waited for a connection were sent, and how many calls
-   * they carried (both 0 without group commit): to see whether the pool is the bottleneck.
-   */
-  get batched(): { batches: number; calls: number } {
-    return this.#batched();
-  }
-  readonly #batched: () => { batches: number; calls: number };
 
   constructor(options: PostgresOptions) {
     const {
@@ -46,23 +39,13 @@ export class PostgresBackend extends SqlBackend<PostgresSql> {
         if (owned && !pool.ended) await pool.end();
       },
     );
-    const runOn = statementRunner(pool, preparedStatements, opening.migrated);
-    const counted = countInFlight<PostgresSql>((statement, values) => runOn(statement, values));
-    const statements = backendStatements(namespace);
-    const { writes, batched } = postgresWrites({
-      pool,
-      counted,
-      runOn,
-      statements,
-      groupCommit,
-    });
     super({
       name: 'postgres',
-      runner: { run: counted.run },
-      statements,
+      driver: postgresDriver(pool, { prepare: preparedStatements, ready: opening.migrated }),
+      statements: backendStatements(namespace),
+      groupCommit,
       // Data, transcript items and state values are bytea (schema version 7).
       valueColumns: 'bytes',
-      writes,
       opening,
       // Drop the schema when ckpt created it; else ckpt's tables and functions (see destroy.ts).
       destroy: () => destroySchema(pool, namespace),
@@ -71,7 +54,6 @@ export class PostgresBackend extends SqlBackend<PostgresSql> {
     });
     this.pool = pool;
     this.namespace = namespace;
-    this.#batched = batched;
   }
 
   /** Where PostgreSQL keeps the values a rewrite or delete replaced. */

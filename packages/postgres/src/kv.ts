@@ -1,11 +1,11 @@
 /** A `KvStore` on one PostgreSQL table, with compareAndSet and list. */
 import type { KvStore } from '@ckpt/core';
 import { openAdapter } from '@ckpt/core/adapter';
-import { KeyValueTable, keyValueStore } from '@ckpt/core/sql';
+import { KeyValueTable, keyValueStore, retrying } from '@ckpt/core/sql';
 import { connect, type PostgresOptions } from './connection.js';
 import { postgresHints } from './error-hints.js';
 import { migrate } from './migrate.js';
-import { statementRunner } from './runner.js';
+import { rolledBackWhole, statementRunner } from './runner.js';
 import { kvStatements } from './statements.js';
 
 /** A PostgreSQL KvStore for `kvBackend(postgresKv({ url }))`; one statement per call. */
@@ -18,7 +18,10 @@ export function postgresKv(options: PostgresOptions): KvStore {
       if (owned && !pool.ended) await pool.end();
     },
   );
-  const run = statementRunner(pool, preparedStatements, opening.migrated);
+  const run = retrying(
+    { rolledBack: rolledBackWhole },
+    statementRunner(pool, preparedStatements, opening.migrated),
+  );
   return keyValueStore(new KeyValueTable(kvStatements(namespace), run), {
     close: opening.close,
     errorHint: postgresHints(address, defaultDatabase),

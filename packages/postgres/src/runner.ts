@@ -1,9 +1,10 @@
 /**
  * How statements go to a pool: prepared once per connection where it keeps them, with the
- * per-query type parsing they need, and again while the server rolls one back.
+ * per-query type parsing they need, at READ COMMITTED once the server rolled one back at a
+ * stricter level.
  */
 import { createHash } from 'node:crypto';
-import { errorCode, retryRolledBack } from '@ckpt/core/adapter';
+import { errorCode } from '@ckpt/core/adapter';
 import type { SqlResult } from '@ckpt/core/sql';
 import pg from 'pg';
 
@@ -18,9 +19,12 @@ const TYPES = {
 };
 
 // A serialization failure or a deadlock: the server has rolled back the whole call (each runs
-// in a transaction of its own), so running it again is safe.
+// in a transaction of its own), so running it again is safe; core does (SqlDriver.rolledBack).
 const SERIALIZATION_FAILURE = '40001';
 const ROLLED_BACK = new Set([SERIALIZATION_FAILURE, '40P01']);
+
+/** Whether the server rolled back the whole statement that failed with `err`. */
+export const rolledBackWhole = (err: unknown): boolean => ROLLED_BACK.has(errorCode(err));
 
 /** A statement; one with a name is prepared under it (see statementRunner). */
 export interface Statement {
@@ -53,7 +57,7 @@ const NOT_PREPARED = new Set(['26000', '42P05', '0A000']);
  * connection refuses a name, this runner sends every statement unnamed (parsed on each call),
  * which works through any pooler. Every statement runs in a transaction of its own, so one
  * refused before it ran is simply sent again. With `prepare` false, every statement goes
- * unnamed from the start.
+ * unnamed from the start. A statement the server rolled back fails here: core runs it again.
  */
 export function statementRunner(
   pool: pg.Pool,
@@ -92,32 +96,30 @@ export type PostgresRunStatement = <Row = Record<string, unknown>>(
 ) => Promise<SqlResult<Row>>;
 
 /**
- * Run one statement, again while the server rolls it back. Serialization failures come only
- * from a pool whose default isolation is REPEATABLE READ or SERIALIZABLE, where a writer that
- * waited for a session row fails once the row changes. ckpt's functions are written for READ
- * COMMITTED, where the writer goes on with the row as changed, so such a call runs again at
- * READ COMMITTED: retrying at the stricter level would fail over and over while other writers
- * keep one session busy. A statement rolled back once (`rolledBack` holds its text) runs at
- * READ COMMITTED from then on: calls that first tried the stricter level, beside reruns at
- * READ COMMITTED on the same row, kept losing to them, and many writers on one session slowed
- * to a crawl (the package README gives the figures).
+ * Run one statement. Serialization failures come only from a pool whose default isolation is
+ * REPEATABLE READ or SERIALIZABLE, where a writer that waited for a session row fails once the
+ * row changes. ckpt's functions are written for READ COMMITTED, where the writer goes on with
+ * the row as changed, so such a call runs again (core runs it again, see `rolledBackWhole`) at READ
+ * COMMITTED: retrying at the stricter level would fail over and over while other writers keep
+ * one session busy. A statement rolled back once (`rolledBack` holds its text) runs at READ
+ * COMMITTED from then on: calls that first tried the stricter level, beside reruns at READ
+ * COMMITTED on the same row, kept losing to them, and many writers on one session slowed to a
+ * crawl (the package README gives the figures).
  */
-function runStatement(
+async function runStatement(
   on: Queryable,
   text: string,
   values: unknown[],
   rolledBack: Set<string>,
   name?: string,
 ): Promise<pg.QueryResult> {
-  return retryRolledBack(async () => {
-    if (rolledBack.has(text)) return atReadCommitted(on, text, values);
-    try {
-      return await on.query({ text, values, types: TYPES, ...(name && { name }) });
-    } catch (err) {
-      if (errorCode(err) === SERIALIZATION_FAILURE) rolledBack.add(text);
-      throw err;
-    }
-  }, ROLLED_BACK);
+  if (rolledBack.has(text)) return atReadCommitted(on, text, values);
+  try {
+    return await on.query({ text, values, types: TYPES, ...(name && { name }) });
+  } catch (err) {
+    if (errorCode(err) === SERIALIZATION_FAILURE) rolledBack.add(text);
+    throw err;
+  }
 }
 
 /**

@@ -5,9 +5,11 @@
  * parsed on each call, so that each is planned for its values; every other statement is
  * prepared once per connection.
  */
-import { type ImportInput, storedBytesOf } from '@ckpt/core/adapter';
+import { type AppendResult, type ImportInput, storedBytesOf } from '@ckpt/core/adapter';
 import {
+  AGAIN,
   type AppendValues,
+  type BatchOutcome,
   importedPins,
   importedSessionRow,
   type KeyValueStatements,
@@ -17,18 +19,21 @@ import {
   type RewriteBytes,
   type RewriteValues,
   rewriteBytes,
+  type SqlAppendBatch,
   type SqlProcedures,
   type SqlReads,
   type SqlStatement,
+  type SqlWriteStatements,
 } from '@ckpt/core/sql';
 import { type PostgresSql, prepared } from './runner.js';
 import { schemaIdentifier } from './schema.js';
 
 /** A statement parsed and planned on each call, for its values. */
-const planned = <In extends object>(text: string): SqlStatement<PostgresSql, In> => named<In>(text);
+const parsedEachCall = <In extends object>(text: string): SqlStatement<PostgresSql, In> =>
+  named<In>(text);
 
 /** A statement prepared once per connection (see `prepared`). */
-function once<In extends object>(text: string): SqlStatement<PostgresSql, In> {
+function preparedOnce<In extends object>(text: string): SqlStatement<PostgresSql, In> {
   const { sql, args } = named<In>(text);
   return { sql: prepared(sql), args };
 }
@@ -86,19 +91,19 @@ function reads(ns: string): SqlReads<PostgresSql> {
     // the join looks the body up by session alone (one row a session, it guesses) and filters
     // the seq, reading every body of a session with thousands; the subquery can only look it
     // up by its whole key.
-    loadHead: once(`
+    loadHead: preparedOnce(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata,
              ${bodyText(ns, 's.id', 's.head')},
              ${PINNED}
         FROM ${ns}.sessions s
         LEFT JOIN ${ns}.pins p ON p.session_id = s.id AND p.seq = s.head
        WHERE s.id = :sessionId`),
-    loadSeq: once(`
+    loadSeq: preparedOnce(`
       SELECT c.seq, c.parent, c.created_at, c.metadata, ${bodyText(ns, 'c.session_id', 'c.seq')}, ${PINNED}
         FROM ${ns}.checkpoints c
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq = :seq`),
-    loadByKey: once(`
+    loadByKey: preparedOnce(`
       SELECT c.seq, c.parent, c.created_at, c.metadata,
              ${bodyText(ns, 'c.session_id', 'c.seq')},
              ${PINNED}
@@ -106,34 +111,34 @@ function reads(ns: string): SqlReads<PostgresSql> {
         JOIN ${ns}.checkpoints c ON c.session_id = i.session_id AND c.seq = i.seq
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE i.session_id = :sessionId AND i.key = :idempotencyKey`),
-    session: once(`SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE id = :sessionId`),
-    listCheckpoints: planned(`
+    session: preparedOnce(`SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE id = :sessionId`),
+    listCheckpoints: parsedEachCall(`
       SELECT c.seq, c.parent, c.created_at, c.metadata, ${PINNED} FROM ${ns}.checkpoints c
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND (:beforeSeq::bigint IS NULL OR c.seq < :beforeSeq)
        ORDER BY c.seq DESC LIMIT :limit`),
     // The transcript items made text here, in a statement planned once, rather than in the
     // function, whose queries PL/pgSQL may plan again on a call, inlining value_text each time.
-    lineage: once(`
+    lineage: preparedOnce(`
       SELECT l.seq, l.parent, l.created_at, ${valueText(ns, 'l.transcript')} AS transcript
         FROM ${ns}.lineage(:sessionId, :fromSeq, :limit, :transcript) l`),
-    sessionsFirst: once(
+    sessionsFirst: preparedOnce(
       `SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions ORDER BY updated_at DESC, id DESC LIMIT :limit`,
     ),
-    sessionsAfter: planned(`
+    sessionsAfter: parsedEachCall(`
       SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE (updated_at, id) < (:updatedAt, :sessionId)
        ORDER BY updated_at DESC, id DESC LIMIT :limit`),
     // A range of the primary key (ids are COLLATE "C", so the range is in byte order), then a
     // sort of that range; planned for the prefix given, so that a prefix that matches most of
     // the catalog walks sessions_by_update instead.
-    prefixSessionsFirst: planned(`
+    prefixSessionsFirst: parsedEachCall(`
       SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions WHERE id >= :prefix AND id < :bound
        ORDER BY updated_at DESC, id DESC LIMIT :limit`),
-    prefixSessionsAfter: planned(`
+    prefixSessionsAfter: parsedEachCall(`
       SELECT ${SESSION_COLUMNS} FROM ${ns}.sessions
        WHERE id >= :prefix AND id < :bound AND (updated_at, id) < (:updatedAt, :sessionId)
        ORDER BY updated_at DESC, id DESC LIMIT :limit`),
-    exportCheckpoints: once(`
+    exportCheckpoints: preparedOnce(`
       SELECT c.seq, c.parent, c.created_at, c.metadata, ${valueText(ns, 'b.data')} AS data,
              coalesce(${valueText(ns, 'x.items')}, '[]') AS transcript,
              (SELECT json_agg(n.needed ORDER BY n.needed) FROM ${ns}.needs n
@@ -145,7 +150,7 @@ function reads(ns: string): SqlReads<PostgresSql> {
         LEFT JOIN ${ns}.pins p ON p.session_id = c.session_id AND p.seq = c.seq
        WHERE c.session_id = :sessionId AND c.seq > coalesce(:afterSeq::bigint, 0)
        ORDER BY c.seq LIMIT :limit`),
-    stateScopes: once(`
+    stateScopes: preparedOnce(`
       SELECT DISTINCT scope FROM ${ns}.state WHERE scope > coalesce(:after::text, '')
        ORDER BY scope LIMIT :limit`),
   };
@@ -155,20 +160,24 @@ function reads(ns: string): SqlReads<PostgresSql> {
 function procedures(ns: string): SqlProcedures<PostgresSql> {
   return {
     append: holdingBytes(
-      once<AppendBytes>(`
+      preparedOnce<AppendBytes>(`
         SELECT * FROM ${ns}.append(:sessionId, :data, :metadata, :transcript, :checkHead,
                                    :expectedHead, :idempotencyKey, :now, :needs)`),
       APPEND_BYTES,
     ),
-    rollback: once(
+    rollback: preparedOnce(
       `SELECT * FROM ${ns}.rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`,
     ),
-    fork: once(`SELECT * FROM ${ns}.fork(:sessionId, :atSeq, :newId, :now)`),
-    prune: once(`SELECT ${ns}.prune(:sessionId, :keepLast, :createdBefore, :dryRun) AS removed`),
-    delete: once(`SELECT ${ns}.delete_session(:sessionId) AS deleted`),
-    pin: once(`SELECT ${ns}.pin(:sessionId, :seq, :note) AS status`),
-    unpin: once(`SELECT ${ns}.unpin(:sessionId, :seq) AS unpinned`),
-    deleteIdle: once(`SELECT ${ns}.delete_idle(:sessionId, :idleBefore, :dryRun) AS checkpoints`),
+    fork: preparedOnce(`SELECT * FROM ${ns}.fork(:sessionId, :atSeq, :newId, :now)`),
+    prune: preparedOnce(
+      `SELECT ${ns}.prune(:sessionId, :keepLast, :createdBefore, :dryRun) AS removed`,
+    ),
+    delete: preparedOnce(`SELECT ${ns}.delete_session(:sessionId) AS deleted`),
+    pin: preparedOnce(`SELECT ${ns}.pin(:sessionId, :seq, :note) AS status`),
+    unpin: preparedOnce(`SELECT ${ns}.unpin(:sessionId, :seq) AS unpinned`),
+    deleteIdle: preparedOnce(
+      `SELECT ${ns}.delete_idle(:sessionId, :idleBefore, :dryRun) AS checkpoints`,
+    ),
     deleteIdleBatch: deleteIdleBatch(ns),
   };
 }
@@ -184,7 +193,7 @@ function procedures(ns: string): SqlProcedures<PostgresSql> {
 function deleteIdleBatch(
   ns: string,
 ): SqlStatement<PostgresSql, { idleBefore: number; limit: number }> {
-  return once(`
+  return preparedOnce(`
     WITH idle AS (
       SELECT s.id FROM ${ns}.sessions s
        WHERE s.updated_at < :idleBefore AND s.pinned = 0
@@ -220,7 +229,7 @@ function deleteIdleBatch(
  * checkpoint it still sees; `append` reads them after the row lock.
  */
 function appendDirect(ns: string): SqlStatement<PostgresSql, AppendValues> {
-  const statement = once<AppendBytes>(`
+  const statement = preparedOnce<AppendBytes>(`
     WITH moved AS (
       UPDATE ${ns}.sessions s
          SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
@@ -418,7 +427,7 @@ const textHeld = (param: string) => `convert_to(${param}::text, 'UTF8')`;
  * upgrade (the server takes the text it sends for a bytea as those bytes).
  */
 function rewrite(ns: string): SqlStatement<PostgresSql, RewriteValues> {
-  const { sql, args } = once<RewriteBytes>(`
+  const { sql, args } = preparedOnce<RewriteBytes>(`
     WITH body AS (
       UPDATE ${ns}.bodies SET data = :toData::bytea
        WHERE session_id = :sessionId AND seq = :seq
@@ -436,19 +445,58 @@ function rewrite(ns: string): SqlStatement<PostgresSql, RewriteValues> {
   return { sql, args: (values) => args(rewriteBytes(values)) };
 }
 
+/**
+ * Group commit: the first checkpoint of each session without needs (see appendDirect) of those
+ * that waited, through appendSet; every other one goes alone afterwards, as does each the
+ * statement did not write (it returns rows only for those it wrote).
+ */
+function appendBatch(ns: string): SqlAppendBatch<PostgresSql> {
+  /** The statements that append n checkpoints at once, by n. */
+  const sets = new Map<number, SqlStatement<PostgresSql, AppendValues[]>>();
+  return {
+    carries(inputs) {
+      const first = new Map<string, number>();
+      for (const [i, input] of inputs.entries()) {
+        if (input.needs.length === 0 && !first.has(input.sessionId)) first.set(input.sessionId, i);
+      }
+      return [...first.values()];
+    },
+    statement(n) {
+      let statement = sets.get(n);
+      if (statement === undefined) {
+        statement = appendSet(ns, n);
+        sets.set(n, statement);
+      }
+      return statement;
+    },
+    outcomes(rows, carried) {
+      const outcomes: BatchOutcome<AppendResult>[] = carried.map(() => AGAIN);
+      const at = new Map(carried.map((values, n) => [values.sessionId, n]));
+      for (const row of rows as { id: string; seq: number; parent: number | null }[]) {
+        outcomes[at.get(row.id)!] = {
+          value: { status: 'written', seq: row.seq, parent: row.parent },
+        };
+      }
+      return outcomes;
+    },
+  };
+}
+
 /** The backend's statements in schema `namespace`. */
 export function backendStatements(namespace: string) {
   const ns = schemaIdentifier(namespace);
   return {
     reads: reads(ns),
-    procedures: procedures(ns),
-    appendDirect: appendDirect(ns),
-    /** The statement that appends n calls at once (see appendSet). */
-    appendSet: (n: number) => appendSet(ns, n),
-    importNew: importNew(ns),
-    rewrite: rewrite(ns),
-    /** Remove a session, before an import replaces it. */
-    removeSession: named<{ sessionId: string }>(`SELECT ${ns}.delete_session(:sessionId)`),
+    writes: {
+      ...procedures(ns),
+      appendDirect: appendDirect(ns),
+      appendBatch: appendBatch(ns),
+      importing: {
+        whereFree: importNew(ns),
+        removeSession: named<{ sessionId: string }>(`SELECT ${ns}.delete_session(:sessionId)`),
+      },
+      rewrite: rewrite(ns),
+    } satisfies SqlWriteStatements<PostgresSql>,
     state: keyValueStatements(`${ns}.state`, ['scope', 'key'], {
       readText: (column) => valueText(ns, column),
     }),

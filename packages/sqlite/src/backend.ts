@@ -90,7 +90,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
                 });
     super({
       name: 'sqlite',
-      runner: { run, first: async (statement, values) => firstOf(statement, values) },
+      driver: { run, first: async (statement, values) => firstOf(statement, values) },
       statements,
       // Data, transcript items and state values (schema.ts, step 4); the mutations store them
       // as bytes themselves (writes.ts).

@@ -6,11 +6,15 @@
  */
 import type { RunStatement } from './run.js';
 
-/** `run`, counting; `inFlight()` says how many of its statements are under way. */
-export function countInFlight<S>(run: RunStatement<S>): {
+/** A run that counts its statements under way. */
+export interface CountedRun<S> {
   run: RunStatement<S>;
+  /** How many of its statements are under way. */
   inFlight(): number;
-} {
+}
+
+/** `run`, counting the statements it has under way. */
+export function countInFlight<S>(run: RunStatement<S>): CountedRun<S> {
   let inFlight = 0;
   return {
     run: async <Row>(statement: S, values: unknown[]) => {

@@ -1,26 +1,25 @@
 /**
  * The SQL family: what the SQLite, PostgreSQL and MySQL backends share, written once. The
- * backend (`SqlBackend`), built from the parts an adapter hands it: a runner, its reads, its
- * writes, its state table; the mutations as procedure calls (`procedureWrites`); statements
+ * backend (`SqlBackend`), built from the parts an adapter hands it: a driver (`SqlDriver`:
+ * run a statement, hold a connection, say what an error means), its reads, its writes as
+ * statements (`SqlWriteStatements`) or as transactions of its own, its state table; statements
  * that carry their values' order beside their SQL (`named`); the rows those statements return;
- * the key-value table that serves both the state and the KV store; group commit; the migration
- * runner; the tables; and the rewriting of `$n` parameters for drivers that take `?`.
+ * the key-value table that serves both the state and the KV store; the migration runner; the
+ * tables; and the rewriting of `$n` parameters for drivers that take `?`. Core runs the write
+ * pipeline itself: retries, in-flight counting, group commit, the procedure calls.
  *
  * @packageDocumentation
  * @module @ckpt/core/sql
  */
 
-export { appendBytes, type BatchedAppends, batchedAppends } from './batched-appends.js';
+export { appendBytes } from './batched-appends.js';
+export { AGAIN, type BatchOutcome } from './busy-pool-batches.js';
 export {
-  AGAIN,
-  type BatchLease,
-  type BatchLimits,
-  type BatchOutcome,
-  type BatchPool,
-  BusyPoolBatches,
-  DEFAULT_BATCH_LIMITS,
-} from './busy-pool-batches.js';
-export { countInFlight } from './in-flight.js';
+  type HeldConnection,
+  retrying,
+  type SqlConnections,
+  type SqlDriver,
+} from './driver.js';
 export {
   type KeyValueSql,
   type KeyValueStatements,
@@ -34,11 +33,8 @@ export { type MaybePromise, type Migration, migrate } from './migrate.js';
 export { type Positional, positional, positionalValues } from './positional.js';
 export {
   type AppendValues,
-  appendOutcome,
-  appendValues,
   needsArg,
   type PruneValues,
-  procedureWrites,
   type RollbackValues,
   type SqlProcedures,
 } from './procedure-writes.js';
@@ -47,11 +43,9 @@ export {
   type RewriteValues,
   rewriteBytes,
   rewriteValues,
-  statementRewrite,
 } from './rewrite.js';
 export {
   type AppendRow,
-  appendResultFromRow,
   type BatchAppendRow,
   BatchCallError,
   batchAppendOutcomeFromRow,
@@ -68,8 +62,12 @@ export {
   SqlBackend,
   type SqlBackendParts,
   type SqlReads,
-  type SqlRunner,
   type SqlWrites,
 } from './sql-backend.js';
 export { named, prepareEach, type SqlStatement } from './statement.js';
+export type {
+  BatchCounts,
+  SqlAppendBatch,
+  SqlWriteStatements,
+} from './statement-writes.js';
 export { SQL_TABLES, type SqlTable, sqlTables } from './tables.js';

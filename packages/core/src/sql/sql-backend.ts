@@ -31,6 +31,8 @@ import type { AdapterOpening } from '../adapter/open-adapter.js';
 import { sessionIdPrefixBound } from '../adapter/order.js';
 import { textFromStoredBytes } from '../adapter/stored-bytes.js';
 import type { ErrorHint } from '../values/errors.js';
+import { retrying, type SqlDriver } from './driver.js';
+import { countInFlight } from './in-flight.js';
 import { type KeyValueStatements, KeyValueTable, type ValueColumn } from './key-value-table.js';
 import {
   type CheckpointRow,
@@ -45,18 +47,7 @@ import {
 } from './rows.js';
 import type { RunStatement } from './run.js';
 import type { SqlStatement } from './statement.js';
-
-/** How an adapter runs its statements. */
-export interface SqlRunner<S> {
-  /** Run `statement` with `values` (`$1` is the first) in one round trip. */
-  run: RunStatement<S>;
-  /**
-   * The first row of a reading statement, or undefined; without it, `run`'s first row. For a
-   * driver that fetches one row without a list of them (better-sqlite3's `get`), for the
-   * single-row reads (load, session) that an agent makes at every step.
-   */
-  first?<Row>(statement: S, values: unknown[]): Promise<Row | undefined>;
-}
+import { type BatchCounts, type SqlWriteStatements, statementWrites } from './statement-writes.js';
 
 /** A page of sessions after one: the last session of the page before. */
 type After = { updatedAt: number; sessionId: string };
@@ -99,8 +90,8 @@ export interface SqlReads<S> {
 }
 
 /**
- * A SQL backend's mutations: a transaction in its driver, or a procedure call each
- * (procedure-writes.ts). Every SQL backend deletes a batch of idle sessions in one step.
+ * A SQL backend's mutations: statements core runs (statement-writes.ts), or transactions the
+ * adapter runs itself. Every SQL backend deletes a batch of idle sessions in one step.
  */
 export type SqlWrites = Pick<
   CheckpointBackend,
@@ -119,16 +110,30 @@ export type SqlWrites = Pick<
 /** The parts a `SqlBackend` is built from. */
 export interface SqlBackendParts<S> {
   name: string;
-  runner: SqlRunner<S>;
-  /** Its reads, and its state table's statements (keyed by scope and key). */
-  statements: { reads: SqlReads<S>; state: KeyValueStatements<S> };
+  /** How its statements run (see SqlDriver). */
+  driver: SqlDriver<S>;
+  /**
+   * Its reads, its state table's statements (keyed by scope and key), and its mutations as
+   * statements, which core runs (see SqlWriteStatements).
+   */
+  statements: { reads: SqlReads<S>; state: KeyValueStatements<S>; writes?: SqlWriteStatements<S> };
+  /**
+   * Mutations the adapter runs itself, in place of statements: each transaction of SQLite's,
+   * MySQL's import. With `statements.writes`, those it leaves out (importSession); without,
+   * every one.
+   */
+  writes?: Partial<SqlWrites>;
+  /**
+   * Whether checkpoints that would wait for a connection of the driver's pool go together
+   * (group commit); default true. Needs `driver.connections` and `statements.writes.appendBatch`.
+   */
+  groupCommit?: boolean;
   /**
    * What its value columns (data, transcript items, state values) hold: bytes, once its schema
    * made them bytes, or text. Its write statements store values in that form themselves
    * (`storedBytesOf`); every read takes either.
    */
   valueColumns?: ValueColumn;
-  writes: SqlWrites;
   /** How it opens and closes (see `openAdapter`). */
   opening: Pick<AdapterOpening<unknown>, 'ready' | 'close'>;
   /** Remove the namespace's tables and stored code; called once the store is ready. */
@@ -137,6 +142,21 @@ export interface SqlBackendParts<S> {
   diagnose(): Promise<Diagnosis[]>;
   errorHint?: ErrorHint;
 }
+
+/** Every mutation a SQL backend has, statements or its own (see SqlWrites). */
+const WRITES = [
+  'append',
+  'rollback',
+  'fork',
+  'prune',
+  'delete',
+  'importSession',
+  'pin',
+  'unpin',
+  'deleteIdle',
+  'deleteIdleBatch',
+  'rewriteCheckpoint',
+] as const satisfies readonly (keyof SqlWrites)[];
 
 /** A SQL backend: the reads and state on one statement each, the rest as its parts say. */
 export class SqlBackend<S> implements CheckpointBackend {
@@ -153,18 +173,33 @@ export class SqlBackend<S> implements CheckpointBackend {
   readonly #reads: SqlReads<S>;
   readonly #state: KeyValueTable<S>;
   readonly #writes: SqlWrites;
+  readonly #batched: () => BatchCounts;
   readonly #parts: SqlBackendParts<S>;
 
   constructor(parts: SqlBackendParts<S>) {
-    const { run, first } = parts.runner;
+    const { driver, statements } = parts;
+    // Every statement counts while in flight: group commit reads the count.
+    const counted = countInFlight(retrying(driver, driver.run));
+    const run = counted.run;
     this.name = parts.name;
     this.#run = run;
-    this.#first =
-      first ??
-      (async <Row>(statement: S, values: unknown[]) => (await run<Row>(statement, values)).rows[0]);
-    this.#reads = parts.statements.reads;
-    this.#state = new KeyValueTable(parts.statements.state, run, parts.valueColumns);
-    this.#writes = parts.writes;
+    this.#first = driver.first
+      ? driver.first.bind(driver)
+      : async <Row>(statement: S, values: unknown[]) => (await run<Row>(statement, values)).rows[0];
+    this.#reads = statements.reads;
+    this.#state = new KeyValueTable(statements.state, run, parts.valueColumns);
+    const fromStatements = statements.writes
+      ? statementWrites(driver, counted, statements.writes, parts.groupCommit ?? true)
+      : undefined;
+    const writes: Partial<SqlWrites> = { ...fromStatements?.writes, ...parts.writes };
+    const missing = WRITES.filter((name) => typeof writes[name] !== 'function');
+    if (missing.length > 0) {
+      throw new TypeError(
+        `SqlBackend ${parts.name}: no ${missing.join(', ')}; give statements.writes, or writes of its own`,
+      );
+    }
+    this.#writes = writes as SqlWrites;
+    this.#batched = fromStatements?.batched ?? (() => ({ batches: 0, calls: 0 }));
     this.#parts = parts;
     // An own property like any field's, which a wrapper (a Proxy that binds what it reads) may
     // hand out as it likes; absent where the adapter has no hints.
@@ -178,7 +213,17 @@ export class SqlBackend<S> implements CheckpointBackend {
     }
   }
 
-  async #checkpoint<In>(
+  /**
+   * How many batches of checkpoints that waited for a connection of the pool were sent, and
+   * how many calls they carried (both 0 without group commit): to see whether the pool is
+   * the bottleneck.
+   */
+  get batched(): BatchCounts {
+    return this.#batched();
+  }
+
+  /** The checkpoint `statement` reads, or null. */
+  async #readCheckpoint<In>(
     statement: SqlStatement<S, In>,
     input: In,
   ): Promise<StoredCheckpoint | null> {
@@ -192,12 +237,12 @@ export class SqlBackend<S> implements CheckpointBackend {
 
   load(sessionId: string, seq: number | null): Promise<StoredCheckpoint | null> {
     return seq === null
-      ? this.#checkpoint(this.#reads.loadHead, { sessionId })
-      : this.#checkpoint(this.#reads.loadSeq, { sessionId, seq });
+      ? this.#readCheckpoint(this.#reads.loadHead, { sessionId })
+      : this.#readCheckpoint(this.#reads.loadSeq, { sessionId, seq });
   }
 
   loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null> {
-    return this.#checkpoint(this.#reads.loadByKey, { sessionId, idempotencyKey });
+    return this.#readCheckpoint(this.#reads.loadByKey, { sessionId, idempotencyKey });
   }
 
   async session(sessionId: string): Promise<StoredSession | null> {
