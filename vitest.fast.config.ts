@@ -17,6 +17,7 @@ export default defineConfig({
       'packages/sqlite/test/**/*.test.ts',
       'contract-tests/test/**/*.test.ts',
       'packages/cli/test/**/*.test.ts',
+      'studio-app/test/**/*.test.ts',
     ],
     // A browser, and PGlite (seconds to start), are the full run's.
     exclude: [
