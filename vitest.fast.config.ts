@@ -1,7 +1,8 @@
 /**
  * `pnpm test:fast`: the tier for the edit-test loop, with no server. Core, memory, SQLite,
- * kvBackend and the suite itself, and the CLI on what needs no server; the servers' tests,
- * the integrations (each run on every backend) and the browser tests are the full run's.
+ * kvBackend and the suite itself, the CLI on what needs no server, and the studio's page; the
+ * servers' tests, the integrations (each run on every backend) and the browser tests are the
+ * full run's.
  */
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
