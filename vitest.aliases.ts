@@ -25,6 +25,7 @@ const SOURCES: Record<string, string> = {
   '@ckpt/test-stores/worker': './test-stores/src/worker.ts',
   '@ckpt/test-stores/browser': './test-stores/src/browser.ts',
   '@ckpt/test-stores/upgrade': './test-stores/src/upgrade.ts',
+  '@ckpt/studio-app/wire': './studio-app/src/wire.ts',
 };
 
 /** Each workspace import and the absolute path of its TypeScript source. */

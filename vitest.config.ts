@@ -9,6 +9,7 @@ export default defineConfig({
       'contract-tests/test/**/*.test.ts',
       'composition-tests/test/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
+      'studio-app/test/**/*.test.ts',
       'test/**/*.test.ts',
     ],
     // LangGraph's checkpointer validation suite calls describe/it/expect as globals.

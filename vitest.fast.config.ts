@@ -1,7 +1,8 @@
 /**
  * `pnpm test:fast`: the tier for the edit-test loop, with no server. Core, memory, SQLite,
- * kvBackend and the suite itself, and the CLI on what needs no server; the servers' tests,
- * the integrations (each run on every backend) and the browser tests are the full run's.
+ * kvBackend and the suite itself, the CLI on what needs no server, and the studio's page; the
+ * servers' tests, the integrations (each run on every backend) and the browser tests are the
+ * full run's.
  */
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
@@ -17,6 +18,7 @@ export default defineConfig({
       'packages/sqlite/test/**/*.test.ts',
       'contract-tests/test/**/*.test.ts',
       'packages/cli/test/**/*.test.ts',
+      'studio-app/test/**/*.test.ts',
     ],
     // A browser, and PGlite (seconds to start), are the full run's.
     exclude: [

@@ -1,9 +1,10 @@
 /**
- * A transcript item on one line, for a person: a message (see message-view.ts) as its role and
- * text, with the tools it calls; anything else as the JSON it is (a string as it is).
+ * A transcript item on one line, for a person: a message (read as the studio's page reads it,
+ * by `messageView` of the studio's wire module) as its role and text, with the tools it calls;
+ * anything else as the JSON it is (a string as it is).
  */
+import { type MessageView, messageView } from '@ckpt/studio-app/wire';
 import type { Colors } from './io.js';
-import { type MessageView, messageView } from './message-view.js';
 
 /** Text on one line: each run of whitespace, newlines included, as one space. */
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();

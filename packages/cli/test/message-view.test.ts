@@ -1,8 +1,8 @@
 /** Transcript items seen as messages, whichever framework wrote them, and everything else not. */
+import { messageView } from '@ckpt/studio-app/wire';
 import { describe, expect, it } from 'vitest';
 import { colorsFor } from '../src/io.js';
 import { itemLine } from '../src/item-line.js';
-import { messageView } from '../src/message-view.js';
 
 const plain = colorsFor({ write: () => {} }, {});
 const line = (item: unknown) => itemLine(item, plain);

@@ -7,8 +7,8 @@
  * session-trees.ts).
  */
 import type { JsonValue, SessionInfo } from '@ckpt/core';
+import type { TopologyRun, SessionTopology as WireTopology } from '@ckpt/studio-app/wire';
 import type { SessionTree } from '../reads.js';
-import type { TopologyRun, SessionTopology as WireTopology } from './app/wire.js';
 
 /** `GET /api/sessions/<id>/topology`, with the summary's times as dates before they are sent. */
 export type SessionTopology = Omit<WireTopology, 'info'> & { info: SessionInfo };

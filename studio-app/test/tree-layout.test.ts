@@ -1,13 +1,8 @@
 /** How the studio lays a session's tree out: chains in lanes, branches beside, long runs folded. */
 import { describe, expect, it } from 'vitest';
-import { nodesOf } from '../src/studio/app/topology.js';
-import {
-  FOLD_KEEP,
-  type LayoutNode,
-  layoutTree,
-  OPEN_STEP,
-} from '../src/studio/app/tree-layout.js';
-import type { SessionTopology } from '../src/studio/app/wire.js';
+import { nodesOf } from '../src/topology.js';
+import { FOLD_KEEP, type LayoutNode, layoutTree, OPEN_STEP } from '../src/tree-layout.js';
+import type { SessionTopology } from '../src/wire.js';
 
 /** Checkpoints 1..n in a line, the last the head, all on the active timeline. */
 function line(n: number, from = 1): LayoutNode[] {

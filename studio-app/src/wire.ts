@@ -1,7 +1,12 @@
 /**
- * The API's answers as the page receives them: the shapes of `ckpt … --json` (see the
- * package README), times as ISO 8601 text.
+ * The one contract between the studio's page and its server (in @ckpt/cli, which imports it as
+ * `@ckpt/studio-app/wire`): the API's answers as the page receives them, the shapes of
+ * `ckpt … --json` (see the CLI's README), times as ISO 8601 text; and how a transcript item
+ * reads as a chat message, which the page and the command's own transcript lines share. Neither
+ * side imports anything else of the other (test/wire-boundary.test.ts).
  */
+
+export { type MessageView, messageView, type ToolCallView } from './message-view.js';
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

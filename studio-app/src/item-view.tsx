@@ -3,9 +3,8 @@
  * LangGraph, the Agents SDK, the AI SDK and plain `{ role, text }`) with its role, text and
  * the tools it calls; a string as text; anything else as a JSON tree.
  */
-import { messageView } from '../../message-view.js';
 import { JsonTree } from './json-tree.js';
-import type { Json } from './wire.js';
+import { type Json, messageView } from './wire.js';
 
 /** One transcript item. */
 export function ItemView({ item }: { item: Json }) {
