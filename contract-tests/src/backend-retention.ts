@@ -3,6 +3,7 @@
  * prune rule promise, checked on one backend's own methods, beside other connections.
  */
 import type { CheckpointBackend } from '@ckpt/core';
+import { completeBackend } from '@ckpt/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /** Append to `sessionId` at time `now`, with `needs`, and return the seq written. */
@@ -28,7 +29,10 @@ async function append(
 
 /** The seqs stored in `sessionId`, ascending. */
 async function seqs(backend: CheckpointBackend, sessionId: string): Promise<number[]> {
-  const rows = await backend.listCheckpoints(sessionId, { beforeSeq: null, limit: 1000 });
+  const rows = await completeBackend(backend).listCheckpoints(sessionId, {
+    beforeSeq: null,
+    limit: 1000,
+  });
   return rows.map((row) => row.seq).reverse();
 }
 
@@ -85,7 +89,10 @@ export function backendRetentionCases(under: RetentionHarness): void {
       expect(await backend.load('s', 2)).toMatchObject({ pinned: true, pinNote: 'keep me' });
       expect(await backend.load('s', null)).toMatchObject({ seq: 3, pinned: true, pinNote: null });
       expect(await backend.load('s', 1)).toMatchObject({ pinned: false, pinNote: null });
-      const listed = await backend.listCheckpoints('s', { beforeSeq: null, limit: 10 });
+      const listed = await completeBackend(backend).listCheckpoints('s', {
+        beforeSeq: null,
+        limit: 10,
+      });
       expect(listed.map((cp) => [cp.seq, cp.pinned, cp.pinNote])).toEqual([
         [3, true, null],
         [2, true, 'keep me'],
@@ -246,7 +253,7 @@ export function backendRetentionCases(under: RetentionHarness): void {
         sessions: 0,
         checkpoints: 0,
       });
-      const left = await backend.sessions({ after: null, limit: 10, prefix: '' });
+      const left = await completeBackend(backend).sessions({ after: null, limit: 10, prefix: '' });
       expect(left.map((s) => s.sessionId).sort()).toEqual(['pinned', 'recent']);
       // Nothing of a deleted session stays: a new one by its id starts afresh, without its key.
       expect(await append(backend, 'idle-0', 9500)).toBe(1);
@@ -303,8 +310,11 @@ export function backendRetentionCases(under: RetentionHarness): void {
       const backend = await open();
       await sessionOf(backend, 's', 3);
       await backend.pin({ sessionId: 's', seq: 2, note: 'why' });
-      await backend.fork({ sessionId: 's', atSeq: null, newId: 'f', now: 4000 });
-      const forked = await backend.listCheckpoints('f', { beforeSeq: null, limit: 10 });
+      await completeBackend(backend).fork({ sessionId: 's', atSeq: null, newId: 'f', now: 4000 });
+      const forked = await completeBackend(backend).listCheckpoints('f', {
+        beforeSeq: null,
+        limit: 10,
+      });
       expect(forked.every((cp) => !cp.pinned)).toBe(true);
       expect(await backend.deleteIdle('f', 5000, false)).toEqual({
         status: 'deleted',

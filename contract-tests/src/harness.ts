@@ -11,7 +11,10 @@ import { afterEach, beforeEach } from 'vitest';
 export interface ContractHarness {
   /** Shown in test titles, e.g. `postgres` or `kv(my-store)`. */
   name: string;
-  /** The optional capabilities the backend declares; cases gated on one it lacks are skipped, saying why. */
+  /**
+   * What a store on the backend can do (capabilitiesOf: the listings its methods show,
+   * concurrentWriters as it declares); cases gated on one it lacks are skipped, saying why.
+   */
   capabilities: BackendCapabilities;
   /** Open a fresh, isolated backend: storage that no other test sees (a new file, namespace or instance). */
   create(): CheckpointBackend | Promise<CheckpointBackend>;

@@ -1,7 +1,7 @@
 /** The suite passes on the reference backends, in both KV profiles. */
 
 import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
-import { compareCodePoints, type KvStore, kvBackend } from '@ckpt/core';
+import { type CheckpointBackend, compareCodePoints, type KvStore, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 
 const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
@@ -84,3 +84,54 @@ runKvStoreTests({ name: 'memoryKv()', create: () => memoryKv() });
 runKvStoreTests({ name: 'a KV that answers null, 1 and 0', create: nullAnsweringKv });
 runKvStoreTests({ name: 'a versioned KV', create: versionedKv });
 runKvStoreTests({ name: 'get/set/delete only', create: minimalKv });
+
+/** The methods core cannot derive, which every native backend writes (see completeBackend). */
+const REQUIRED = [
+  'append',
+  'load',
+  'loadByKey',
+  'session',
+  'rollback',
+  'prune',
+  'delete',
+  'stateGet',
+  'stateSet',
+  'stateDelete',
+  'stateCompareAndSet',
+  'exportCheckpoints',
+  'importSession',
+  'pin',
+  'unpin',
+  'deleteIdle',
+  'close',
+] as const;
+
+/**
+ * memory() as a native backend that writes only the required methods (and the listings, with
+ * `listings`): listCheckpoints, lineage and fork are core's defaults, checked as a native
+ * method is.
+ */
+function requiredOnly(listings: boolean): CheckpointBackend {
+  const full = memory();
+  const methods = [
+    ...REQUIRED,
+    ...(listings ? (['sessions', 'stateKeys', 'stateScopes'] as const) : []),
+  ];
+  return {
+    name: 'required-only',
+    capabilities: { concurrentWriters: true },
+    ...Object.fromEntries(methods.map((method) => [method, (full[method] as (...args: never) => unknown).bind(full)])),
+  } as CheckpointBackend;
+}
+
+runContractTests({
+  name: 'a native backend of the required methods and the listings',
+  capabilities: ALL,
+  create: () => requiredOnly(true),
+});
+
+runContractTests({
+  name: 'a native backend of the required methods alone',
+  capabilities: { concurrentWriters: true, listSessions: false, listStateKeys: false },
+  create: () => requiredOnly(false),
+});

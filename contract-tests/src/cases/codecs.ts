@@ -13,6 +13,7 @@ import {
   type JsonValue,
   type StoreOptions,
 } from '@ckpt/core';
+import { completeBackend } from '@ckpt/core/adapter';
 import { describe, expect, it } from 'vitest';
 import type { ContractContext } from '../harness.js';
 import { sessionReads } from '../session-reads.js';
@@ -126,7 +127,11 @@ export function codecCases(t: ContractContext, caps: BackendCapabilities): void 
       expect(raw.data.startsWith('ckpt1;gzip,aes-256-gcm:k1;')).toBe(true);
       expect(raw.data).not.toContain('card number');
       expect(raw.metadata).toBe('{"user":"ann"}');
-      const [entry] = await t.backend.lineage('s', { fromSeq: null, limit: 1, transcript: true });
+      const [entry] = await completeBackend(t.backend).lineage('s', {
+        fromSeq: null,
+        limit: 1,
+        transcript: true,
+      });
       expect(entry?.transcript).not.toContain('card number');
       expect(await t.backend.stateGet('prefs', 'user')).not.toContain('card number');
       // Compression alone leaves a value shorter than its threshold as it is.
@@ -225,7 +230,11 @@ export function codecCases(t: ContractContext, caps: BackendCapabilities): void 
       const store = t.storeWith(sealedWith('k1'));
       await store.checkpoint('s', DATA, { transcript: [SECRET] });
       const raw = await rawData(t, 's');
-      const [entry] = await t.backend.lineage('s', { fromSeq: null, limit: 1, transcript: true });
+      const [entry] = await completeBackend(t.backend).lineage('s', {
+        fromSeq: null,
+        limit: 1,
+        transcript: true,
+      });
       await appendRaw(t, 's', flipByte(raw.data), flipByte(entry?.transcript as string));
       const err = await refused(store.load('s'), 'UNREADABLE');
       expect(err.details).toMatchObject({ reason: 'authentication' });
@@ -256,7 +265,7 @@ export function codecCases(t: ContractContext, caps: BackendCapabilities): void 
       await store.checkpoint('victim', DATA, { transcript: [SECRET] });
       await store.checkpoint('attacker', { mine: true });
       const raw = await rawData(t, 'victim');
-      const [entry] = await t.backend.lineage('victim', {
+      const [entry] = await completeBackend(t.backend).lineage('victim', {
         fromSeq: null,
         limit: 1,
         transcript: true,

@@ -8,7 +8,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { storeReads } from '@ckpt/contract-tests';
-import { type CheckpointBackend, compress, encrypt, openStore } from '@ckpt/core';
+import { compress, encrypt, openStore } from '@ckpt/core';
+import { completeBackend } from '@ckpt/core/adapter';
 import { URL_STORES } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, ckpt, type Run } from './support/binary.js';
@@ -70,7 +71,7 @@ function expectNoKeys(run: Run): void {
 /** The raw text of every stored checkpoint value and state value of the store at `url`. */
 async function rawValues(url: string): Promise<string[]> {
   const store = await openStore(url, { create: false });
-  const backend: CheckpointBackend = store.backend;
+  const backend = completeBackend(store.backend);
   const values: string[] = [];
   for (const session of await backend.sessions({ after: null, limit: 100, prefix: '' })) {
     const page = await backend.exportCheckpoints(session.sessionId, { afterSeq: null, limit: 100 });

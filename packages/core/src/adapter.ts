@@ -14,16 +14,20 @@ export type {
   AppendInput,
   AppendResult,
   BackendCapabilities,
+  BackendDeclarations,
   BackendLifecycle,
   CheckpointBackend,
   CheckpointLog,
+  CompleteBackend,
   DeleteIdleResult,
+  DerivedMethod,
   Diagnosis,
   ExportedStoredCheckpoint,
   ForkInput,
   ForkResult,
   ImportInput,
   Leftovers,
+  ListingMethod,
   PinResult,
   PruneRule,
   Retention,
@@ -38,6 +42,7 @@ export type {
   StoredLineageEntry,
   StoredSession,
 } from './adapter/backend.js';
+export { capabilitiesOf, completeBackend } from './adapter/complete-backend.js';
 export {
   type ConnectionSpec,
   type OpenedConnection,

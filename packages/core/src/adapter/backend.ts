@@ -5,15 +5,25 @@
  * operation: it either happens completely or not at all.
  */
 
-/** What a backend can do beyond the required methods. */
+/**
+ * What a store on a backend can do beyond the required methods: the listings follow from the
+ * methods the backend has (see completeBackend); `concurrentWriters` it declares.
+ */
 export interface BackendCapabilities {
   /** Every guarantee holds with several writers on one session at once, across connections. */
   concurrentWriters: boolean;
-  /** `sessions()` works; without it the store raises UNSUPPORTED. */
+  /** The backend has `sessions()`; without it the store raises UNSUPPORTED. */
   listSessions: boolean;
-  /** `stateKeys()` works; without it the store raises UNSUPPORTED. */
+  /** The backend has `stateKeys()` and `stateScopes()`; without them the store raises UNSUPPORTED. */
   listStateKeys: boolean;
 }
+
+/**
+ * What a backend declares of itself: `concurrentWriters`, which no method shows (default
+ * false: the contract suite then skips its concurrency cases). The listings, where given, say
+ * what its methods show; core takes them from the methods.
+ */
+export type BackendDeclarations = Partial<BackendCapabilities>;
 
 /**
  * A stored checkpoint. Values are text exactly as the facade encoded them: JSON text, or for
@@ -209,26 +219,32 @@ export interface CheckpointLog {
   loadByKey(sessionId: string, idempotencyKey: string): Promise<StoredCheckpoint | null>;
   /** The session's summary, or null when it does not exist. */
   session(sessionId: string): Promise<StoredSession | null>;
-  /** Stored checkpoints with seq below `beforeSeq` (null: all), seq descending, at most `limit`. */
-  listCheckpoints(
+  /**
+   * Optional: stored checkpoints with seq below `beforeSeq` (null: all), seq descending, at most
+   * `limit`. Without it, core reads them from `exportCheckpoints`, the whole session a page at
+   * a time.
+   */
+  listCheckpoints?(
     sessionId: string,
     query: { beforeSeq: number | null; limit: number },
   ): Promise<StoredCheckpointInfo[]>;
   /**
-   * `fromSeq` (null: the head) and its stored ancestors, following `parent`, newest first,
-   * at most `limit`; the walk stops at the first parent that is not stored.
+   * Optional: `fromSeq` (null: the head) and its stored ancestors, following `parent`, newest
+   * first, at most `limit`; the walk stops at the first parent that is not stored. Without it,
+   * core walks `load()` (and `exportCheckpoints` for each transcript), a call a step.
    */
-  lineage(
+  lineage?(
     sessionId: string,
     query: { fromSeq: number | null; limit: number; transcript: boolean },
   ): Promise<StoredLineageEntry[]>;
   /** Move the head to a stored checkpoint and set updatedAt. */
   rollback(input: RollbackInput): Promise<RollbackResult>;
   /**
-   * Create `newId` holding `atSeq`, its stored ancestors and, transitively, every checkpoint
-   * those need (each with its needs), head at `atSeq`.
+   * Optional: create `newId` holding `atSeq`, its stored ancestors and, transitively, every
+   * checkpoint those need (each with its needs, none pinned), head at `atSeq`. Without it, core
+   * reads the session with `exportCheckpoints` and writes the fork with `importSession`.
    */
-  fork(input: ForkInput): Promise<ForkResult>;
+  fork?(input: ForkInput): Promise<ForkResult>;
   /**
    * Remove the checkpoints `rule` lets go, except the head, pinned checkpoints, and every
    * checkpoint a kept one needs, directly or through one another; return how many were removed
@@ -240,11 +256,12 @@ export interface CheckpointLog {
   /** Remove the session entirely; false when it did not exist. */
   delete(sessionId: string): Promise<boolean>;
   /**
-   * Sessions whose id starts with `prefix` (`''`: every session), after `after` (null: from
-   * the start), updatedAt then id descending, at most `limit`. A prefix is served by an index
-   * on the ids, not by reading every session.
+   * Optional: sessions whose id starts with `prefix` (`''`: every session), after `after` (null:
+   * from the start), updatedAt then id descending, at most `limit`. A prefix is served by an
+   * index on the ids, not by reading every session. Without it, the store cannot list sessions
+   * (capability `listSessions`).
    */
-  sessions(query: {
+  sessions?(query: {
     after: SessionPosition | null;
     limit: number;
     prefix: string;
@@ -264,14 +281,21 @@ export interface StateStore {
     expected: string | null,
     value: string,
   ): Promise<boolean>;
-  /** Keys of `scope` starting with `prefix`, after `after`, ascending by UTF-8 bytes, at most `limit`. */
-  stateKeys(
+  /**
+   * Optional, with stateScopes: keys of `scope` starting with `prefix`, after `after`, ascending
+   * by UTF-8 bytes, at most `limit`. Without both, the store cannot list state (capability
+   * `listStateKeys`).
+   */
+  stateKeys?(
     scope: string,
     query: { prefix: string; after: string | null; limit: number },
   ): Promise<string[]>;
 
-  /** Scopes that hold at least one state key, after `after`, ascending by UTF-8 bytes, at most `limit`. */
-  stateScopes(query: { after: string | null; limit: number }): Promise<string[]>;
+  /**
+   * Optional, with stateKeys: scopes that hold at least one state key, after `after`, ascending
+   * by UTF-8 bytes, at most `limit`.
+   */
+  stateScopes?(query: { after: string | null; limit: number }): Promise<string[]>;
 }
 
 /** Session transfer: a whole session out, a page of checkpoints at a time, and in, at once. */
@@ -335,8 +359,8 @@ export interface Retention {
 export interface BackendLifecycle {
   /** A short name for messages and test titles, e.g. `sqlite`. */
   readonly name: string;
-  /** Optional abilities; the facade and the contract suite gate on them. */
-  readonly capabilities: BackendCapabilities;
+  /** Optional: what it declares of itself (see BackendDeclarations). */
+  readonly capabilities?: BackendDeclarations;
 
   /** Release connections the backend opened itself (never a client it was given). */
   close(): Promise<void>;
@@ -401,7 +425,9 @@ export interface Leftovers {
 
 /**
  * The storage behind a `CheckpointStore`: one method per atomic operation, in five roles (the
- * checkpoint log, the state store, session transfer, retention and lifecycle).
+ * checkpoint log, the state store, session transfer, retention and lifecycle). Required: only
+ * what core cannot derive; core builds what a backend leaves out of the rest from the
+ * methods it has (see completeBackend).
  */
 export interface CheckpointBackend
   extends CheckpointLog,
@@ -409,3 +435,21 @@ export interface CheckpointBackend
     SessionTransfer,
     Retention,
     BackendLifecycle {}
+
+/** The methods core derives for a backend that leaves them out. */
+export type DerivedMethod = 'listCheckpoints' | 'lineage' | 'fork';
+/** The listings a backend may leave out, which its capabilities then say it lacks. */
+export type ListingMethod = 'sessions' | 'stateKeys' | 'stateScopes';
+
+/**
+ * A backend as the store calls it (see completeBackend): every method there, those it left out
+ * derived, the listings it lacks refusing with UNSUPPORTED, and its capabilities as its methods
+ * show them.
+ */
+export type CompleteBackend = Omit<
+  CheckpointBackend,
+  DerivedMethod | ListingMethod | 'capabilities'
+> &
+  Required<Pick<CheckpointBackend, DerivedMethod | ListingMethod>> & {
+    readonly capabilities: BackendCapabilities;
+  };

@@ -299,8 +299,9 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     }
   };
 
-  return {
+  const backend: CheckpointBackend = {
     name: 'kv',
+    // As its methods show them (see the end), said here too so that a store calls it as it is.
     capabilities: {
       concurrentWriters: cells.atomic,
       listSessions: typeof kv.list === 'function',
@@ -802,6 +803,14 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
 
     ...(kv.errorHint && { errorHint: kv.errorHint }),
   };
+  // A KV without list() finds no keys it did not name: the backend has no listings, and the
+  // store's capabilities say so (see capabilitiesOf).
+  if (typeof kv.list !== 'function') {
+    delete backend.sessions;
+    delete backend.stateKeys;
+    delete backend.stateScopes;
+  }
+  return backend;
 }
 
 function tooManyRaces(sessionId: string): CkptError {

@@ -93,19 +93,22 @@ export interface SqlReads<S> {
  * A SQL backend's mutations: statements core runs (statement-writes.ts), or transactions the
  * adapter runs itself. Every SQL backend deletes a batch of idle sessions in one step.
  */
-export type SqlWrites = Pick<
-  CheckpointBackend,
-  | 'append'
-  | 'rollback'
-  | 'fork'
-  | 'prune'
-  | 'delete'
-  | 'importSession'
-  | 'pin'
-  | 'unpin'
-  | 'deleteIdle'
-> &
-  Required<Pick<CheckpointBackend, 'deleteIdleBatch' | 'rewriteCheckpoint'>>;
+export type SqlWrites = Required<
+  Pick<
+    CheckpointBackend,
+    | 'append'
+    | 'rollback'
+    | 'fork'
+    | 'prune'
+    | 'delete'
+    | 'importSession'
+    | 'pin'
+    | 'unpin'
+    | 'deleteIdle'
+    | 'deleteIdleBatch'
+    | 'rewriteCheckpoint'
+  >
+>;
 
 /** The parts a `SqlBackend` is built from. */
 export interface SqlBackendParts<S> {

@@ -5,7 +5,7 @@
  * what was read (`rewriteCheckpoint`, `stateCompareAndSet`), so a write, prune or delete that
  * lands meanwhile wins. Seqs, ids, times and metadata stay as they are.
  */
-import type { CheckpointBackend, SessionPosition } from '../adapter/backend.js';
+import type { CompleteBackend, SessionPosition } from '../adapter/backend.js';
 import { type CodecChain, madeBy } from '../codecs/chain.js';
 import { CkptError, invalidArgument, unsupported } from '../values/errors.js';
 import { checkOptions, checkSignal } from '../values/validate.js';
@@ -42,7 +42,7 @@ export interface ReencodeOptions {
 
 /** Rewrite every value of `backend` that the codecs would not write as it is stored. */
 export async function reencode(
-  backend: CheckpointBackend,
+  backend: CompleteBackend,
   codecs: CodecChain,
   run: Runner,
   options: ReencodeOptions | undefined,

@@ -5,7 +5,7 @@
  * something is made by the backend in the same atomic step as the removal, so a writer that
  * lands meanwhile wins.
  */
-import type { CheckpointBackend, PruneRule, SessionPosition } from '../adapter/backend.js';
+import type { CompleteBackend, PruneRule, SessionPosition } from '../adapter/backend.js';
 import { invalidArgument, unsupported } from '../values/errors.js';
 import { checkOptions, checkPositiveInteger, checkSignal, describe } from '../values/validate.js';
 import type { Runner } from './state.js';
@@ -129,7 +129,7 @@ export function checkRetention(
 
 /** Delete idle sessions and prune the others, across the whole store, a page at a time. */
 export async function sweep(
-  backend: CheckpointBackend,
+  backend: CompleteBackend,
   run: Runner,
   options: SweepOptions | undefined,
 ): Promise<SweepResult> {

@@ -3,7 +3,7 @@
  * the session it was written for, and reads only in that session or in one forked from it
  * (a fork holds copies of its source's checkpoints, sealed for the source).
  */
-import type { CheckpointBackend } from '../adapter/backend.js';
+import type { CompleteBackend } from '../adapter/backend.js';
 import type { CodecChain } from '../codecs/chain.js';
 import { unreadable } from '../codecs/codec.js';
 
@@ -38,7 +38,7 @@ export class SessionValues {
   readonly #ancestors = new Set<string>();
 
   constructor(
-    readonly backend: CheckpointBackend,
+    readonly backend: CompleteBackend,
     readonly codecs: CodecChain,
     readonly sessionId: string,
   ) {}

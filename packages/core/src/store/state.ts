@@ -1,5 +1,5 @@
 /** `StateScope`: a small JSON key-value space beside the checkpoints. */
-import type { CheckpointBackend } from '../adapter/backend.js';
+import type { CompleteBackend } from '../adapter/backend.js';
 import { type CodecChain, parseValue } from '../codecs/chain.js';
 import { checkPayloadSize, type Encoded, encodedSize, encodeJson } from '../values/encode.js';
 import { CkptError, invalidArgument, unsupported } from '../values/errors.js';
@@ -19,7 +19,7 @@ export type Runner = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** Build the StateScope for `scope`; `run` applies the store's CLOSED and BACKEND handling. */
 export function createStateScope(
-  backend: CheckpointBackend,
+  backend: CompleteBackend,
   scope: string,
   run: Runner,
   maxValueBytes: number,

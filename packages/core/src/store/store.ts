@@ -6,12 +6,14 @@
 import type {
   BackendCapabilities,
   CheckpointBackend,
+  CompleteBackend,
   Diagnosis,
   PruneRule,
   SessionPosition,
   StoredCheckpoint,
   StoredSession,
 } from '../adapter/backend.js';
+import { completeBackend } from '../adapter/complete-backend.js';
 import { checkNeeds } from '../adapter/needs.js';
 import { CodecChain } from '../codecs/chain.js';
 import {
@@ -82,7 +84,9 @@ const DEFAULT_UPDATE_ATTEMPTS = 10;
  * run time whatever the type says.
  */
 export class CheckpointStore<T = JsonValue> {
-  readonly #backend: CheckpointBackend;
+  /** The backend given, as the store calls it (see completeBackend). */
+  readonly #backend: CompleteBackend;
+  readonly #given: CheckpointBackend;
   readonly #errorHint: ErrorHint | undefined;
   readonly #maxPayloadBytes: number;
   readonly #codecs: CodecChain;
@@ -107,7 +111,8 @@ export class CheckpointStore<T = JsonValue> {
       );
     }
     const opts = checkOptions(options, 'options', ['maxPayloadBytes', 'codecs', 'retention']);
-    this.#backend = backend;
+    this.#given = backend;
+    this.#backend = completeBackend(backend);
     this.#errorHint = backend.errorHint?.bind(backend);
     this.#maxPayloadBytes =
       opts.maxPayloadBytes === undefined
@@ -118,9 +123,9 @@ export class CheckpointStore<T = JsonValue> {
     if (this.#codecs.encrypts) backend.onEncryptedValues?.();
   }
 
-  /** The backend this store runs on. */
+  /** The backend this store runs on, as it was given. */
   get backend(): CheckpointBackend {
-    return this.#backend;
+    return this.#given;
   }
 
   /** The backend's name, for messages: `sqlite`, `postgres`, … */
