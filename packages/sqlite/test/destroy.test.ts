@@ -34,6 +34,19 @@ describe('destroy() on sqlite', () => {
     expect(existsSync(path)).toBe(true);
   });
 
+  it('drops the tables of a store that wrote nothing, or only from another backend, on its own connection without starting a writer thread', async () => {
+    const path = fresh();
+    const writer = new CheckpointStore(sqlite({ path, namespace: 'agents' }));
+    await writer.checkpoint('s', 1);
+    await writer.close();
+    const backend = sqlite({ path, namespace: 'agents' });
+    const store = new CheckpointStore(backend);
+    expect((await store.load('s'))?.data).toBe(1);
+    await store.destroy();
+    expect(backend.writer?.thread).toBeNull();
+    expect(tablesOf(path)).toEqual([]);
+  });
+
   it('leaves the tables of another namespace in the same file as they were', async () => {
     const path = fresh();
     const other = new CheckpointStore(sqlite({ path, namespace: 'others' }));
