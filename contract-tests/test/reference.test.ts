@@ -120,7 +120,9 @@ function requiredOnly(listings: boolean): CheckpointBackend {
   return {
     name: 'required-only',
     capabilities: { concurrentWriters: true },
-    ...Object.fromEntries(methods.map((method) => [method, (full[method] as (...args: never) => unknown).bind(full)])),
+    ...Object.fromEntries(
+      methods.map((method) => [method, (full[method] as (...args: never) => unknown).bind(full)]),
+    ),
   } as CheckpointBackend;
 }
 

@@ -90,13 +90,13 @@ function messageOf(err: unknown, keyNames: () => string[]): string {
 function program(ctx: Context): Command {
   const root = new Command('ckpt')
     .description(
-      'Inspect, repair, back up and move ckpt stores (SQLite, PostgreSQL, MySQL, Redis).',
+      'Inspect, repair, back up and move ckpt stores (SQLite, PostgreSQL, PGlite, MySQL, Redis).',
     )
     .version(VERSION, '-v, --version')
     .addOption(
       new Option(
         '-s, --store <url>',
-        "the store, as openStore takes it: 'sqlite:./agent.db', 'postgres://…', 'mysql://…', 'redis://…' (default: $CKPT_STORE)",
+        "the store, as openStore takes it: 'sqlite:./agent.db', 'postgres://…', 'pglite:./dir', 'mysql://…', 'redis://…' (default: $CKPT_STORE)",
       ),
     )
     .addOption(

@@ -81,6 +81,8 @@ describe('completeBackend', () => {
     const direct = await completeBackend(without(['sessions']))
       .sessions({ after: null, limit: 1, prefix: '' })
       .catch((e: unknown) => e);
-    expect((direct as Error).message).toMatch(/has no sessions\(\)/);
+    expect((direct as Error).message).toMatch(
+      /needs the 'listSessions' capability \(sessions\(\) of a native backend/,
+    );
   });
 });

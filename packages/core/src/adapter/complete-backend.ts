@@ -4,7 +4,7 @@
  * and the capabilities that its methods show. A backend that has a method keeps its own, which
  * is faster: one query where a default takes a call a checkpoint.
  */
-import { CkptError } from '../values/errors.js';
+import { type CkptError, unsupported } from '../values/errors.js';
 import type {
   BackendCapabilities,
   CheckpointBackend,
@@ -67,12 +67,8 @@ export function completeBackend(backend: CheckpointBackend): CompleteBackend {
 
 /** UNSUPPORTED, for a listing the backend does not have. */
 function cannotList(backend: CheckpointBackend, method: ListingMethod): CkptError {
-  const what = method === 'sessions' ? 'sessions' : 'state keys';
-  return new CkptError(
-    'UNSUPPORTED',
-    `the ${backend.name} backend cannot list ${what} (it has no ${method}()); use a backend that can, or keep your own index of them.`,
-    { details: { capability: method === 'sessions' ? 'listSessions' : 'listStateKeys' } },
-  );
+  const capability = method === 'sessions' ? 'listSessions' : 'listStateKeys';
+  return unsupported(backend.name, `${method}()`, capability);
 }
 
 /** Every stored checkpoint of a session, seq ascending, an export page at a time. */

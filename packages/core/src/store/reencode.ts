@@ -60,8 +60,10 @@ export async function reencode(
       { details: { capability: 'rewriteCheckpoint' } },
     );
   }
-  if (!backend.capabilities.listSessions) throw unsupported(backend.name, 'reencode()', 'list');
-  if (!backend.capabilities.listStateKeys) throw unsupported(backend.name, 'reencode()', 'list');
+  if (!backend.capabilities.listSessions)
+    throw unsupported(backend.name, 'reencode()', 'listSessions');
+  if (!backend.capabilities.listStateKeys)
+    throw unsupported(backend.name, 'reencode()', 'listStateKeys');
 
   const progress: ReencodeProgress = { sessions: 0, checkpoints: 0, state: 0 };
   const report = () => opts.onProgress?.({ ...progress });

@@ -184,7 +184,8 @@ export async function sweep(
     deletesIdle = false;
   }
 
-  if (!backend.capabilities.listSessions) throw unsupported(backend.name, 'sweep()', 'list');
+  if (!backend.capabilities.listSessions)
+    throw unsupported(backend.name, 'sweep()', 'listSessions');
   // Sessions come newest first. With nothing to prune, only the idle ones matter: the walk
   // starts just below idleBefore, where they begin. Neither a prune nor a deletion moves a
   // session the walk has still to reach, so each page goes on from the last one's end.

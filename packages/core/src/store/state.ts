@@ -78,7 +78,7 @@ export function createStateScope(
           throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
         }
         if (!backend.capabilities.listStateKeys) {
-          throw unsupported(backend.name, 'state().keys()', 'list');
+          throw unsupported(backend.name, 'state().keys()', 'listStateKeys');
         }
         const keys = await backend.stateKeys(scope, { prefix, after, limit: limit + 1 });
         return toPage(keys, limit, owner, (last) => last);

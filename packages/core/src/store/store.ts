@@ -477,7 +477,7 @@ export class CheckpointStore<T = JsonValue> {
         'prefix',
       ]);
       if (!this.#backend.capabilities.listSessions) {
-        throw unsupported(this.#backend.name, 'sessions()', 'list');
+        throw unsupported(this.#backend.name, 'sessions()', 'listSessions');
       }
       const position: SessionPosition | null = after === null ? null : sessionPosition(after);
       const rows = await this.#backend.sessions({ after: position, limit: limit + 1, prefix });
@@ -540,7 +540,7 @@ export class CheckpointStore<T = JsonValue> {
         throw invalidArgument('cursor', 'cursor is damaged; start over with cursor null.');
       }
       if (!this.#backend.capabilities.listStateKeys) {
-        throw unsupported(this.#backend.name, 'stateScopes()', 'list');
+        throw unsupported(this.#backend.name, 'stateScopes()', 'listStateKeys');
       }
       const scopes = await this.#backend.stateScopes({ after, limit: limit + 1 });
       return toPage(scopes, limit, owner, (last) => last);

@@ -114,10 +114,18 @@ function hintFor(err: unknown, errorHint: ErrorHint | undefined): string | undef
 }
 
 /** The error for a capability the backend does not declare. */
-export function unsupported(backendName: string, call: string, capability: string): CkptError {
+export function unsupported(
+  backendName: string,
+  call: string,
+  capability: 'listSessions' | 'listStateKeys',
+): CkptError {
+  const needs =
+    capability === 'listSessions'
+      ? 'sessions() of a native backend, or list() of the KV store under kvBackend'
+      : 'stateKeys() and stateScopes() of a native backend, or list() of the KV store under kvBackend';
   return new CkptError(
     'UNSUPPORTED',
-    `${call} is not supported by the ${backendName} backend: it needs the '${capability}' capability.`,
+    `${call} is not supported by the ${backendName} backend: it needs the '${capability}' capability (${needs}).`,
     { details: { capability } },
   );
 }
