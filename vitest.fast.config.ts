@@ -1,8 +1,10 @@
 /**
- * `pnpm test:fast`: the tier for the edit-test loop, with no server. Core, memory, SQLite,
- * kvBackend and the suite itself, the CLI on what needs no server, and the studio's page; the
- * servers' tests, the integrations (each run on every backend) and the browser tests are the
- * full run's.
+ * `pnpm test:fast`: the tier for the edit-test loop, everything that runs in the test's own
+ * process: core, memory, SQLite (its writer thread too), kvBackend, the suite itself, the CLI
+ * in process (`main(argv)`), and the studio's page. What needs a server, a browser or a child
+ * process is the full run's: the servers' tests and the integrations (each run on every
+ * backend), the browser tests, and the tests that spawn the `ckpt` binary, another Node.js
+ * process or a child vitest.
  */
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
@@ -20,10 +22,24 @@ export default defineConfig({
       'packages/cli/test/**/*.test.ts',
       'studio-app/test/**/*.test.ts',
     ],
-    // A browser, and PGlite (seconds to start), are the full run's.
     exclude: [
+      // A browser, and PGlite (seconds to start).
       'packages/cli/test/studio-browser.test.ts',
       'packages/cli/test/pglite-url.test.ts',
+      // The `ckpt` binary, spawned.
+      'packages/cli/test/binary.test.ts',
+      'packages/cli/test/command-line.test.ts',
+      'packages/cli/test/existing-store.test.ts',
+      'packages/cli/test/keys.test.ts',
+      'packages/cli/test/readme.test.ts',
+      'packages/cli/test/rekey-leftovers.test.ts',
+      'packages/cli/test/studio-http.test.ts',
+      'packages/cli/test/terminal.test.ts',
+      // Other Node.js processes, and child vitest runs.
+      'packages/sqlite/test/binding.test.ts',
+      'packages/sqlite/test/processes.test.ts',
+      'contract-tests/test/broken.test.ts',
+      'contract-tests/test/yielding.test.ts',
       '**/node_modules/**',
     ],
     env: { CKPT_SERVICES: 'none' },
