@@ -27,7 +27,7 @@ export default defineConfig({
       'packages/cli/test/studio-browser.test.ts',
       'packages/cli/test/pglite-url.test.ts',
       // The `ckpt` binary, spawned.
-      'packages/cli/test/binary.test.ts',
+      'packages/cli/test/binary*.test.ts',
       'packages/cli/test/command-line.test.ts',
       'packages/cli/test/existing-store.test.ts',
       'packages/cli/test/keys.test.ts',

@@ -4,21 +4,7 @@ import type { ErrorHint } from '../src/adapter.js';
 import { openAdapter } from '../src/adapter.js';
 import * as sqlFamily from '../src/sql/index.js';
 import { SqlBackend, type SqlBackendParts, type SqlWrites } from '../src/sql/index.js';
-
-/** Every mutation a SQL backend has (SqlWrites). */
-const WRITES = [
-  'append',
-  'rollback',
-  'fork',
-  'prune',
-  'delete',
-  'importSession',
-  'pin',
-  'unpin',
-  'deleteIdle',
-  'deleteIdleBatch',
-  'rewriteCheckpoint',
-];
+import { WRITES } from '../src/sql/sql-backend.js';
 
 /** Parts whose statements never run: these tests read members, they call no storage. */
 function parts(errorHint?: ErrorHint): SqlBackendParts<string> {

@@ -43,6 +43,16 @@ async function holdingProxy(target: URL) {
     hold: () => {
       for (const state of toClients.values()) state.held = [];
     },
+    /**
+     * Resolves once the server has hung up on every held client: its last words (a FATAL)
+     * are then among what is held, to go in the same write as the rest.
+     */
+    serverHungUp: async () => {
+      const held = () => [...toClients.values()].filter((state) => state.held !== null);
+      while (!held().every((state) => state.ended)) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
     deliver: () => {
       for (const [client, state] of toClients) {
         if (state.held?.length) client.write(Buffer.concat(state.held));
@@ -102,6 +112,8 @@ describe.skipIf(!available)('postgres leasing a connection the server has just e
       // The server ends the session (its FATAL held back too).
       await adminPool().query('SELECT pg_terminate_backend($1)', [session]);
       while ((await backendOf('idle')) === session) {}
+      // Gone from pg_stat_activity, the session may still be sending its FATAL: wait for it.
+      await proxy.serverHungUp();
       // The answer frees the connection, and the pool hands it to the batch; then the FATAL.
       proxy.deliver();
 

@@ -147,7 +147,7 @@ export interface SqlBackendParts<S> {
 }
 
 /** Every mutation a SQL backend has, statements or its own (see SqlWrites). */
-const WRITES = [
+export const WRITES = [
   'append',
   'rollback',
   'fork',

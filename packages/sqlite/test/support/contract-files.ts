@@ -6,7 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ContractHarness } from '@ckpt/contract-tests';
 import type { CheckpointBackend } from '@ckpt/core';
+import { sqlite } from '@ckpt/sqlite';
 import { afterAll } from 'vitest';
 
 /** Where a backend was opened: its file, and its namespace. */
@@ -36,3 +38,17 @@ export function contractFiles(prefix: string) {
 
 /** Every capability: each SQLite harness has them all. */
 export const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+
+/** The harness of SQLite files, their writes committed on the writer thread or not. */
+export function fileHarness(worker: boolean): ContractHarness {
+  const files = contractFiles(worker ? 'worker' : 'event-loop');
+  const open = (path: string, namespace?: string) =>
+    files.opened(sqlite({ path, namespace, worker }), { path, namespace });
+  return {
+    name: `sqlite (file, WAL, synchronous FULL, worker: ${worker})`,
+    capabilities: ALL,
+    create: () => open(files.fresh('native')),
+    connect: (backend) => open(files.where(backend).path, files.where(backend).namespace),
+    namespaced: (backend, namespace) => open(files.where(backend).path, namespace),
+  };
+}

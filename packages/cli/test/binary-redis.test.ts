@@ -1,0 +1,4 @@
+/** The built `ckpt` executable, run as a child process against redis. */
+import { binaryCasesOn } from './support/binary-cases.js';
+
+binaryCasesOn('redis');
