@@ -181,8 +181,12 @@ export class SqlBackend<S> implements CheckpointBackend {
 
   constructor(parts: SqlBackendParts<S>) {
     const { driver, statements } = parts;
-    // Every statement counts while in flight: group commit reads the count.
-    const counted = countInFlight(retrying(driver, driver.run));
+    // Where there is a pool, every statement counts while in flight: group commit reads the
+    // count. Without one, nothing reads it, and a statement goes without the extra step.
+    const retried = retrying(driver, driver.run);
+    const counted = driver.connections
+      ? countInFlight(retried)
+      : { run: retried, inFlight: () => 0 };
     const run = counted.run;
     this.name = parts.name;
     this.#run = run;
