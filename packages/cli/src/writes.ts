@@ -71,15 +71,24 @@ export interface Pinned {
   changed: boolean;
 }
 
-/** Pin checkpoint `seq`, with `note` when given. */
+/**
+ * Pin checkpoint `seq`. Without `note` a pinned checkpoint keeps the note it has, since core's
+ * `pin()` would clear it and a re-pin to be sure is no reason to lose why it was kept; `''`
+ * clears it (core takes no empty note, so it is a pin without one).
+ */
 export async function pinCheckpoint(
   store: CheckpointStore,
   id: string,
   seq: number,
   note?: string,
-): Promise<Pinned> {
-  await store.pin(id, seq, note === undefined ? undefined : { note });
-  return { sessionId: id, seq, pinned: true, pinNote: note ?? null, changed: true };
+): Promise<Pinned & { wasPinned: boolean }> {
+  const [current] = (await store.list(id, { beforeSeq: seq + 1, limit: 1 })).items;
+  const was = current?.seq === seq && current.pinned ? { note: current.pinNote } : null;
+  const pinNote = note === undefined ? (was?.note ?? null) : note === '' ? null : note;
+  const changed = was === null || was.note !== pinNote;
+  // A session or seq that is not stored reaches pin(), whose NOT_FOUND says which.
+  if (changed) await store.pin(id, seq, pinNote === null ? undefined : { note: pinNote });
+  return { sessionId: id, seq, pinned: true, pinNote, changed, wasPinned: was !== null };
 }
 
 /** Unpin checkpoint `seq`. */

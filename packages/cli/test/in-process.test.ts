@@ -245,3 +245,57 @@ it('prints sessions --all a page at a time as it reads them, the same as one pag
     }
   }
 });
+
+it("keeps a pin's note when pinned again without --note, and clears it only with --note ''", async () => {
+  const store = new CheckpointStore(memory());
+  for (let i = 1; i <= 3; i++) await store.checkpoint('chat', { i });
+  const stores = { 'memory:x': store };
+  const pin = async (...args: string[]) => {
+    const run = await ckpt(['pin', 'chat', ...args], stores, 'memory:x');
+    expect(run.code).toBe(0);
+    return run.stdout;
+  };
+  const note = async () => (await store.list('chat', { beforeSeq: 3, limit: 1 })).items[0]?.pinNote;
+
+  expect(await pin('2', '--note', 'approved')).toBe('chat: pinned 2\n');
+  expect(await pin('2')).toBe('chat: 2 was already pinned\n');
+  expect(await note()).toBe('approved');
+  expect(JSON.parse(await pin('2', '--json'))).toEqual({
+    sessionId: 'chat',
+    seq: 2,
+    pinned: true,
+    pinNote: 'approved',
+    changed: false,
+  });
+  expect(JSON.parse(await pin('2', '--note', 'approved', '--json'))).toMatchObject({
+    changed: false,
+  });
+  expect(await pin('2', '--note', 'shipped')).toBe(
+    'chat: 2 was already pinned; its note is now "shipped"\n',
+  );
+  expect(await note()).toBe('shipped');
+
+  expect(JSON.parse(await pin('2', '--note', '', '--json'))).toEqual({
+    sessionId: 'chat',
+    seq: 2,
+    pinned: true,
+    pinNote: null,
+    changed: true,
+  });
+  expect(await note()).toBeNull();
+  expect((await store.list('chat', { beforeSeq: 3, limit: 1 })).items[0]?.pinned).toBe(true);
+  expect(await pin('2', '--note', '')).toBe('chat: 2 was already pinned\n');
+  expect(await pin('2', '--note', 'again')).toBe(
+    'chat: 2 was already pinned; its note is now "again"\n',
+  );
+  expect(await pin('2', '--note', '')).toBe('chat: 2 was already pinned; cleared its note\n');
+
+  // A checkpoint pinned with no note at all (--note '' on an unpinned one) is pinned, noteless.
+  expect(JSON.parse(await pin('1', '--note', '', '--json'))).toMatchObject({
+    pinNote: null,
+    changed: true,
+  });
+  const missing = await ckpt(['pin', 'chat', '9'], stores, 'memory:x');
+  expect(missing.code).toBe(3);
+  expect(missing.stderr).toMatch(/NOT_FOUND/);
+});

@@ -8,7 +8,7 @@ import { duration, parseArgument, positiveInteger } from '../parse.js';
 import { Progress, sessionTotal } from '../progress.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
 import { UsageError } from '../usage-error.js';
-import { pinCheckpoint, unpinCheckpoint } from '../writes.js';
+import { type Pinned, pinCheckpoint, unpinCheckpoint } from '../writes.js';
 import { example } from './help.js';
 
 interface SweepOptions {
@@ -28,6 +28,15 @@ interface Swept extends SweepResult {
 function summary(swept: Swept, seconds: number): string {
   const [deleted, removed] = swept.dryRun ? ['would delete', 'remove'] : ['deleted', 'removed'];
   return `${deleted} ${count(swept.sessions, 'idle session')} and ${removed} ${count(swept.checkpoints, 'checkpoint')} in all, looking at ${count(swept.walked, 'session')} in ${seconds.toFixed(1)} s`;
+}
+
+/** `pinned 12`, or what a pin of a pinned checkpoint did to its note. */
+function pinLine(done: Pinned, wasPinned: boolean): string {
+  if (!done.changed) return `${done.seq} was already pinned`;
+  if (!wasPinned) return `pinned ${done.seq}`;
+  return done.pinNote === null
+    ? `${done.seq} was already pinned; cleared its note`
+    : `${done.seq} was already pinned; its note is now ${JSON.stringify(done.pinNote)}`;
 }
 
 export function registerRetention(program: Command, ctx: Context): void {
@@ -112,7 +121,10 @@ export function registerRetention(program: Command, ctx: Context): void {
         ),
       ['seq', 'the checkpoint to pin'],
     )
-      .option('--note <text>', 'why it is kept (1 to 255 characters)')
+      .option(
+        '--note <text>',
+        "why it is kept (1 to 255 characters); without it a pinned checkpoint keeps its note, and --note '' clears it",
+      )
       .action(
         async (
           id: string | undefined,
@@ -121,8 +133,13 @@ export function registerRetention(program: Command, ctx: Context): void {
         ) => {
           const { session: ref, rest } = sessionAndRest([id, given], opts, ['seq']);
           const seq = parseArgument(positiveInteger('seq'), rest[0]!);
-          const done = await pinCheckpoint(await ctx.store(), ref.sessionId, seq, opts.note);
-          ctx.output(done, () => ctx.print(`${ref.sessionId}: pinned ${seq}`));
+          const { wasPinned, ...done } = await pinCheckpoint(
+            await ctx.store(),
+            ref.sessionId,
+            seq,
+            opts.note,
+          );
+          ctx.output(done, () => ctx.print(`${ref.sessionId}: ${pinLine(done, wasPinned)}`));
         },
       ),
     'ckpt pin chat-1 12 --note "the answer the customer approved"',

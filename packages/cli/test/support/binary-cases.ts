@@ -201,15 +201,14 @@ export function binaryCasesOn(name: string): void {
       await old('idle-pinned');
       const pinned = await run('pin', 'idle-pinned', '1', '--note', 'keep me');
       expect(pinned.stdout).toBe('idle-pinned: pinned 1\n');
-      // The note is `pinNote` in every JSON output, as in tree and history.
-      expect(
-        JSON.parse((await run('pin', 'idle-pinned', '1', '--note', 'keep me', '--json')).stdout),
-      ).toEqual({
+      // The note is `pinNote` in every JSON output, as in tree and history; a pin without
+      // --note keeps it.
+      expect(JSON.parse((await run('pin', 'idle-pinned', '1', '--json')).stdout)).toEqual({
         sessionId: 'idle-pinned',
         seq: 1,
         pinned: true,
         pinNote: 'keep me',
-        changed: true,
+        changed: false,
       });
       const tree = (await run('tree', 'idle-pinned')).stdout.trimEnd().split('\n');
       expect(tree[1]).toMatch(/^● 1 .* {2}pinned: "keep me"$/);
