@@ -198,6 +198,52 @@ export function backendRetentionCases(under: RetentionHarness): void {
       ]);
     });
 
+    it('prunes many sessions in one batch as prune does each, where it has pruneBatch', async (context) => {
+      const backend = await open();
+      if (!backend.pruneBatch) return context.skip('the backend has no pruneBatch');
+      await sessionOf(backend, 'plain', 5);
+      await sessionOf(backend, 'pinned', 5);
+      await backend.pin({ sessionId: 'pinned', seq: 2, note: null });
+      await sessionOf(backend, 'needing', 3);
+      await append(backend, 'needing', 4000, { needs: [1] });
+      await sessionOf(backend, 'short', 1);
+      const ids = ['plain', 'pinned', 'needing', 'short', 'nobody'];
+      const rule = { keepLast: 1, createdBefore: null };
+      // A dry run counts what each prune would remove, and removes nothing.
+      expect(await backend.pruneBatch(ids, rule, true)).toBe(4 + 3 + 2);
+      expect(await seqs(backend, 'plain')).toEqual([1, 2, 3, 4, 5]);
+      expect(await backend.pruneBatch(ids, rule, false)).toBe(4 + 3 + 2);
+      expect(await seqs(backend, 'plain')).toEqual([5]);
+      expect(await seqs(backend, 'pinned')).toEqual([2, 5]);
+      expect(await seqs(backend, 'needing')).toEqual([1, 4]);
+      expect(await seqs(backend, 'short')).toEqual([1]);
+      expect(await backend.session('nobody')).toBeNull();
+      expect(await backend.session('plain')).toMatchObject({ updatedAt: 5000, checkpoints: 1 });
+      expect(await backend.pruneBatch([], rule, false)).toBe(0);
+    });
+
+    it('keeps every checkpoint a writer acknowledges beside a batch prune', async (context) => {
+      const backend = await open();
+      if (!backend.pruneBatch) return context.skip('the backend has no pruneBatch');
+      const other = await track(under.connect(backend), false);
+      for (let round = 0; round < 20; round++) {
+        const ids = Array.from({ length: 8 }, (_, i) => `prune-${round}-${i}`);
+        for (const id of ids) await sessionOf(backend, id, 3);
+        const [, ...written] = await Promise.all([
+          backend.pruneBatch(ids, { keepLast: 1, createdBefore: null }, false),
+          ...ids.map((id) => append(other, id, 9000)),
+        ]);
+        // Each new head stays, with its parent's checkpoint or without it, never half-removed.
+        for (const [i, id] of ids.entries()) {
+          const seq = written[i]!;
+          expect(await backend.load(id, seq)).toMatchObject({ seq });
+          const stored = await seqs(backend, id);
+          expect(stored.at(-1)).toBe(seq);
+          expect((await backend.session(id))?.checkpoints).toBe(stored.length);
+        }
+      }
+    });
+
     it('deletes an idle session only when written before the cutoff and unpinned', async () => {
       const backend = await open();
       await sessionOf(backend, 'idle', 3);

@@ -67,6 +67,7 @@ export {
   prefixUpperBound,
   sessionIdPrefixBound,
 } from './adapter/order.js';
+export { pruneSideBySide } from './adapter/prune-batch.js';
 export { ROLLED_BACK_ATTEMPTS, retryRolledBack } from './adapter/retry.js';
 export {
   CONNECT_TIMEOUT_MS,

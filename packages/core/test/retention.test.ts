@@ -95,6 +95,54 @@ describe('sweep on a backend with deleteIdleBatch', () => {
   });
 });
 
+describe('sweep on a backend with pruneBatch', () => {
+  /** The memory backend counting its prune and pruneBatch calls, or without pruneBatch. */
+  function countingPrunes(batches: boolean) {
+    const base = new MemoryBackend();
+    const calls = { prune: 0, batch: [] as number[] };
+    const backend = around(base, {
+      prune: (...args: Parameters<CheckpointBackend['prune']>) => {
+        calls.prune++;
+        return base.prune(...args);
+      },
+      pruneBatch: batches
+        ? (ids: readonly string[], ...rest: [never, boolean]) => {
+            calls.batch.push(ids.length);
+            return base.pruneBatch(ids, ...rest);
+          }
+        : undefined,
+    });
+    return { store: new CheckpointStore(backend), calls };
+  }
+
+  it('prunes each page of sessions in one pruneBatch call', async () => {
+    const { store, calls } = countingPrunes(true);
+    for (let i = 0; i < 250; i++) await importIdle(store, `s-${i}`, 3);
+    expect(await store.sweep({ keepLast: 1 })).toEqual({ sessions: 0, checkpoints: 500 });
+    expect(calls).toEqual({ prune: 0, batch: [100, 100, 50] });
+    expect((await store.list('s-7')).items.map((c) => c.seq)).toEqual([3]);
+  });
+
+  it('prunes one session a call on a backend without it, to the same end', async () => {
+    const { store, calls } = countingPrunes(false);
+    for (let i = 0; i < 250; i++) await importIdle(store, `s-${i}`, 3);
+    expect(await store.sweep({ keepLast: 1 })).toEqual({ sessions: 0, checkpoints: 500 });
+    expect(calls).toEqual({ prune: 250, batch: [] });
+  });
+
+  it('batches only the sessions the portable idle walk kept', async () => {
+    const { store, calls } = countingPrunes(true);
+    await importIdle(store, 'idle', 3);
+    for (let i = 1; i <= 3; i++) await store.checkpoint('active', i);
+    expect(await store.sweep({ idleFor: DAY, keepLast: 1, dryRun: true })).toEqual({
+      sessions: 1,
+      checkpoints: 3 + 2,
+    });
+    expect(calls.batch).toEqual([1]);
+    expect((await store.list('active')).items).toHaveLength(3);
+  });
+});
+
 describe('the retention option', () => {
   it('acknowledges a written checkpoint even when the prune after it fails', async () => {
     const base = new MemoryBackend();

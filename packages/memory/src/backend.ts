@@ -184,6 +184,12 @@ export class MemoryBackend implements CheckpointBackend {
     return { status: 'done', seq: at };
   }
 
+  async pruneBatch(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean) {
+    let removed = 0;
+    for (const sessionId of sessionIds) removed += await this.prune(sessionId, rule, dryRun);
+    return removed;
+  }
+
   async prune(sessionId: string, rule: PruneRule, dryRun = false): Promise<number> {
     const session = this.#sessions.get(sessionId);
     if (!session) return 0;

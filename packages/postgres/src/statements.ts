@@ -179,6 +179,10 @@ function procedures(ns: string): SqlProcedures<PostgresSql> {
       `SELECT ${ns}.delete_idle(:sessionId, :idleBefore, :dryRun) AS checkpoints`,
     ),
     deleteIdleBatch: deleteIdleBatch(ns),
+    // In the order of the ids, so that two batches lock the sessions they share in one order.
+    pruneBatch: preparedOnce(`
+      SELECT sum(${ns}.prune(batch.id, :keepLast, :createdBefore, :dryRun)) AS removed
+        FROM (SELECT DISTINCT unnest(:sessionIds::text[]) AS id ORDER BY 1) AS batch`),
   };
 }
 

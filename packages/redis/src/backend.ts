@@ -19,6 +19,7 @@ import {
   openAdapter,
   type PinResult,
   type PruneRule,
+  pruneSideBySide,
   type RewriteInput,
   type RollbackInput,
   type RollbackResult,
@@ -121,6 +122,11 @@ export class RedisBackend implements CheckpointBackend {
 
   prune(sessionId: string, rule: PruneRule, dryRun?: boolean): Promise<number> {
     return writes.prune(this, sessionId, rule, dryRun);
+  }
+
+  /** Each session's prune script, all sent at once: one pipeline, not a round trip each. */
+  pruneBatch(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean): Promise<number> {
+    return pruneSideBySide((id, r, dry) => this.prune(id, r, dry), sessionIds, rule, dryRun);
   }
 
   delete(sessionId: string): Promise<boolean> {

@@ -113,7 +113,14 @@ function reads(t: Tables): SqlReads<string> {
 }
 
 /** The mutations' statements that read one column, and give its values alone. */
-export const PLUCKED = ['hasNeeds', 'needsOf', 'pruneRoots', 'pruneGone', 'isPinned'] as const;
+export const PLUCKED = [
+  'hasNeeds',
+  'needsOf',
+  'pruneRoots',
+  'pruneGone',
+  'pruneBatchEach',
+  'isPinned',
+] as const;
 
 /**
  * The statements only the mutations run, inside their transactions, as better-sqlite3 takes
@@ -192,6 +199,31 @@ export function mutations(t: Tables) {
     pruneNeeds: `
       DELETE FROM ${t.needs} WHERE session_id = :id AND seq IN (SELECT value FROM json_each(:gone))`,
     countDown: `UPDATE ${t.sessions} SET checkpoints = checkpoints - ? WHERE id = ?`,
+    // A batch of prunes (:ids, a JSON array): the sessions with pins or needs, each pruned as on
+    // its own; for the others, every checkpoint that goes, found and removed a table at a time.
+    pruneBatchEach: `
+      SELECT s.id FROM ${t.sessions} s WHERE s.id IN (SELECT value FROM json_each(:ids))
+         AND (s.pinned > 0 OR EXISTS (SELECT 1 FROM ${t.needs} n WHERE n.session_id = s.id))`,
+    // What the rule lets go of the sessions without pins or needs (:skip null: no keepLast;
+    // below is null, and nothing goes, in a session of fewer than keepLast checkpoints).
+    pruneBatchGone: `
+      WITH batch AS (
+        SELECT s.id, s.head,
+               CASE WHEN :skip IS NULL THEN :noBound ELSE (
+                 SELECT seq FROM ${t.checkpoints} c WHERE c.session_id = s.id
+                  ORDER BY seq DESC LIMIT 1 OFFSET :skip) END AS below
+          FROM ${t.sessions} s
+         WHERE s.id IN (SELECT value FROM json_each(:ids)) AND s.pinned = 0
+           AND NOT EXISTS (SELECT 1 FROM ${t.needs} n WHERE n.session_id = s.id))
+      SELECT c.session_id, c.seq, c.body, c.transcript
+        FROM batch JOIN ${t.checkpoints} c ON c.session_id = batch.id
+       WHERE c.seq < batch.below AND c.created_at < :before AND c.seq <> batch.head`,
+    pruneBatchBodies: `DELETE FROM ${t.bodies} WHERE id IN (SELECT value FROM json_each(?))`,
+    pruneBatchTranscripts: `DELETE FROM ${t.transcripts} WHERE id IN (SELECT value FROM json_each(?))`,
+    // :gone is a JSON array of [session id, seq] pairs.
+    pruneBatchCheckpoints: `
+      DELETE FROM ${t.checkpoints} WHERE (session_id, seq) IN (
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))`,
     isPinned: `SELECT 1 FROM ${t.pins} WHERE session_id = ? AND seq = ?`,
     insertPin: `INSERT INTO ${t.pins} (session_id, seq, note) VALUES (?, ?, ?)`,
     renotePin: `UPDATE ${t.pins} SET note = ? WHERE session_id = ? AND seq = ?`,

@@ -228,6 +228,34 @@ export function sqliteTransactions(
     return gone.length;
   });
 
+  // One transaction and one commit for the batch. A session with pins or needs is pruned as on
+  // its own; the rest, most sessions, take a few statements for the whole batch.
+  const pruneBatch = db.transaction(
+    (sessionIds: readonly string[], rule: PruneRule, dryRun: boolean): number => {
+      const ids = JSON.stringify(sessionIds);
+      let removed = 0;
+      for (const sessionId of sql.pruneBatchEach.all({ ids }) as string[]) {
+        removed += prune(sessionId, rule, dryRun);
+      }
+      const gone = sql.pruneBatchGone.all({
+        ids,
+        skip: rule.keepLast === null ? null : rule.keepLast - 1,
+        noBound: NO_BOUND,
+        before: rule.createdBefore ?? NO_BOUND,
+      }) as { session_id: string; seq: number; body: number; transcript: number | null }[];
+      if (dryRun || gone.length === 0) return removed + gone.length;
+      const counts = new Map<string, number>();
+      for (const row of gone) counts.set(row.session_id, (counts.get(row.session_id) ?? 0) + 1);
+      sql.pruneBatchBodies.run(JSON.stringify(gone.map((row) => row.body)));
+      sql.pruneBatchTranscripts.run(
+        JSON.stringify(gone.flatMap((row) => (row.transcript === null ? [] : [row.transcript]))),
+      );
+      sql.pruneBatchCheckpoints.run(JSON.stringify(gone.map((row) => [row.session_id, row.seq])));
+      for (const [sessionId, count] of counts) sql.countDown.run(count, sessionId);
+      return removed + gone.length;
+    },
+  );
+
   const pin = db.transaction((input: { sessionId: string; seq: number; note: string | null }) => {
     const { sessionId, seq, note } = input;
     if (!sql.headOf.get(sessionId)) return { status: 'not_found', missing: 'session' } as const;
@@ -327,6 +355,7 @@ export function sqliteTransactions(
     rollback,
     fork,
     prune,
+    pruneBatch,
     delete: remove,
     pin,
     unpin,
@@ -351,6 +380,8 @@ export function sqliteWrites(write: Write): { writes: SqlWrites; dropTables(): P
       fork: (input) => write({ name: 'fork', args: [input] }),
       prune: (sessionId, rule, dryRun = false) =>
         write({ name: 'prune', args: [sessionId, rule, dryRun] }),
+      pruneBatch: (sessionIds, rule, dryRun) =>
+        write({ name: 'pruneBatch', args: [sessionIds, rule, dryRun] }),
       delete: (sessionId) => write({ name: 'delete', args: [sessionId] }),
       pin: (input) => write({ name: 'pin', args: [input] }),
       unpin: (sessionId, seq) => write({ name: 'unpin', args: [sessionId, seq] }),

@@ -353,6 +353,13 @@ export interface Retention {
     idleBefore: number;
     limit: number;
   }): Promise<{ sessions: number; checkpoints: number }>;
+  /**
+   * Optional native help for sweeps: prune each of `sessionIds` as `prune` does, in one step
+   * (one statement or transaction, one commit), each session decided atomically; return how
+   * many checkpoints went in all (with `dryRun`, would go). An id without a session counts 0.
+   * Without it, a sweep calls `prune` on each session.
+   */
+  pruneBatch?(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean): Promise<number>;
 }
 
 /** Lifecycle: what the backend is and can do, opening, closing, removing and checking it. */

@@ -34,6 +34,7 @@ export { type Positional, positional, positionalValues } from './positional.js';
 export {
   type AppendValues,
   needsArg,
+  type PruneBatchValues,
   type PruneValues,
   type RollbackValues,
   type SqlProcedures,

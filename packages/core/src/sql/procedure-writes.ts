@@ -95,6 +95,11 @@ export interface SqlProcedures<S> {
   deleteIdle: SqlStatement<S, { sessionId: string; idleBefore: number; dryRun: boolean }>;
   /** One row: `sessions` and `checkpoints`, how many of each went (null or 0 for none). */
   deleteIdleBatch: SqlStatement<S, { idleBefore: number; limit: number }>;
+  /**
+   * Optional: one row, `removed`, the sum of a prune of each session, all in one statement
+   * (see CheckpointBackend.pruneBatch). Without it, a batch runs the prunes side by side.
+   */
+  pruneBatch?: SqlStatement<S, PruneBatchValues>;
 }
 
 /** A prune as the prune procedure takes it: the rule's two bounds (null: none) and dryRun. */
@@ -103,6 +108,11 @@ export interface PruneValues {
   keepLast: number | null;
   createdBefore: number | null;
   dryRun: boolean;
+}
+
+/** A batch of prunes as the batch statement takes it: the sessions' ids, and one rule for all. */
+export interface PruneBatchValues extends Omit<PruneValues, 'sessionId'> {
+  sessionIds: readonly string[];
 }
 
 /** The outcome of an append statement's rows: its one row's, or null for no row. */
@@ -117,7 +127,20 @@ export function procedureWrites<S>(
 ): Omit<SqlWrites, 'importSession' | 'rewriteCheckpoint'> {
   const call = <In, Row>(statement: SqlStatement<S, In>, input: In) =>
     run<Row>(statement.sql, statement.args(input)).then(({ rows }) => rows[0]!);
+  const { pruneBatch } = procedures;
   return {
+    ...(pruneBatch && {
+      pruneBatch: async (sessionIds: readonly string[], rule: PruneRule, dryRun: boolean) =>
+        Number(
+          (
+            await call<PruneBatchValues, { removed: number | string | null }>(pruneBatch, {
+              sessionIds,
+              ...rule,
+              dryRun,
+            })
+          ).removed ?? 0,
+        ),
+    }),
     append: async (input: AppendInput): Promise<AppendResult> =>
       appendResultFromRow(
         await call<AppendValues, AppendRow>(procedures.append, appendValues(input)),

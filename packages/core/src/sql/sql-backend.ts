@@ -29,6 +29,7 @@ import type {
 } from '../adapter/backend.js';
 import type { AdapterOpening } from '../adapter/open-adapter.js';
 import { sessionIdPrefixBound } from '../adapter/order.js';
+import { pruneSideBySide } from '../adapter/prune-batch.js';
 import { textFromStoredBytes } from '../adapter/stored-bytes.js';
 import type { ErrorHint } from '../values/errors.js';
 import { retrying, type SqlDriver } from './driver.js';
@@ -108,7 +109,8 @@ export type SqlWrites = Required<
     | 'deleteIdleBatch'
     | 'rewriteCheckpoint'
   >
->;
+> &
+  Pick<CheckpointBackend, 'pruneBatch'>;
 
 /** The parts a `SqlBackend` is built from. */
 export interface SqlBackendParts<S> {
@@ -335,6 +337,18 @@ export class SqlBackend<S> implements CheckpointBackend {
 
   prune(sessionId: string, rule: PruneRule, dryRun = false): Promise<number> {
     return this.#writes.prune(sessionId, rule, dryRun);
+  }
+
+  /**
+   * One statement where the adapter has one (PostgreSQL's), else the prunes side by side, so
+   * that the pool runs them at once and the server commits them together.
+   */
+  pruneBatch(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean) {
+    if (sessionIds.length === 0) return Promise.resolve(0);
+    const { pruneBatch } = this.#writes;
+    if (pruneBatch) return pruneBatch(sessionIds, rule, dryRun);
+    const writes = this.#writes;
+    return pruneSideBySide((id, r, dry) => writes.prune(id, r, dry), sessionIds, rule, dryRun);
   }
 
   delete(sessionId: string): Promise<boolean> {

@@ -191,12 +191,16 @@ export async function sweep(
   // session the walk has still to reach, so each page goes on from the last one's end.
   let after: SessionPosition | null =
     rule === null && idleBefore !== null ? { updatedAt: idleBefore, sessionId: '' } : null;
+  const pruneBatch = backend.pruneBatch?.bind(backend);
   for (;;) {
     signal?.throwIfAborted();
     const position = after;
     const page = await run(() =>
       backend.sessions({ after: position, limit: SWEEP_PAGE, prefix: '' }),
     );
+    // The page's sessions that stay, to prune: in one backend call where it has pruneBatch,
+    // which commits them together, else one prune (and one commit) a session.
+    const kept: string[] = [];
     for (const session of page) {
       signal?.throwIfAborted();
       const { sessionId } = session;
@@ -209,8 +213,13 @@ export async function sweep(
           continue;
         }
       }
-      if (rule !== null)
-        progress.checkpoints += await run(() => backend.prune(sessionId, rule, dryRun));
+      if (rule === null) continue;
+      if (pruneBatch) kept.push(sessionId);
+      else progress.checkpoints += await run(() => backend.prune(sessionId, rule, dryRun));
+    }
+    if (rule !== null && pruneBatch && kept.length > 0) {
+      signal?.throwIfAborted();
+      progress.checkpoints += await run(() => pruneBatch(kept, rule, dryRun));
     }
     report();
     if (page.length < SWEEP_PAGE) break;
