@@ -369,35 +369,45 @@ export function retentionCases(t: ContractContext, caps: BackendCapabilities): v
     // session whose checkpoint lands in between: acknowledged, then lost. Each round makes
     // sessions idle and writes to every one of them on other connections while a sweep runs;
     // every checkpoint acknowledged must then be stored.
-    withList('never deletes a checkpoint acknowledged while the sweep runs', async () => {
-      const [sweeper, ...writers] = [t.store, await t.connect(), await t.connect()];
-      for (let round = 0; round < 15; round++) {
-        const ids = Array.from({ length: 8 }, (_, i) => `r${round}-${i}`);
-        for (const id of ids) await importIdle(sweeper, id, 2);
-        const written: { id: string; seq: number; data: string }[] = [];
-        const write = async (store: CheckpointStore, mine: string[]) => {
-          for (const id of mine) {
-            const data = `${id} after`;
-            const cp = await store.checkpoint(id, data);
-            written.push({ id, seq: cp.seq, data });
+    // The same with the prune of a sweep, which decides for a page of sessions at once: each
+    // checkpoint written meanwhile is its session's newest, so keepLast 1 keeps it.
+    for (const [what, options] of [
+      ['idle sessions', { idleFor: DAY }],
+      ['idle sessions and a prune', { idleFor: DAY, keepLast: 1 }],
+    ] as const) {
+      withList(
+        `never deletes a checkpoint acknowledged while the sweep runs (${what})`,
+        async () => {
+          const [sweeper, ...writers] = [t.store, await t.connect(), await t.connect()];
+          for (let round = 0; round < 15; round++) {
+            const ids = Array.from({ length: 8 }, (_, i) => `r${round}-${i}`);
+            for (const id of ids) await importIdle(sweeper, id, 2);
+            const written: { id: string; seq: number; data: string }[] = [];
+            const write = async (store: CheckpointStore, mine: string[]) => {
+              for (const id of mine) {
+                const data = `${id} after`;
+                const cp = await store.checkpoint(id, data);
+                written.push({ id, seq: cp.seq, data });
+              }
+            };
+            await allSettledOrThrow<unknown>([
+              sweeper.sweep(options),
+              write(
+                writers[0]!,
+                ids.filter((_, i) => i % 2 === 0),
+              ),
+              write(
+                writers[1]!,
+                ids.filter((_, i) => i % 2 === 1),
+              ),
+            ]);
+            for (const { id, seq, data } of written) {
+              expect((await sweeper.load(id, seq))?.data, `${id} seq ${seq}`).toBe(data);
+            }
           }
-        };
-        await allSettledOrThrow<unknown>([
-          sweeper.sweep({ idleFor: DAY }),
-          write(
-            writers[0]!,
-            ids.filter((_, i) => i % 2 === 0),
-          ),
-          write(
-            writers[1]!,
-            ids.filter((_, i) => i % 2 === 1),
-          ),
-        ]);
-        for (const { id, seq, data } of written) {
-          expect((await sweeper.load(id, seq))?.data, `${id} seq ${seq}`).toBe(data);
-        }
-      }
-    });
+        },
+      );
+    }
 
     withList('refuses bad arguments with INVALID_ARGUMENT, removing nothing', async () => {
       await importIdle(t.store, 'idle', 3);

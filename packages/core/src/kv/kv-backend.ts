@@ -30,6 +30,7 @@ import {
   compareSessionsNewestFirst,
   prefixUpperBound,
 } from '../adapter/order.js';
+import { pruneSideBySide } from '../adapter/prune-batch.js';
 import { CkptError, invalidArgument } from '../values/errors.js';
 import { checkOptions, describe } from '../values/validate.js';
 import { type Cell, cellsOf } from './cells.js';
@@ -538,6 +539,10 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       }
       throw tooManyRaces(input.sessionId);
     },
+
+    // Each prune is its own compare-and-set: the batch sends them all at once.
+    pruneBatch: (sessionIds, rule, dryRun) =>
+      pruneSideBySide((id, r, dry) => backend.prune(id, r, dry), sessionIds, rule, dryRun),
 
     async prune(sessionId, rule, dryRun = false) {
       for (let race = 0; race < MAX_RACES; race++) {
