@@ -10,6 +10,7 @@ import type { Worker } from 'node:worker_threads';
 import { type Leftovers, openAdapter } from '@ckpt/core/adapter';
 import { SqlBackend, type SqlResult } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
+import { aloneHere } from './alone-here.js';
 import { holdsNoValues, markClean } from './clean-file.js';
 import {
   type OpenedDatabase,
@@ -56,7 +57,7 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
     const t = tables(namespace);
     const statements = backendStatements(db, t);
     const here = () => batchCommitter(db, sqliteTransactions(db, t, statements.reads));
-    const commit = writer?.commit ?? here();
+    const commit = writer === null ? here() : aloneHere(db, writer, here);
     const group = options.groupCommit === false ? null : new GroupCommit(commit);
     const opening = openAdapter(
       () => undefined,

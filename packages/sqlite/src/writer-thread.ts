@@ -36,6 +36,11 @@ export class WriterThread {
     return this.#thread;
   }
 
+  /** Whether the thread holds no batch (and is not closing): a write now would wait for nothing. */
+  get idle(): boolean {
+    return this.#held.size === 0 && this.#closing === undefined;
+  }
+
   /** Make the thread's connection overwrite what it deletes from now on (see `overwriteDeleted`). */
   secureDelete(): void {
     if (this.#file.secureDelete) return;

@@ -83,8 +83,12 @@ for (const worker of [true, false]) {
     it('stores an encoded value as ckpt1b; and its bytes, not their base64: about 3/4 of its text', async () => {
       const backend = sqlite({ path: fresh(), worker });
       const store = new CheckpointStore(backend, SEALED);
-      await store.checkpoint('s', bulky(), { transcript: [bulky()] });
-      await store.state('prefs').set('user', bulky());
+      // Called at once, so that with the writer thread they commit on it (a call alone commits
+      // on the event loop's connection).
+      await Promise.all([
+        store.checkpoint('s', bulky(), { transcript: [bulky()] }),
+        store.state('prefs').set('user', bulky()),
+      ]);
       if (worker) expect(backend.writer?.thread).not.toBeNull();
 
       const row = raw(backend.db, 's', 1);

@@ -43,10 +43,10 @@ const outcome = (p: Promise<unknown>) =>
   );
 
 describe('the writer thread', () => {
-  it('commits on a thread of its own for a file, and on the event loop for :memory: or worker: false', async () => {
+  it('commits calls that overlap on a thread of its own for a file, and on the event loop for :memory: or worker: false', async () => {
     const threaded = sqlite({ path: file() });
     const store = new CheckpointStore(threaded);
-    await store.checkpoint('s', 1);
+    await Promise.all([store.checkpoint('s', 1), store.checkpoint('t', 1)]);
     expect(threaded.writer?.thread).not.toBeNull();
     await store.close();
     expect(sqlite({ path: ':memory:' }).writer).toBeNull();
@@ -56,6 +56,41 @@ describe('the writer thread', () => {
     expect(() => sqlite({ path: file(), worker: 'yes' as never })).toThrow(
       /worker must be true or false/,
     );
+  });
+
+  it('commits a call alone on the event loop while the thread holds nothing', async () => {
+    const backend = sqlite({ path: file() });
+    const store = new CheckpointStore(backend);
+    for (let i = 1; i <= 5; i++) await store.checkpoint('s', i);
+    await store.state('prefs').set('k', 'v');
+    expect(backend.writer?.thread).toBeNull();
+    expect((await store.load('s'))?.data).toBe(5);
+    expect(await store.state('prefs').get('k')).toBe('v');
+    await store.close();
+  });
+
+  it('sends a call alone to the thread when another connection holds the write lock, and never waits for it on the event loop', async () => {
+    const path = file();
+    const backend = sqlite({ path });
+    const store = new CheckpointStore(backend);
+    await store.checkpoint('s', 1);
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    let settled = false;
+    const waiting = store.checkpoint('s', 2).then((cp) => {
+      settled = true;
+      return cp;
+    });
+    // The event loop goes on while the call waits for the lock, on the thread.
+    const turns = await turnsDuring(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    expect(turns).toBeGreaterThan(10);
+    expect(settled).toBe(false);
+    expect(backend.writer?.thread).not.toBeNull();
+    other.exec('COMMIT');
+    other.close();
+    expect((await waiting).seq).toBe(2);
+    expect((await store.load('s'))?.data).toBe(2);
+    await store.close();
   });
 
   it('lets the event loop turn while a long batch commits, where the event loop cannot', async () => {
