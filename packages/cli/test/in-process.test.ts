@@ -299,3 +299,59 @@ it("keeps a pin's note when pinned again without --note, and clears it only with
   expect(missing.code).toBe(3);
   expect(missing.stderr).toMatch(/NOT_FOUND/);
 });
+
+it('reports every value an interrupted rekey rewrote, so that its run and the next add up', async () => {
+  const backend = memory();
+  const plain = new CheckpointStore(backend);
+  for (let i = 0; i < 30; i++) {
+    for (let seq = 1; seq <= 5; seq++) await plain.checkpoint(`s-${i}`, { i, seq });
+  }
+  let rewritten = 0;
+  let ctrlC: (() => void) | undefined;
+  // Ctrl-C comes while a rewrite is under way, part way through the first page of sessions;
+  // that rewrite still finishes.
+  const counting = new Proxy(backend, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (property === 'close') return async () => {};
+      if (property !== 'rewriteCheckpoint') {
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return async (...args: unknown[]) => {
+        if (rewritten === 37) ctrlC?.();
+        const done = await (value as (...a: unknown[]) => Promise<boolean>).apply(target, args);
+        if (done) rewritten++;
+        return done;
+      };
+    },
+  });
+  const rekey = async (...args: string[]) => {
+    const stdout = sink();
+    const stderr = sink();
+    const code = await main(['rekey', ...args], {
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      stdin: process.stdin,
+      env: { CKPT_STORE: 'memory:x', CKPT_KEYS: `k1=${Buffer.alloc(32, 5).toString('base64')}` },
+      open: async (_url, { codecs }) => new CheckpointStore(counting, { codecs }),
+      onInterrupt(listener) {
+        ctrlC = listener;
+        return () => {
+          ctrlC = undefined;
+        };
+      },
+    });
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  };
+
+  const stopped = await rekey();
+  expect(stopped.code).toBe(130);
+  expect(rewritten).toBe(38);
+  expect(stopped.stderr).toMatch(
+    /\nckpt: interrupted: stopped after rewriting 38 checkpoints and 0 state values; every value is whole/,
+  );
+  const rest = await rekey('--json');
+  expect(rest.code).toBe(0);
+  expect(JSON.parse(rest.stdout)).toEqual({ checkpoints: 30 * 5 - 38, state: 0 });
+  expect(rewritten).toBe(30 * 5);
+});

@@ -40,16 +40,22 @@ export function registerRekey(program: Command, ctx: Context): void {
         }
         const started = Date.now();
         const total = await sessionTotal(ctx, store);
-        const progress = Progress.sessions(ctx, total, 'rekeyed');
-        let done: ReencodeProgress = { sessions: 0, checkpoints: 0, state: 0 };
+        let progress = Progress.sessions(ctx, total, 'rekeyed');
+        let done: ReencodeProgress = { pass: 1, sessions: 0, checkpoints: 0, state: 0 };
         const result = await interruptible(
           ctx,
           (signal) =>
             store.reencode({
               signal,
               onProgress: (p) => {
+                // A later pass walks every session again for what was written meanwhile under
+                // other codecs: a bar of its own, since its sessions count from 0 again.
+                if (p.pass !== done.pass) {
+                  progress?.stop();
+                  progress = Progress.sessions(ctx, total, `pass ${p.pass}: checked`);
+                }
                 done = p;
-                // A session written to during the rewrite is walked again by a later pass.
+                // Sessions created during the rewrite can take a pass beyond the total.
                 progress?.update(Math.min(p.sessions, total ?? p.sessions), {
                   sessions: p.sessions,
                   checkpoints: p.checkpoints,

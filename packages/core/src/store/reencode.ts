@@ -20,10 +20,23 @@ const STATE_TRIES = 10;
 // Each pass after the first only meets what writers with other codecs wrote meanwhile.
 const MAX_PASSES = 10;
 
-/** How far `reencode()` has got: sessions walked, and values rewritten. */
+/**
+ * How far `reencode()` has got. The store's sessions are walked in passes, so `sessions` counts
+ * those of the pass under way, and never runs past the store's own count (but for sessions
+ * created meanwhile); the values rewritten are counted across the whole call.
+ */
 export interface ReencodeProgress {
+  /**
+   * The walk over the sessions: 1, then 2, 3 … while the one before rewrote something, since a
+   * session written to during a pass can move behind it. State values are rewritten after the
+   * last pass, under its number.
+   */
+  pass: number;
+  /** Sessions walked in this pass. */
   sessions: number;
+  /** Checkpoints rewritten so far, in every pass. */
   checkpoints: number;
+  /** State values rewritten so far. */
   state: number;
 }
 
@@ -37,6 +50,10 @@ export interface ReencodeResult {
 export interface ReencodeOptions {
   /** Stops the rewrite once aborted; it rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Called after each page of sessions or state keys, and once more when the call fails or is
+   * stopped, so that the last progress it got counts every value rewritten.
+   */
   onProgress?(progress: ReencodeProgress): void;
 }
 
@@ -65,7 +82,7 @@ export async function reencode(
   if (!backend.capabilities.listStateKeys)
     throw unsupported(backend.name, 'reencode()', 'listStateKeys');
 
-  const progress: ReencodeProgress = { sessions: 0, checkpoints: 0, state: 0 };
+  const progress: ReencodeProgress = { pass: 1, sessions: 0, checkpoints: 0, state: 0 };
   const report = () => opts.onProgress?.({ ...progress });
 
   const reencodeSession = async (sessionId: string) => {
@@ -106,29 +123,33 @@ export async function reencode(
 
   // Sessions are listed most recently updated first, so one written to during a pass can move
   // ahead of where the pass is and be missed by it: passes repeat until one rewrites nothing.
-  for (let pass = 1; ; pass++) {
-    if (pass > MAX_PASSES) {
-      throw new CkptError(
-        'CONFLICT',
-        `reencode(): after ${MAX_PASSES} passes, checkpoints are still being written under other codecs; give every writer the same codecs, then run it again.`,
-      );
-    }
-    const rewrittenBefore = progress.checkpoints;
-    let after: SessionPosition | null = null;
-    for (;;) {
-      signal?.throwIfAborted();
-      const sessions = await run(() => backend.sessions({ after, limit: PAGE, prefix: '' }));
-      for (const session of sessions) {
-        await reencodeSession(session.sessionId);
-        progress.sessions++;
+  const reencodeSessions = async () => {
+    for (let pass = 1; ; pass++) {
+      if (pass > MAX_PASSES) {
+        throw new CkptError(
+          'CONFLICT',
+          `reencode(): after ${MAX_PASSES} passes, checkpoints are still being written under other codecs; give every writer the same codecs, then run it again.`,
+        );
       }
-      report();
-      const last = sessions.at(-1);
-      if (sessions.length < PAGE || last === undefined) break;
-      after = { updatedAt: last.updatedAt, sessionId: last.sessionId };
+      progress.pass = pass;
+      progress.sessions = 0;
+      const rewrittenBefore = progress.checkpoints;
+      let after: SessionPosition | null = null;
+      for (;;) {
+        signal?.throwIfAborted();
+        const sessions = await run(() => backend.sessions({ after, limit: PAGE, prefix: '' }));
+        for (const session of sessions) {
+          await reencodeSession(session.sessionId);
+          progress.sessions++;
+        }
+        report();
+        const last = sessions.at(-1);
+        if (sessions.length < PAGE || last === undefined) break;
+        after = { updatedAt: last.updatedAt, sessionId: last.sessionId };
+      }
+      if (progress.checkpoints === rewrittenBefore) return;
     }
-    if (progress.checkpoints === rewrittenBefore) break;
-  }
+  };
 
   const reencodeState = async (scope: string, key: string) => {
     for (let attempt = 0; attempt < STATE_TRIES; attempt++) {
@@ -143,24 +164,37 @@ export async function reencode(
     }
   };
 
-  let afterScope: string | null = null;
-  for (;;) {
-    const scopes = await run(() => backend.stateScopes({ after: afterScope, limit: PAGE }));
-    for (const scope of scopes) {
-      let afterKey: string | null = null;
-      for (;;) {
-        signal?.throwIfAborted();
-        const keys = await run(() =>
-          backend.stateKeys(scope, { prefix: '', after: afterKey, limit: PAGE }),
-        );
-        for (const key of keys) await reencodeState(scope, key);
-        report();
-        if (keys.length < PAGE) break;
-        afterKey = keys.at(-1)!;
+  const reencodeStates = async () => {
+    let afterScope: string | null = null;
+    for (;;) {
+      const scopes = await run(() => backend.stateScopes({ after: afterScope, limit: PAGE }));
+      for (const scope of scopes) {
+        let afterKey: string | null = null;
+        for (;;) {
+          signal?.throwIfAborted();
+          const keys = await run(() =>
+            backend.stateKeys(scope, { prefix: '', after: afterKey, limit: PAGE }),
+          );
+          for (const key of keys) await reencodeState(scope, key);
+          report();
+          if (keys.length < PAGE) break;
+          afterKey = keys.at(-1)!;
+        }
       }
+      if (scopes.length < PAGE) return;
+      afterScope = scopes.at(-1)!;
     }
-    if (scopes.length < PAGE) break;
-    afterScope = scopes.at(-1)!;
+  };
+
+  try {
+    await reencodeSessions();
+    await reencodeStates();
+  } catch (err) {
+    // What was rewritten since the last page's report, the rewrite that was under way when
+    // the signal came among it, stays rewritten: the last progress must count it, as that is
+    // all a caller stopped part way learns of what was done.
+    report();
+    throw err;
   }
   return { checkpoints: progress.checkpoints, state: progress.state };
 }
