@@ -30,19 +30,40 @@ const plural = (n: number, word: string) =>
 const samePrint = (a: SessionInfo, b: SessionInfo) =>
   a.head === b.head && a.checkpoints === b.checkpoints && a.updatedAt === b.updatedAt;
 
+/**
+ * What a change did. A rollback's note names the head it left, which stops being true when
+ * the head moves on (an agent writing, a rollback elsewhere): `after` is the last read of the
+ * tree begun before it, so that a tree read after it tells whether the head is still there.
+ */
+interface Done {
+  text: string;
+  rolledBack?: { seq: number; after: number };
+}
+
+/** The note for `done` beside the tree of the `read`-th read, whose head is `head`. */
+function doneText(id: string, done: Done, read: number, head: number | null): string {
+  const rolled = done.rolledBack;
+  if (rolled === undefined || read <= rolled.after || head === null || head === rolled.seq) {
+    return done.text;
+  }
+  return `Rolled back "${id}" to checkpoint ${rolled.seq}; the head has moved since, and is now checkpoint ${head}.`;
+}
+
 /** The view of one session. */
 export function SessionView({ route, write }: { route: SessionRoute; write: boolean }) {
   const { id } = route;
   const [tree, setTree] = useState<SessionTopology | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [gone, setGone] = useState(false);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useState<Done | null>(null);
   const [picking, setPicking] = useState(false);
   /** Goes up each time the session changed, so that the panels read again. */
   const [version, setVersion] = useState(0);
   const loading = useRef<{ id: string; again: boolean } | null>(null);
   /** The session's summary as the live updates last told it. */
   const told = useRef<SessionInfo | null>(null);
+  /** How many reads of the tree were begun, and which of them the tree on screen is. */
+  const reads = useRef({ begun: 0, shown: 0 });
 
   const load = useCallback(() => {
     // One read at a time: a change while one is on its way reads once more after it.
@@ -52,12 +73,14 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
     }
     const current = { id, again: false };
     loading.current = current;
+    const read = ++reads.current.begun;
     api
       .topology(id)
       .then((t) => {
         if (loading.current !== current) return;
         // A change told of while this read was on its way, and not in it, is read next.
         if (told.current !== null && !samePrint(told.current, t.info)) current.again = true;
+        reads.current.shown = read;
         setTree(t);
         setGone(false);
         setError(null);
@@ -98,7 +121,7 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
   const selected = route.seq ?? info?.head ?? null;
   const stored = tree !== null && selected !== null && hasCheckpoint(tree, selected);
 
-  const run = async (what: () => Promise<string>) => {
+  const run = async (what: () => Promise<Done>) => {
     setError(null);
     setDone(null);
     try {
@@ -120,7 +143,10 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
     await run(async () => {
       await api.rollback(id, seq, info.head);
       go({ seq: null, vs: null });
-      return `Rolled back: the head of "${id}" is now checkpoint ${seq}.`;
+      return {
+        text: `Rolled back: the head of "${id}" is now checkpoint ${seq}.`,
+        rolledBack: { seq, after: reads.current.begun },
+      };
     });
   };
 
@@ -136,7 +162,7 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
     await run(async () => {
       const made = await api.fork(id, seq, newId);
       navigate(sessionPath(made.sessionId));
-      return `Forked "${id}" at ${seq} into "${made.sessionId}".`;
+      return { text: `Forked "${id}" at ${seq} into "${made.sessionId}".` };
     });
   };
 
@@ -155,7 +181,7 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
     if (keep === null) return;
     await run(async () => {
       const { removed } = await api.prune(id, Number(keep));
-      return `Pruned "${id}": removed ${plural(removed, 'checkpoint')}.`;
+      return { text: `Pruned "${id}": removed ${plural(removed, 'checkpoint')}.` };
     });
   };
 
@@ -228,7 +254,7 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
         </div>
       )}
       <ErrorNote error={error} />
-      <DoneNote text={done} />
+      <DoneNote text={done && doneText(id, done, reads.current.shown, info?.head ?? null)} />
       {tree && (
         <div class="session-body">
           <div class="tree-pane">

@@ -300,6 +300,12 @@ describe.runIf(haveChromium).each(BACKENDS)('ckpt studio in a browser on $name',
     expect(await page.getByRole('status').textContent()).toBe(
       'Rolled back: the head of "agent" is now checkpoint 38.',
     );
+    // An agent writes on from there: the note no longer says the head is at 38.
+    const written = await store.checkpoint('agent', { step: 'after the studio rolled back' });
+    await nodeWith(page, written.seq, 'head');
+    expect(await page.getByRole('status').textContent()).toBe(
+      `Rolled back "agent" to checkpoint 38; the head has moved since, and is now checkpoint ${written.seq}.`,
+    );
     await store.rollback('agent', 42);
     await nodeWith(page, 42, 'head');
     await close();
