@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as zlib from 'node:zlib';
-import { type Codec, type CompressionKind, compress, encrypt } from '@ckpt/core';
+import { type Codec, type CompressionKind, compress, encrypt, isCkptError } from '@ckpt/core';
 import type { CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
@@ -156,4 +156,29 @@ export function storeCodecs(io: CliIo, options: CodecOptions): StoreCodecs {
   }
   codecs.push(encrypt({ keys: Object.fromEntries(keys), current: currentKey }));
   return { codecs, currentKey, keyNames: [...keys.keys()] };
+}
+
+// How core ends a message on a value sealed under a key its codecs lack: advice to code.
+const CORE_KEY_ADVICE =
+  /,? (and this store has no encrypt\(\) codec|which this store's encrypt\(\) does not have).*$/s;
+
+/**
+ * For an error on a value sealed under a key the command was not given (`keyNames` are the
+ * names of those it was), its message in the command's words, ending with `advice` on where the
+ * key goes; null for any other error. Core speaks to code, which holds codecs; a person running
+ * ckpt holds keys.
+ */
+export function missingKeyMessage(
+  err: unknown,
+  keyNames: () => string[],
+  advice: string,
+): string | null {
+  if (!isCkptError(err, 'UNREADABLE') || err.details.reason !== 'key') return null;
+  const names = keyNames();
+  const what = err.message.replace(CORE_KEY_ADVICE, '').replace(/\.$/, '');
+  const given =
+    names.length === 0
+      ? 'and no keys were given'
+      : `not among the keys given (${names.join(', ')})`;
+  return `${what}, ${given}; ${advice}`;
 }

@@ -5,7 +5,7 @@
  */
 import { isCkptError } from '@ckpt/core';
 import { Command, CommanderError, Option } from 'commander';
-import { COMPRESSIONS } from './codecs.js';
+import { COMPRESSIONS, missingKeyMessage } from './codecs.js';
 import { registerDestroy } from './commands/destroy.js';
 import { registerDiff } from './commands/diff.js';
 import { registerDoctor } from './commands/doctor.js';
@@ -66,24 +66,15 @@ function outputFor(ctx: Context, helpHint: string) {
   };
 }
 
-// How core ends a message on a value sealed under a key its codecs lack: advice to code.
-const CORE_KEY_ADVICE =
-  /,? (and this store has no encrypt\(\) codec|which this store's encrypt\(\) does not have).*$/s;
-
 /**
  * The message of `err`, in the command's words when it is about a value sealed under a key the
  * command was not given (`keyNames` are the names of those it was): where it takes keys.
  */
 function messageOf(err: unknown, keyNames: () => string[]): string {
-  const message = err instanceof Error ? err.message : String(err);
-  if (!isCkptError(err, 'UNREADABLE') || err.details.reason !== 'key') return message;
-  const names = keyNames();
-  const what = message.replace(CORE_KEY_ADVICE, '').replace(/\.$/, '');
-  const given =
-    names.length === 0
-      ? 'and no keys were given'
-      : `not among the keys given (${names.join(', ')})`;
-  return `${what}, ${given}; give its key with CKPT_KEYS or --key-file.`;
+  return (
+    missingKeyMessage(err, keyNames, 'give its key with CKPT_KEYS or --key-file.') ??
+    (err instanceof Error ? err.message : String(err))
+  );
 }
 
 /** The program, with every command registered on `ctx`. */

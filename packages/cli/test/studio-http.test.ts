@@ -4,11 +4,12 @@
  * command prints with --json, that a bad request changes nothing, and that the store's URL
  * never leaves it.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckpointStore, openStore } from '@ckpt/core';
+import { type CheckpointStore, encrypt, openStore } from '@ckpt/core';
 import { serviceUrl } from '@ckpt/test-servers';
 import { emptyStore, URL_STORES } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -531,6 +532,63 @@ describe('ckpt studio over HTTP', () => {
   it('stops on Ctrl-C and exits 0', async () => {
     const studio = await startStudio(url);
     expect(await studio.stop()).toBe(0);
+  });
+});
+
+describe('ckpt studio on an encrypted store', () => {
+  it('says that a value is encrypted under a key it was not started with, and how to start it with the key', async () => {
+    const url = `sqlite:${join(dir, 'sealed.db')}`;
+    const keyFile = (name: string, key: Buffer) => {
+      const file = join(dir, `${name}.keys`);
+      writeFileSync(file, `${name}=${key.toString('base64')}\n`, { mode: 0o600 });
+      return file;
+    };
+    const k1 = randomBytes(32);
+    const store = await openStore(url, { codecs: [encrypt({ keys: { k1 }, current: 'k1' })] });
+    await store.checkpoint('sealed', { secret: 1 }, { transcript: ['hi'] });
+    await store.state('prefs').set('k', 'v');
+    await store.close();
+    const cases: [string[], string][] = [
+      [[], '(key "k1"), and no keys were given'],
+      [
+        ['--key-file', keyFile('k2', randomBytes(32))],
+        'with key "k1", not among the keys given (k2)',
+      ],
+    ];
+    for (const [args, given] of cases) {
+      const studio = await startStudio(url, args);
+      try {
+        const c = client(studio);
+        for (const [path, place] of [
+          [at('sealed'), 'checkpoint 1 of session "sealed"'],
+          [at('sealed', '/diff?to=1'), 'checkpoint 1 of session "sealed"'],
+          [at('sealed', '/transcript'), 'checkpoint 1 of session "sealed"'],
+          ['/api/state/prefs/entries', 'state key "k" of scope "prefs"'],
+        ] as const) {
+          const { status, json } = await c.get(path);
+          expect({ status, json }, `${path} ${given}`).toEqual({
+            status: 500,
+            json: {
+              error: {
+                code: 'UNREADABLE',
+                message: `a stored value of ${place} is encrypted ${given}; start ckpt studio again with its key, in CKPT_KEYS or in a file named by --key-file.`,
+              },
+            },
+          });
+        }
+      } finally {
+        await studio.stop();
+      }
+    }
+    const studio = await startStudio(url, ['--key-file', keyFile('k1', k1)]);
+    try {
+      expect((await client(studio).get(at('sealed'))).json).toMatchObject({
+        checkpoint: { data: { secret: 1 } },
+        transcript: ['hi'],
+      });
+    } finally {
+      await studio.stop();
+    }
   });
 });
 

@@ -85,7 +85,14 @@ export function registerStudio(program: Command, ctx: Context): void {
           let studio: Studio | undefined;
           for (const [i, p] of ports.entries()) {
             try {
-              studio = await startStudio({ store, storeUrl, host, port: p, write: opts.write });
+              studio = await startStudio({
+                store,
+                storeUrl,
+                host,
+                port: p,
+                write: opts.write,
+                keyNames: ctx.keyNames,
+              });
               break;
             } catch (err) {
               if (!isCkptError(err, 'CONFLICT') || i === ports.length - 1) throw err;

@@ -5,6 +5,7 @@
  */
 import { type CkptErrorCode, isCkptError } from '@ckpt/core';
 import { redactPasswords } from '@ckpt/core/adapter';
+import { missingKeyMessage } from '../codecs.js';
 
 /** A refusal of the studio's own (no token, a foreign origin, a route it does not have), with its HTTP status. */
 export class StudioError extends Error {
@@ -36,26 +37,36 @@ export interface ErrorBody {
   error: { code: CkptErrorCode; message: string };
 }
 
-/** The status and body for `err`, with `redact` applied to its message. */
+/** The status and body for `err`, its message as `say` words it. */
 export function errorResponse(
   err: unknown,
-  redact: (text: string) => string,
+  say: (err: unknown) => string,
 ): { status: number; body: ErrorBody } {
   if (err instanceof StudioError) {
-    return {
-      status: err.status,
-      body: { error: { code: err.code, message: redact(err.message) } },
-    };
+    return { status: err.status, body: { error: { code: err.code, message: say(err) } } };
   }
   if (isCkptError(err)) {
-    return {
-      status: STATUS[err.code],
-      body: { error: { code: err.code, message: redact(err.message) } },
-    };
+    return { status: STATUS[err.code], body: { error: { code: err.code, message: say(err) } } };
   }
   // Not a CkptError: a fault of the studio itself, said as the store failing, with its message.
-  const message = err instanceof Error ? err.message : String(err);
-  return { status: 500, body: { error: { code: 'BACKEND', message: redact(message) } } };
+  return { status: 500, body: { error: { code: 'BACKEND', message: say(err) } } };
+}
+
+/**
+ * How the studio words an error for the page: with the store's URL taken out (see `redactor`),
+ * and a value sealed under a key it was not given (`keyNames` are those it was) said as what
+ * to start it with, since the page can do nothing about it.
+ */
+export function messenger(storeUrl: string, keyNames: string[]): (err: unknown) => string {
+  const redact = redactor(storeUrl);
+  return (err) =>
+    redact(
+      missingKeyMessage(
+        err,
+        () => keyNames,
+        'start ckpt studio again with its key, in CKPT_KEYS or in a file named by --key-file.',
+      ) ?? (err instanceof Error ? err.message : String(err)),
+    );
 }
 
 /**

@@ -31,7 +31,7 @@ class Watch {
 
   constructor(
     readonly read: () => Promise<{ event: string; data: unknown; fingerprint: string }>,
-    readonly redact: (text: string) => string,
+    readonly say: (err: unknown) => string,
     readonly pollMs: number,
   ) {}
 
@@ -71,7 +71,7 @@ class Watch {
     try {
       message = await this.read();
     } catch (err) {
-      const { body } = errorResponse(err, this.redact);
+      const { body } = errorResponse(err, this.say);
       message = { event: 'failure', data: body, fingerprint: `failure ${body.error.message}` };
     }
     if (message.fingerprint !== this.#last) {
@@ -96,13 +96,14 @@ export const sessionPrint = (info: SessionInfo | null) =>
 /** The event streams of one studio. */
 export class Live {
   readonly #store: CheckpointStore;
-  readonly #redact: (text: string) => string;
+  readonly #say: (err: unknown) => string;
   readonly #pollMs: number;
   readonly #watches = new Map<string, Watch>();
 
-  constructor(store: CheckpointStore, redact: (text: string) => string, pollMs = POLL_MS) {
+  /** `say` words a failure's message (see `messenger`). */
+  constructor(store: CheckpointStore, say: (err: unknown) => string, pollMs = POLL_MS) {
     this.#store = store;
-    this.#redact = redact;
+    this.#say = say;
     this.#pollMs = pollMs;
   }
 
@@ -115,7 +116,7 @@ export class Live {
     const key = JSON.stringify(target);
     let watch = this.#watches.get(key);
     if (watch === undefined) {
-      watch = new Watch(this.#reader(target), this.#redact, this.#pollMs);
+      watch = new Watch(this.#reader(target), this.#say, this.#pollMs);
       this.#watches.set(key, watch);
     }
     res.writeHead(200, {

@@ -8,7 +8,7 @@ import { type CheckpointStore, CkptError } from '@ckpt/core';
 import { type ApiContext, readJsonBody, route } from './api.js';
 import { type Asset, defaultAssetsDir, loadAssets } from './assets.js';
 import { checkRequest, checkWrite, type Guard, newToken, tokenCookie } from './auth.js';
-import { errorResponse, redactor, StudioError } from './errors.js';
+import { errorResponse, messenger, StudioError } from './errors.js';
 import { ForkIndex } from './fork-index.js';
 import { Live, POLL_MS } from './live.js';
 import { SessionTrees } from './session-trees.js';
@@ -28,6 +28,8 @@ export interface StudioOptions {
   assetsDir?: string;
   /** How often live views read the store, in ms. */
   pollMs?: number;
+  /** The names of the keys the store was opened with (never their bytes), for the messages on a value sealed under another. */
+  keyNames?: string[];
 }
 
 /** A running studio. */
@@ -132,9 +134,9 @@ function apiSegments(pathname: string): string[] {
 export async function startStudio(options: StudioOptions): Promise<Studio> {
   const host = options.host ?? '127.0.0.1';
   const assets = loadAssets(options.assetsDir ?? defaultAssetsDir());
-  const redact = redactor(options.storeUrl);
+  const say = messenger(options.storeUrl, options.keyNames ?? []);
   const forks = new ForkIndex(options.store);
-  const live = new Live(options.store, redact, options.pollMs ?? POLL_MS);
+  const live = new Live(options.store, say, options.pollMs ?? POLL_MS);
   const ctx: ApiContext = {
     store: options.store,
     write: options.write === true,
@@ -194,7 +196,7 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
         res.destroy();
         return;
       }
-      const { status, body } = errorResponse(err, redact);
+      const { status, body } = errorResponse(err, say);
       sendJson(res, status, body);
     });
   });
