@@ -4,8 +4,9 @@
  * command prints with --json, that a bad request changes nothing, and that the store's URL
  * never leaves it.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { serviceUrl } from '@ckpt/test-servers';
 import { emptyStore, URL_STORES } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { redactor } from '../src/studio/errors.js';
-import { buildCli, ckpt } from './support/binary.js';
+import { buildCli, CKPT, ckpt } from './support/binary.js';
 import { FILLED_IDS, FILLED_SCOPES, fill } from './support/store-fill.js';
 import { type StudioProcess, startStudio } from './support/studio.js';
 
@@ -63,7 +64,7 @@ function send(
 }
 
 /** A client of one studio: with its token (as the cookie its first visit sets) unless told not to. */
-function client(studio: StudioProcess) {
+function client(studio: Pick<StudioProcess, 'origin' | 'port' | 'token'>) {
   const cookie = `ckpt_studio_${studio.port}=${studio.token}`;
   const own = { 'x-ckpt-studio': '1', origin: studio.origin, 'content-type': 'application/json' };
   return {
@@ -513,19 +514,40 @@ describe('ckpt studio over HTTP', () => {
     res.destroy();
   });
 
-  it('listens on another address only when told to with --host, and warns that it does', async () => {
-    const studio = await startStudio(url, ['--host', '127.0.0.2']);
+  it('listens on another address only when told to with --host, and warns of it below the address', async () => {
+    // stdout and stderr in one file, in the order a terminal shows them.
+    const out = join(dir, 'host.out');
+    const fd = openSync(out, 'w');
+    const child = spawn(
+      process.execPath,
+      [CKPT, '--store', url, 'studio', '--port', '0', '--host', '127.0.0.2'],
+      { stdio: ['ignore', fd, fd] },
+    );
+    closeSync(fd);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      expect(studio.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+\/\?token=/);
-      expect(listeningAddress(studio.port)).toBe('127.0.0.2');
-      await vi.waitFor(() =>
-        expect(studio.stderr()).toMatch(
-          /^warning: listening on 127\.0\.0\.2 as --host asks, not on 127\.0\.0\.1 alone: anyone who can reach that address and has the address below can read the store\./,
-        ),
+      const lines = await vi.waitFor(
+        () => {
+          const text = readFileSync(out, 'utf8');
+          expect(text).toMatch(/^warning: .*\n$/m);
+          return text.split('\n');
+        },
+        { timeout: 30_000, interval: 50 },
       );
+      const address = new URL(lines[0]!);
+      expect(lines[0]).toMatch(/^http:\/\/127\.0\.0\.2:\d+\/\?token=[\w-]{43}$/);
+      expect(lines.slice(1)).toEqual([
+        'ckpt studio on a sqlite store, read-only (start with --write to allow changes); open the address above. Ctrl-C stops it.',
+        `warning: listening on 127.0.0.2 as --host asks, not on 127.0.0.1 alone: anyone who can reach port ${address.port} on 127.0.0.2 and has the token (in the address above) can read the store.`,
+        '',
+      ]);
+      const port = Number(address.port);
+      expect(listeningAddress(port)).toBe('127.0.0.2');
+      const studio = { origin: address.origin, port, token: address.searchParams.get('token')! };
       expect((await client(studio).get('/api/studio')).status).toBe(200);
     } finally {
-      await studio.stop();
+      child.kill('SIGINT');
+      await exited;
     }
   });
 

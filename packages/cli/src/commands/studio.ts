@@ -101,17 +101,18 @@ export function registerStudio(program: Command, ctx: Context): void {
           // Listen for Ctrl-C before the address is out, so that a stop right after it counts.
           const stop = stopped(ctx);
           const c = ctx.errColors;
-          if (opts.host !== undefined) {
-            ctx.note(
-              c.yellow(
-                `warning: listening on ${host} as --host asks, not on 127.0.0.1 alone: anyone who can reach that address and has the address below can read the store${opts.write ? ' and change it' : ''}.`,
-              ),
-            );
-          }
           ctx.print(studio!.url);
           ctx.note(
             `ckpt studio on a ${store.backendName} store, ${opts.write ? c.bold('changes allowed (--write)') : 'read-only (start with --write to allow changes)'}; open the address above. Ctrl-C stops it.`,
           );
+          // Last, where a terminal leaves it in view, and below the address it speaks of.
+          if (opts.host !== undefined) {
+            ctx.note(
+              c.yellow(
+                `warning: listening on ${host} as --host asks, not on 127.0.0.1 alone: anyone who can reach port ${studio!.port} on ${host} and has the token (in the address above) can read the store${opts.write ? ' and change it' : ''}.`,
+              ),
+            );
+          }
           if (opts.open) openBrowser(ctx, studio!.url);
           await stop;
           await studio!.close();
