@@ -311,6 +311,21 @@ describe.runIf(haveChromium).each(BACKENDS)('ckpt studio in a browser on $name',
     await close();
   });
 
+  it('shows a browser that comes without the token how to get in', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const answer = await page.goto(`${readOnly.origin}/sessions/agent`);
+      expect(answer?.status()).toBe(401);
+      expect(await page.getByRole('heading').textContent()).toBe('ckpt studio needs its token');
+      expect(await page.locator('body').textContent()).toMatch(
+        /Open the address that ckpt studio printed where it was started/,
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
   it('offers no change without --write', async () => {
     const { page, close } = await open(readOnly);
     await page.goto(`${readOnly.origin}/sessions/agent?seq=38`);

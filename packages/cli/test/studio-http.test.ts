@@ -151,7 +151,7 @@ describe('ckpt studio over HTTP', () => {
     expect(readOnly.stderr()).not.toMatch(/warning/);
   });
 
-  it('answers 401 without the token, with a JSON error and nothing of the store', async () => {
+  it('answers 401 without the token, with a JSON error UNAUTHORIZED and nothing of the store', async () => {
     const c = client(readOnly);
     for (const path of [
       '/',
@@ -169,12 +169,36 @@ describe('ckpt studio over HTTP', () => {
       for (const headers of tries) {
         const answer = await c.get(path, headers);
         expect(answer.status, `${path} ${JSON.stringify(headers)}`).toBe(401);
+        expect(answer.headers['www-authenticate']).toBe('Bearer realm="ckpt studio"');
         expect(answer.json).toEqual({
-          error: { code: 'INVALID_ARGUMENT', message: expect.stringMatching(/no valid token/) },
+          error: { code: 'UNAUTHORIZED', message: expect.stringMatching(/no valid token/) },
         });
         expect(answer.text).not.toContain('main');
       }
     }
+  });
+
+  it('shows a browser that opens a page without the token how to get in, and its API calls the JSON error', async () => {
+    const c = client(readOnly);
+    // The Accept header of Chromium opening a page.
+    const navigation = {
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    };
+    for (const path of ['/', '/sessions/main', '/state/prefs']) {
+      const answer = await c.get(path, navigation);
+      expect(answer.status, path).toBe(401);
+      expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(answer.headers['content-security-policy']).toMatch(/default-src 'none'/);
+      expect(answer.text).toMatch(/Open the address that <code>ckpt studio<\/code> printed/);
+      expect(answer.text).toMatch(/new each time <code>ckpt studio<\/code> starts/);
+      expect(answer.text).not.toContain('main');
+    }
+    const api = await c.get('/api/sessions', navigation);
+    expect(api.status).toBe(401);
+    expect(api.json).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+    // What the studio's page sends, once its token is gone (a restart on the same port).
+    const fetched = await c.get('/api/studio', { accept: 'application/json' });
+    expect(fetched.json).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
   });
 
   it('keeps the token of the first visit in an HttpOnly, SameSite=Strict cookie and takes it out of the address', async () => {

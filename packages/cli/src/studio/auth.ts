@@ -70,11 +70,39 @@ export function checkRequest(req: IncomingMessage, url: URL, guard: Guard): void
   if (!tokensOf(req, url, guard.port).some((given) => sameToken(given, guard.token))) {
     throw new StudioError(
       401,
-      'INVALID_ARGUMENT',
+      'UNAUTHORIZED',
       'this request has no valid token; open the address ckpt studio printed (it carries the token), or send the token as "Authorization: Bearer <token>".',
     );
   }
 }
+
+/** Whether `req` is a browser opening one of the page's views, which shows HTML, rather than a call to the API. */
+export function opensPage(req: IncomingMessage): boolean {
+  return !(req.url ?? '/').startsWith('/api/') && /\btext\/html\b/i.test(req.headers.accept ?? '');
+}
+
+/**
+ * What a browser that opens the studio without the token is shown (with status 401): a person
+ * who typed the address without its token, or kept a tab or bookmark from an earlier start,
+ * needs to know where the token is, not a JSON error.
+ */
+export const NO_TOKEN_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ckpt studio: open the address it printed</title>
+</head>
+<body>
+<h1>ckpt studio needs its token</h1>
+<p>Open the address that <code>ckpt studio</code> printed where it was started, the one that
+ends in <code>/?token=…</code>. The token in it lets this browser in, and is kept in a cookie
+for as long as this studio runs.</p>
+<p>The token is new each time <code>ckpt studio</code> starts: an address, tab or bookmark
+from an earlier start no longer opens it.</p>
+</body>
+</html>
+`;
 
 /** Refuse a change that the studio's own page did not ask for. */
 export function checkWrite(req: IncomingMessage): void {

@@ -1,18 +1,24 @@
 /**
  * How the studio says no: every failure is JSON `{ error: { code, message } }` with the
- * `CkptError` code, an HTTP status that fits it, and a message from which the store's URL
- * (and any password in it) has been taken out.
+ * `CkptError` code (or the studio's own `UNAUTHORIZED`), an HTTP status that fits it, and a
+ * message from which the store's URL (and any password in it) has been taken out.
  */
 import { type CkptErrorCode, isCkptError } from '@ckpt/core';
 import { redactPasswords } from '@ckpt/core/adapter';
 import { missingKeyMessage } from '../codecs.js';
 
+/**
+ * The codes the studio's API answers with: core's, and `UNAUTHORIZED` for a request without
+ * the token, which no store operation can fail with and so core has no code for.
+ */
+export type StudioErrorCode = CkptErrorCode | 'UNAUTHORIZED';
+
 /** A refusal of the studio's own (no token, a foreign origin, a route it does not have), with its HTTP status. */
 export class StudioError extends Error {
   readonly status: number;
-  readonly code: CkptErrorCode;
+  readonly code: StudioErrorCode;
 
-  constructor(status: number, code: CkptErrorCode, message: string) {
+  constructor(status: number, code: StudioErrorCode, message: string) {
     super(message);
     this.name = 'StudioError';
     this.status = status;
@@ -34,7 +40,7 @@ const STATUS: Record<CkptErrorCode, number> = {
 
 /** The body of an error response. */
 export interface ErrorBody {
-  error: { code: CkptErrorCode; message: string };
+  error: { code: StudioErrorCode; message: string };
 }
 
 /** The status and body for `err`, its message as `say` words it. */

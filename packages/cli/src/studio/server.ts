@@ -7,7 +7,15 @@ import type { AddressInfo } from 'node:net';
 import { type CheckpointStore, CkptError } from '@ckpt/core';
 import { type ApiContext, readJsonBody, route } from './api.js';
 import { type Asset, defaultAssetsDir, loadAssets } from './assets.js';
-import { checkRequest, checkWrite, type Guard, newToken, tokenCookie } from './auth.js';
+import {
+  checkRequest,
+  checkWrite,
+  type Guard,
+  NO_TOKEN_PAGE,
+  newToken,
+  opensPage,
+  tokenCookie,
+} from './auth.js';
 import { errorResponse, messenger, StudioError } from './errors.js';
 import { ForkIndex } from './fork-index.js';
 import { Live, POLL_MS } from './live.js';
@@ -90,14 +98,30 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** A 401 names the scheme that gets in, as HTTP asks of it. */
+const challenge = (status: number) =>
+  status === 401 ? { 'www-authenticate': 'Bearer realm="ckpt studio"' } : {};
+
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   res.writeHead(status, {
     ...COMMON_HEADERS,
+    ...challenge(status),
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
   });
   res.end(body);
+}
+
+function sendPage(res: ServerResponse, status: number, html: string, head: boolean): void {
+  res.writeHead(status, {
+    ...COMMON_HEADERS,
+    ...challenge(status),
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': CONTENT_SECURITY_POLICY,
+  });
+  res.end(head ? undefined : html);
 }
 
 function sendAsset(res: ServerResponse, asset: Asset, head: boolean): void {
@@ -197,7 +221,9 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
         return;
       }
       const { status, body } = errorResponse(err, say);
-      sendJson(res, status, body);
+      if (status === 401 && opensPage(req)) {
+        sendPage(res, status, NO_TOKEN_PAGE, req.method === 'HEAD');
+      } else sendJson(res, status, body);
     });
   });
   await new Promise<void>((resolve, reject) => {
