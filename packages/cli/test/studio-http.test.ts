@@ -14,7 +14,7 @@ import { type CheckpointStore, encrypt, openStore } from '@ckpt/core';
 import { serviceUrl } from '@ckpt/test-servers';
 import { emptyStore, URL_STORES } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { redactor } from '../src/studio/errors.js';
+import { redactor, STATUS } from '../src/studio/errors.js';
 import { buildCli, CKPT, ckpt } from './support/binary.js';
 import { FILLED_IDS, FILLED_SCOPES, fill } from './support/store-fill.js';
 import { type StudioProcess, startStudio } from './support/studio.js';
@@ -578,6 +578,23 @@ describe('ckpt studio over HTTP', () => {
   it('stops on Ctrl-C and exits 0', async () => {
     const studio = await startStudio(url);
     expect(await studio.stop()).toBe(0);
+  });
+});
+
+describe("the README's codes", () => {
+  it('gives every code the HTTP status the studio answers it with', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8').replace(
+      /\s+/g,
+      ' ',
+    );
+    const [, table, own] = /the HTTP status that fits it: ([^;]+); (401 [^;]+);/.exec(readme)!;
+    const listed: Record<string, number> = {};
+    for (const entry of table!.split(', ')) {
+      for (const [, code] of entry.matchAll(/`(\w+)`/g)) listed[code!] = Number(entry.slice(0, 3));
+    }
+    expect(listed).toEqual(STATUS);
+    // The one code of the studio's own, which the token test sees it answer.
+    expect(own).toMatch(/^401 `UNAUTHORIZED` without the token/);
   });
 });
 

@@ -26,7 +26,8 @@ export class StudioError extends Error {
   }
 }
 
-const STATUS: Record<CkptErrorCode, number> = {
+/** The HTTP status the studio answers each `CkptError` code with, as the README's table lists them. */
+export const STATUS: Record<CkptErrorCode, number> = {
   INVALID_ARGUMENT: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
