@@ -69,7 +69,10 @@ describe('compress()', () => {
   it('refuses an unknown kind and a bad minBytes', () => {
     expect(refusal(() => compress('lz4' as never)).code).toBe('INVALID_ARGUMENT');
     expect(refusal(() => compress('gzip', { minBytes: -1 })).code).toBe('INVALID_ARGUMENT');
-    expect(refusal(() => compress('gzip', { minbytes: 1 } as never)).code).toBe('INVALID_ARGUMENT');
+    expect(refusal(() => compress('gzip', { minbytes: 1 } as never))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'compress() options has no option "minbytes"; its only option is minBytes.',
+    });
   });
 });
 
@@ -88,6 +91,16 @@ describe('encrypt()', () => {
     for (const options of cases) {
       expect(refusal(() => encrypt(options as never)).code).toBe('INVALID_ARGUMENT');
     }
+  });
+
+  it('names itself when refusing an option it does not have', () => {
+    expect(refusal(() => encrypt({ key, current: 'k1' } as never))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'encrypt() options has no option "key"; the options are keys and current.',
+    });
+    expect(refusal(() => encrypt('k1' as never)).message).toBe(
+      'encrypt() options must be an object, got "k1".',
+    );
   });
 
   it('seals every value under a nonce of its own, across many values', async () => {

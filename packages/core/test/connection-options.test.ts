@@ -109,7 +109,9 @@ describe('openConnection', () => {
     expect(err.message).toBe('demo() needs fast to be true or false; got "no".');
     expect(opened.length).toBe(before);
     // Not a switch of this adapter: refused as any unknown option is.
-    expect(refusal({ url: 'demo://h', fast: false }).message).toContain('no option "fast"');
+    expect(refusal({ url: 'demo://h', fast: false }).message).toContain(
+      'demo() options has no option "fast"',
+    );
   });
 
   it('refuses options without a url or a handle, showing a good one', () => {

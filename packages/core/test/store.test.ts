@@ -14,6 +14,36 @@ describe('CheckpointStore', () => {
     expect((err as Error).message).toMatch(/memory\(\)/);
   });
 
+  it('names the method whose options have an option it does not know', async () => {
+    const store = new CheckpointStore(memory());
+    await store.checkpoint('s', 1);
+    const typo = (options: object) => options as never;
+    const calls: [string, () => unknown][] = [
+      ['new CheckpointStore() options', () => new CheckpointStore(memory(), typo({ codec: [] }))],
+      ['checkpoint() options', () => store.checkpoint('s', 2, typo({ expectedhead: 1 }))],
+      ['update() options', () => store.update('s', () => 2, typo({ expectedHead: 1 }))],
+      ['rollback() options', () => store.rollback('s', 1, typo({ expected: 1 }))],
+      ['fork() options', () => store.fork('s', typo({ at: 1 }))],
+      ['prune() options', () => store.prune('s', typo({ keep: 1 }))],
+      ['pin() options', () => store.pin('s', 1, typo({ notes: 'x' }))],
+      ['sweep() options', () => store.sweep(typo({ idle: 1 }))],
+      ['reencode() options', () => store.reencode(typo({ signals: null }))],
+      ['list() page', () => store.list('s', typo({ size: 10 }))],
+      ['sessions() page', () => store.sessions(typo({ prefx: 'a' }))],
+      ['keys() page', () => store.state('x').keys(typo({ start: 'a' }))],
+    ];
+    for (const [whose, call] of calls) {
+      const err = await Promise.resolve()
+        .then(call)
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(isCkptError(err, 'INVALID_ARGUMENT'), whose).toBe(true);
+      expect((err as Error).message).toContain(`${whose} has no option "`);
+    }
+  });
+
   it('bounds the cost of a transcript page when few checkpoints carry items', async () => {
     const store = new CheckpointStore(memory());
     await store.checkpoint('s', 0, { transcript: ['the only item'] });

@@ -14,7 +14,7 @@ export interface MemoryOptions {
 
 /** Check `options` of `factory` (INVALID_ARGUMENT where one is bad); the namespace. */
 export function checkMemoryOptions(options: MemoryOptions, factory: string): string {
-  const given = checkOptions(options, 'options', ['namespace', 'create']);
+  const given = checkOptions(options, 'options', ['namespace', 'create'], `${factory}()`);
   const namespace = checkNamespace(given.namespace);
   checkCreate(given.create, factory);
   return namespace;

@@ -24,7 +24,7 @@ describe('memory options', () => {
       }
       expect(isCkptError(refused, 'INVALID_ARGUMENT')).toBe(true);
       expect((refused as Error).message).toBe(
-        'options has no option "namepsace"; the options are namespace and create.',
+        `${factory.name}() options has no option "namepsace"; the options are namespace and create.`,
       );
     }
   });

@@ -30,7 +30,7 @@ export function pglite(options: PgliteOptions = {}): PostgresBackend {
     path,
     db: given,
     ...rest
-  } = checkOptions(options, 'options', ['path', 'db', 'namespace', 'create']);
+  } = checkOptions(options, 'options', ['path', 'db', 'namespace', 'create'], 'pglite()');
   if (path !== undefined && given !== undefined) {
     throw invalidArgument('options', 'pglite() takes `path` or `db`, not both.');
   }

@@ -54,7 +54,7 @@ describe('pglite', () => {
     const db = new PGlite();
     expect(() => pglite({ path: join(dir, 'x'), db })).toThrow('takes `path` or `db`, not both');
     expect(() => pglite({ path: '' })).toThrow('needs `path` as the directory');
-    expect(() => pglite({ dir: 'x' } as never)).toThrow('options has no option "dir"');
+    expect(() => pglite({ dir: 'x' } as never)).toThrow('pglite() options has no option "dir"');
     await db.close();
   });
 

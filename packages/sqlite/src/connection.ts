@@ -86,14 +86,12 @@ export function openDatabase(
       "sqlite() needs { path }: a file such as './agent.db', or ':memory:'.",
     );
   }
-  checkOptions(options, 'options', [
-    'path',
-    'namespace',
-    'synchronous',
-    'groupCommit',
-    'create',
-    'worker',
-  ]);
+  checkOptions(
+    options,
+    'options',
+    ['path', 'namespace', 'synchronous', 'groupCommit', 'create', 'worker'],
+    'sqlite()',
+  );
   for (const flag of ['groupCommit', 'worker'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
       throw invalidArgument(

@@ -93,7 +93,9 @@ describe('files', () => {
       const path = fresh();
       const err = refusal(() => factory({ path, synchronus: 'off' } as never));
       expect(err.code).toBe('INVALID_ARGUMENT');
-      expect(err.message).toMatch(/no option "synchronus"; the options are path, namespace/);
+      expect(err.message).toMatch(
+        /^sqlite\(\) options has no option "synchronus"; the options are path, namespace/,
+      );
       expect(existsSync(path)).toBe(false);
     }
   });

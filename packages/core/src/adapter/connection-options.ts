@@ -51,13 +51,12 @@ export function openConnection<H>(options: unknown, spec: ConnectionSpec<H>): Op
   if (typeof options !== 'object' || options === null) {
     throw invalidArgument('options', `${usage}.`);
   }
-  const given = checkOptions(options as Record<string, unknown>, 'options', [
-    'url',
-    spec.handle,
-    'namespace',
-    'create',
-    ...Object.keys(spec.switches ?? {}),
-  ]);
+  const given = checkOptions(
+    options as Record<string, unknown>,
+    'options',
+    ['url', spec.handle, 'namespace', 'create', ...Object.keys(spec.switches ?? {})],
+    `${spec.factory}()`,
+  );
   const namespace = checkNamespace(given.namespace);
   const create = checkCreate(given.create, spec.factory);
   spec.refuseNamespace?.(namespace);

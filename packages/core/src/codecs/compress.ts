@@ -69,7 +69,7 @@ export function compress(kind: CompressionKind, options?: { minBytes?: number })
       { details: { capability: kind } },
     );
   }
-  const opts = checkOptions(options, 'options', ['minBytes']);
+  const opts = checkOptions(options, 'options', ['minBytes'], 'compress()');
   const minBytes = opts.minBytes ?? DEFAULT_MIN_BYTES;
   if (!Number.isSafeInteger(minBytes) || minBytes < 0) {
     throw invalidArgument(

@@ -51,7 +51,7 @@ export function encryptionKeyOf(label: string): string | undefined {
  * key of `keys` read. Keys are 32 bytes; names are 1 to 64 letters, digits, `_`, `.` or `-`.
  */
 export function encrypt(options: EncryptOptions): Codec {
-  const opts = checkOptions(options, 'options', ['keys', 'current']);
+  const opts = checkOptions(options, 'options', ['keys', 'current'], 'encrypt()');
   const keys = checkKeys(opts.keys);
   const current = opts.current;
   if (typeof current !== 'string' || !keys.has(current)) {

@@ -121,7 +121,7 @@ const RACED = Symbol('raced');
 export function kvBackend(given: KvStore, options?: KvBackendOptions): CheckpointBackend {
   const kv = conformingKv(given);
   const cells = cellsOf(kv);
-  const prefix = checkPrefix(checkOptions(options, 'options', ['prefix']).prefix);
+  const prefix = checkPrefix(checkOptions(options, 'options', ['prefix'], 'kvBackend()').prefix);
   const keys = kvKeys(prefix);
   const { session: sessionKey, body: bodyKey, idempotencyPrefix: idemPrefix } = keys;
   const stateKey = (scope: string, key: string) => keys.statePrefix(scope) + key;

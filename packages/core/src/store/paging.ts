@@ -30,7 +30,7 @@ export function readPage<P>(
   owner: CursorOwner,
   known: readonly ('limit' | 'cursor' | 'prefix' | 'beforeSeq')[] = ['limit', 'cursor'],
 ): PageRequest<P> {
-  const options = checkOptions(page, 'page', known);
+  const options = checkOptions(page, 'page', known, `${owner.method}()`);
   const limit = options.limit === undefined ? DEFAULT_PAGE_LIMIT : options.limit;
   if (
     typeof limit !== 'number' ||

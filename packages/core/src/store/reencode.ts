@@ -64,7 +64,7 @@ export async function reencode(
   run: Runner,
   options: ReencodeOptions | undefined,
 ): Promise<ReencodeResult> {
-  const opts = checkOptions(options, 'options', ['signal', 'onProgress']);
+  const opts = checkOptions(options, 'options', ['signal', 'onProgress'], 'reencode()');
   const signal = checkSignal(opts.signal, 'signal');
   if (opts.onProgress !== undefined && typeof opts.onProgress !== 'function') {
     throw invalidArgument('onProgress', 'onProgress must be a function.');

@@ -97,7 +97,12 @@ function ruleAt(parts: { keepLast: number | null; olderThan: number | null }, no
 
 /** The options of `prune`, checked: the rule as of `now`. */
 export function checkPruneOptions(options: unknown, now: number): PruneRule {
-  const given = checkOptions(options as PruneOptions, 'options', ['keepLast', 'olderThan']);
+  const given = checkOptions(
+    options as PruneOptions,
+    'options',
+    ['keepLast', 'olderThan'],
+    'prune()',
+  );
   const parts = checkRuleParts(given, (name) => name);
   if (parts.keepLast === null && parts.olderThan === null) {
     throw invalidArgument(
@@ -133,14 +138,12 @@ export async function sweep(
   run: Runner,
   options: SweepOptions | undefined,
 ): Promise<SweepResult> {
-  const opts = checkOptions(options, 'options', [
-    'idleFor',
-    'keepLast',
-    'olderThan',
-    'dryRun',
-    'signal',
-    'onProgress',
-  ]);
+  const opts = checkOptions(
+    options,
+    'options',
+    ['idleFor', 'keepLast', 'olderThan', 'dryRun', 'signal', 'onProgress'],
+    'sweep()',
+  );
   const idleFor = opts.idleFor === undefined ? null : checkDuration(opts.idleFor, 'idleFor');
   const parts = checkRuleParts(opts, (name) => name);
   if (opts.dryRun !== undefined && typeof opts.dryRun !== 'boolean') {

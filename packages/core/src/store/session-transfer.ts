@@ -121,7 +121,9 @@ export async function importSession(
   maxPayloadBytes: number,
   codecs: CodecChain,
 ): Promise<'imported' | 'skipped'> {
-  const ifExists = checkIfExists(checkOptions(options, 'options', ['ifExists']).ifExists);
+  const ifExists = checkIfExists(
+    checkOptions(options, 'options', ['ifExists'], 'importSession()').ifExists,
+  );
   if (typeof session !== 'object' || session === null) {
     throw invalidArgument('session', `importSession() needs a session, got ${describe(session)}.`);
   }

@@ -65,7 +65,7 @@ export function createStateScope(
 
     keys: (page?: PageOptions & { prefix?: string }): Promise<Page<string>> =>
       run(async () => {
-        const prefix = checkOptions(page, 'page', KEYS_PAGE).prefix ?? '';
+        const prefix = checkOptions(page, 'page', KEYS_PAGE, 'keys()').prefix ?? '';
         if (typeof prefix !== 'string' || prefix.includes('\0') || !prefix.isWellFormed()) {
           throw invalidArgument(
             'prefix',

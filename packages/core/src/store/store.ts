@@ -110,7 +110,12 @@ export class CheckpointStore<T = JsonValue> {
         'new CheckpointStore(backend) needs a backend, such as memory() from @ckpt/memory or kvBackend(kv).',
       );
     }
-    const opts = checkOptions(options, 'options', ['maxPayloadBytes', 'codecs', 'retention']);
+    const opts = checkOptions(
+      options,
+      'options',
+      ['maxPayloadBytes', 'codecs', 'retention'],
+      'new CheckpointStore()',
+    );
     this.#given = backend;
     this.#backend = completeBackend(backend);
     this.#errorHint = backend.errorHint?.bind(backend);
@@ -165,13 +170,12 @@ export class CheckpointStore<T = JsonValue> {
   ): Promise<Checkpoint<JsonValue>> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
-      const opts = checkOptions(options, 'options', [
-        'metadata',
-        'transcript',
-        'expectedHead',
-        'idempotencyKey',
-        'needs',
-      ]);
+      const opts = checkOptions(
+        options,
+        'options',
+        ['metadata', 'transcript', 'expectedHead', 'idempotencyKey', 'needs'],
+        'checkpoint()',
+      );
       const expectedHead = checkExpectedHead(opts.expectedHead, true);
       const idempotencyKey =
         opts.idempotencyKey === undefined
@@ -235,7 +239,12 @@ export class CheckpointStore<T = JsonValue> {
   ): Promise<Checkpoint<D>> {
     checkName(sessionId, 'sessionId');
     if (typeof fn !== 'function') throw invalidArgument('fn', 'update() needs a function.');
-    const opts = checkOptions(options, 'options', ['metadata', 'transcript', 'maxAttempts']);
+    const opts = checkOptions(
+      options,
+      'options',
+      ['metadata', 'transcript', 'maxAttempts'],
+      'update()',
+    );
     const maxAttempts =
       opts.maxAttempts === undefined
         ? DEFAULT_UPDATE_ATTEMPTS
@@ -357,7 +366,7 @@ export class CheckpointStore<T = JsonValue> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
       checkPositiveInteger(seq, 'seq');
-      const opts = checkOptions(options, 'options', ['expectedHead']);
+      const opts = checkOptions(options, 'options', ['expectedHead'], 'rollback()');
       const expectedHead = checkExpectedHead(opts.expectedHead, false) ?? undefined;
       const result = await this.#backend.rollback({
         sessionId,
@@ -383,7 +392,7 @@ export class CheckpointStore<T = JsonValue> {
   async fork(sessionId: string, options?: { atSeq?: number; newId?: string }): Promise<string> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
-      const opts = checkOptions(options, 'options', ['atSeq', 'newId']);
+      const opts = checkOptions(options, 'options', ['atSeq', 'newId'], 'fork()');
       const atSeq = opts.atSeq === undefined ? null : checkPositiveInteger(opts.atSeq, 'atSeq');
       const newId = opts.newId === undefined ? crypto.randomUUID() : checkName(opts.newId, 'newId');
       const result = await this.#backend.fork({ sessionId, atSeq, newId, now: Date.now() });
@@ -425,7 +434,7 @@ export class CheckpointStore<T = JsonValue> {
     return this.#run(async () => {
       checkName(sessionId, 'sessionId');
       checkPositiveInteger(seq, 'seq');
-      const opts = checkOptions(options, 'options', ['note']);
+      const opts = checkOptions(options, 'options', ['note'], 'pin()');
       const note = opts.note === undefined ? null : checkName(opts.note, 'note');
       const result = await this.#backend.pin({ sessionId, seq, note });
       if (result.status === 'not_found') throw notFound(sessionId, result.missing, seq);

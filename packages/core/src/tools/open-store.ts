@@ -131,12 +131,12 @@ function pglitePlace(rest: string): { path?: string } {
  * with NOT_FOUND where there is none.
  */
 export async function openStore(url: string, options?: OpenStoreOptions): Promise<CheckpointStore> {
-  const { create: given, ...storeOptions } = checkOptions(options, 'options', [
-    'maxPayloadBytes',
-    'codecs',
-    'retention',
-    'create',
-  ]);
+  const { create: given, ...storeOptions } = checkOptions(
+    options,
+    'options',
+    ['maxPayloadBytes', 'codecs', 'retention', 'create'],
+    'openStore()',
+  );
   const create = checkCreate(given, 'openStore');
   if (typeof url !== 'string') {
     throw invalidArgument(

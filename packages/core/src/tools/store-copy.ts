@@ -36,13 +36,12 @@ export async function copyStore(
   target: CheckpointStore,
   options: CopyOptions = {},
 ): Promise<TransferCounts> {
-  const opts = checkOptions(options, 'options', [
-    'concurrency',
-    'state',
-    'onProgress',
-    'ifExists',
-    'signal',
-  ]);
+  const opts = checkOptions(
+    options,
+    'options',
+    ['concurrency', 'state', 'onProgress', 'ifExists', 'signal'],
+    'copyStore()',
+  );
   const concurrency =
     opts.concurrency === undefined ? 8 : checkPositiveInteger(opts.concurrency, 'concurrency');
   const signal = checkSignal(opts.signal, 'options.signal');

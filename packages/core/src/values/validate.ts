@@ -55,15 +55,21 @@ export function checkExpectedHead(value: unknown, allowNull: boolean): number | 
   return checkPositiveInteger(value, 'expectedHead');
 }
 
-/** An options argument: omitted or a plain object. */
+/**
+ * An options argument: omitted or a plain object. `owner` is the function it was given to
+ * (`encrypt()`), which the messages name: `options` alone does not say whose options they are
+ * when the call was one of several in a line or came from a helper.
+ */
 export function checkOptions<T extends object>(
   value: T | undefined,
   argument: string,
   known: readonly (keyof T & string)[],
+  owner?: string,
 ): Partial<T> {
   if (value === undefined || value === null) return {};
+  const whose = owner === undefined ? argument : `${owner} ${argument}`;
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw invalidArgument(argument, `${argument} must be an object, got ${describe(value)}.`);
+    throw invalidArgument(argument, `${whose} must be an object, got ${describe(value)}.`);
   }
   // A misspelt option (expectedhead, keep_last) would otherwise be ignored without a word,
   // turning off what the caller asked for. Keys set to undefined are as good as absent.
@@ -71,7 +77,7 @@ export function checkOptions<T extends object>(
     if ((value as Record<string, unknown>)[key] !== undefined && !known.includes(key as never)) {
       throw invalidArgument(
         argument,
-        `${argument} has no option ${JSON.stringify(key)}; ${known.length === 1 ? 'its only option is' : 'the options are'} ${wordList(known)}.`,
+        `${whose} has no option ${JSON.stringify(key)}; ${known.length === 1 ? 'its only option is' : 'the options are'} ${wordList(known)}.`,
       );
     }
   }
