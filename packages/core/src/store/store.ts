@@ -231,7 +231,11 @@ export class CheckpointStore<T = JsonValue> {
     });
   }
 
-  /** Read-modify-write without lost updates: load the head, apply `fn`, save with expectedHead, retry on CONFLICT. */
+  /**
+   * Read-modify-write without lost updates: load the head, apply `fn` to it (the head
+   * `Checkpoint`, or null for a session not stored yet; not its data), save what `fn` returns
+   * with expectedHead, retry on CONFLICT.
+   */
   async update<D = T, I = JsonValue>(
     sessionId: string,
     fn: (current: Checkpoint<D> | null) => UpdatedData<D> | Promise<UpdatedData<D>>,
@@ -357,7 +361,10 @@ export class CheckpointStore<T = JsonValue> {
     });
   }
 
-  /** Move the head to stored checkpoint `seq`; returns the new head. Nothing is deleted. */
+  /**
+   * Move the head to stored checkpoint `seq`; returns the new head's seq (a number: `load` the
+   * session for the checkpoint). Nothing is deleted.
+   */
   async rollback(
     sessionId: string,
     seq: number,
