@@ -210,7 +210,6 @@ const ODD_TEXTS = [
 
 describe.skipIf(!available)('mysql upgrade from version 7 (values as text)', () => {
   it('reads back every value exactly, stores new ones as bytes, and reencodes the mixed store', async () => {
-    expect(SCHEMA_VERSION).toBe(8);
     const admin = adminPool();
     // What a version 7 store holds: the text core handed it, which this version's reads give
     // back. A store of this version writes it; its rows are copied into version 7's tables.
@@ -262,7 +261,7 @@ describe.skipIf(!available)('mysql upgrade from version 7 (values as text)', () 
     const sealed = new CheckpointStore(backend, sealedUnder('k1'));
     await backend.ready();
     const [upgraded] = (await admin.query(`SELECT value FROM ${t.meta}`)) as unknown as [unknown[]];
-    expect(upgraded).toEqual([{ value: '8' }]);
+    expect(upgraded).toEqual([{ value: String(SCHEMA_VERSION) }]);
 
     // Every value reads back as it was, and is held as the bytes this version writes.
     for (const id of ['sealed', 'plain']) {

@@ -237,11 +237,11 @@ describe.skipIf(!available)('mysql', () => {
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
     const backend = await freshBackend();
-    await backend.pool.query(`UPDATE ${backend.namespace}_meta SET value = '9'`);
+    await backend.pool.query(`UPDATE ${backend.namespace}_meta SET value = '10'`);
     const again = mysql({ url, namespace: backend.namespace });
     const err = await again.ready().catch((e: unknown) => e);
     expect(isCkptError(err, 'SCHEMA')).toBe(true);
-    expect((err as Error).message).toMatch(/version 9.*upgrade @ckpt\/mysql/);
+    expect((err as Error).message).toMatch(/version 10.*upgrade @ckpt\/mysql/);
     await again.close();
     await dropAndClose(backend);
   });
