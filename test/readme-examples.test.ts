@@ -95,7 +95,7 @@ function listening({ host, port }: Server): Promise<void> {
 /** What a `console.log` comment says is printed, when it reads as a value rather than prose. */
 function expectedOutput(line: string): string | undefined {
   const comment = /console\.log\(.*\);\s*\/\/\s*(.+)$/.exec(line)?.[1];
-  return comment && /^([[{'"\d-]|true|false|null)/.test(comment) ? comment : undefined;
+  return comment && /^([[{'"\d-]|true|false|null|undefined)/.test(comment) ? comment : undefined;
 }
 
 // util.inspect breaks and pads its output by width; a comment is written by hand.

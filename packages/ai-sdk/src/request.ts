@@ -26,7 +26,12 @@ export interface ChatRequest<UI_MESSAGE extends UIMessage = UIMessage> {
   message: UI_MESSAGE;
   /** `'submit-message'` (the default) or `'regenerate-message'`, as `useChat` names it. */
   trigger?: 'submit-message' | 'regenerate-message';
-  /** The message `useChat` was asked to edit (`sendMessage({ messageId })`) or regenerate. */
+  /**
+   * The message `useChat` was asked to edit (`sendMessage({ messageId })`) or regenerate
+   * (`regenerate({ messageId })`). A regeneration's is checked against `message`: NOT_FOUND
+   * when it is not on the active branch, INVALID_ARGUMENT when the AI SDK's cut at it would
+   * not leave `message` last.
+   */
   messageId?: string;
 }
 
@@ -57,10 +62,13 @@ export async function historyFor<UI_MESSAGE extends UIMessage>(
     decisions,
   );
   const upTo = (end: number) => shown.slice(0, end).filter((m): m is UI_MESSAGE => m !== null);
-  const at = place(entries, message);
+  const at = place(entries, message.id);
 
   if (trigger === 'regenerate-message') {
     if (at === -1) throw notOnBranch(chatId, message.id);
+    if (messageId !== undefined) {
+      checkRegenerated({ entries, shown, at, sent: message.id }, messageId, chatId);
+    }
     return upTo(at + 1);
   }
   const incoming = await validated(message, rules);
@@ -109,13 +117,47 @@ async function recordAnswers<UI_MESSAGE extends UIMessage>(
 }
 
 /**
- * Where `message` is on the active branch: by its id, else as the message stored for an edit
- * of that id (the browser keeps the id it gave an edited message until it reloads).
+ * Where the message with id `id` is on the active branch: by its id, else as the message
+ * stored for an edit of that id (the browser keeps the id it gave an edited message until it
+ * reloads).
  */
-function place(entries: BranchEntry[], message: UIMessage): number {
-  const byId = entries.findIndex((e) => e.record.message.id === message.id);
+function place(entries: BranchEntry[], id: string): number {
+  const byId = entries.findIndex((e) => e.record.message.id === id);
   if (byId !== -1) return byId;
-  return entries.findLastIndex((e) => e.record.editOf === message.id);
+  return entries.findLastIndex((e) => e.record.editOf === id);
+}
+
+/**
+ * Hold a regeneration's `messageId` to what `useChat`'s `regenerate({ messageId })` did before
+ * it sent `message` (the message at `at`): it cut the chat just before that message when it is
+ * an assistant's, just after it otherwise, and sent the last message left. A `messageId` that
+ * is not on the active branch, or that such a cut would not end at `message`, says the page
+ * holds another chat than the store (another tab switched branches, a stale page): answering
+ * from `message` would regenerate another message than the one asked for.
+ */
+function checkRegenerated(
+  branch: {
+    entries: BranchEntry[];
+    shown: readonly (UIMessage | null)[];
+    at: number;
+    /** The id the request sent `message` under. */
+    sent: string;
+  },
+  messageId: string,
+  chatId: string,
+): void {
+  const { entries, shown, at, sent } = branch;
+  const target = place(entries, messageId);
+  if (target === -1) throw notOnBranch(chatId, messageId);
+  const end = entries[target]!.record.message.role === 'assistant' ? target : target + 1;
+  // Messages the page never got (left out by onInvalid) may stand between the two.
+  if (end > at && shown.slice(at + 1, end).every((m) => m === null)) return;
+  const left = shown.slice(0, end).findLast((m) => m !== null)?.id;
+  throw new CkptError(
+    'INVALID_ARGUMENT',
+    `regenerate({ messageId: ${JSON.stringify(messageId)} }) leaves ${left === undefined ? 'no message' : `message ${JSON.stringify(left)}`} last in chat ${JSON.stringify(chatId)}, but the request sends message ${JSON.stringify(sent)}; send the last message left (messages.at(-1)), or reload the chat.`,
+    { details: { argument: 'messageId' } },
+  );
 }
 
 async function validated<UI_MESSAGE extends UIMessage>(

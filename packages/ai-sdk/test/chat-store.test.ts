@@ -66,10 +66,14 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       expect(await chats.load(id)).toHaveLength(4);
     });
 
-    it('gives an unknown chat no messages', async () => {
+    it('gives an unknown chat no messages, no approval decision and no stream, creating nothing', async () => {
       expect(await chats.load('nobody')).toEqual([]);
       expect(await chats.messages('nobody')).toEqual({ messages: [], before: null });
       expect(await chats.tree('nobody')).toEqual({ headId: null, messages: [] });
+      expect(await chats.approval('nobody', 'approval-1')).toBeUndefined();
+      expect(await chats.activeStream('nobody')).toBeNull();
+      expect(await chats.delete('nobody')).toBe(false);
+      expect(await store.info('nobody')).toBeNull();
     });
 
     it('writes nothing when the same messages are saved again', async () => {
@@ -145,6 +149,65 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
         two.responseMessage.id,
         regenerated.responseMessage.id,
       ]);
+    });
+
+    it('regenerates the message regenerate({ messageId }) names, as useChat sends it', async () => {
+      await send(chats, id, { message: user('u1', 'one') });
+      const two = await send(chats, id, { message: user('u2', 'two') });
+      await send(chats, id, { message: user('u3', 'three') });
+      // regenerate({ messageId: <an answer> }) cuts before the answer and sends its question.
+      const answer = await send(chats, id, {
+        message: user('u2', 'two'),
+        trigger: 'regenerate-message',
+        messageId: two.responseMessage.id,
+      });
+      expect((await chats.load(id)).map((m) => m.id).slice(2)).toEqual([
+        'u2',
+        answer.responseMessage.id,
+      ]);
+      // regenerate({ messageId: <a question> }) keeps the question and sends it.
+      const question = await send(chats, id, {
+        message: user('u2', 'two'),
+        trigger: 'regenerate-message',
+        messageId: 'u2',
+      });
+      expect(await chats.siblings(id, question.responseMessage.id)).toEqual([
+        two.responseMessage.id,
+        answer.responseMessage.id,
+        question.responseMessage.id,
+      ]);
+    });
+
+    it('refuses a regeneration whose messageId is not on the active branch, or is not what message follows from', async () => {
+      await send(chats, id, { message: user('u1', 'one') });
+      const first = await send(chats, id, { message: user('u2', 'two') });
+      const second = await send(chats, id, {
+        message: user('u2', 'two'),
+        trigger: 'regenerate-message',
+      });
+      const checkpoints = (await store.info(id))!.checkpoints;
+      const regenerate = (message: UIMessage, messageId: string) =>
+        chats.receive(id, { message, trigger: 'regenerate-message', messageId });
+      // Not in the chat at all, and an answer another tab replaced by regenerating it.
+      for (const missing of ['no-such-message', first.responseMessage.id]) {
+        await expect(regenerate(user('u2', 'two'), missing)).rejects.toSatisfy(
+          (err: unknown) =>
+            isCkptError(err, 'NOT_FOUND') &&
+            err.details.argument === 'messageId' &&
+            err.message.includes(JSON.stringify(missing)),
+        );
+      }
+      // The answer to u2 is regenerated from u2, not from u1.
+      await expect(regenerate(user('u1', 'one'), second.responseMessage.id)).rejects.toSatisfy(
+        (err: unknown) =>
+          isCkptError(err, 'INVALID_ARGUMENT') &&
+          err.details.argument === 'messageId' &&
+          err.message.startsWith(
+            `regenerate({ messageId: ${JSON.stringify(second.responseMessage.id)} }) leaves message "u2" last in chat ${JSON.stringify(id)}, but the request sends message "u1"`,
+          ),
+      );
+      expect((await store.info(id))!.checkpoints).toBe(checkpoints);
+      expect((await chats.load(id)).at(-1)!.id).toBe(second.responseMessage.id);
     });
 
     it('edits the first message of a chat as a branch from the empty chat', async () => {
