@@ -143,6 +143,32 @@ describe('sweep on a backend with pruneBatch', () => {
   });
 });
 
+describe('a sweep stopped part way', () => {
+  it('reports once more before it rejects, counting everything it removed', async () => {
+    const base = new MemoryBackend();
+    const controller = new AbortController();
+    let prunes = 0;
+    const backend = around(base, {
+      pruneBatch: undefined,
+      prune: async (...args: Parameters<CheckpointBackend['prune']>) => {
+        // The signal comes while the 30th prune runs, part way through the first page.
+        if (++prunes === 30) controller.abort(new Error('stopped'));
+        return base.prune(...args);
+      },
+    });
+    const store = new CheckpointStore(backend);
+    for (let i = 0; i < 150; i++) await importIdle(store, `s-${i}`, 3);
+    const reports: { walked: number; checkpoints: number }[] = [];
+    await expect(
+      store.sweep({ keepLast: 1, signal: controller.signal, onProgress: (p) => reports.push(p) }),
+    ).rejects.toThrow('stopped');
+    let left = 0;
+    for (let i = 0; i < 150; i++) left += (await store.list(`s-${i}`)).items.length;
+    expect(reports.at(-1)).toMatchObject({ walked: 30, checkpoints: 150 * 3 - left });
+    expect(150 * 3 - left).toBe(60);
+  });
+});
+
 describe('the retention option', () => {
   it('acknowledges a written checkpoint even when the prune after it fails', async () => {
     const base = new MemoryBackend();

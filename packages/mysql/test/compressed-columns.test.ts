@@ -40,6 +40,13 @@ async function query<Row>(sql: string, values: unknown[] = []): Promise<Row[]> {
   return rows;
 }
 
+/** The one row `sql` reads. */
+async function one<Row>(sql: string, values: unknown[] = []): Promise<Row> {
+  const [row] = await query<Row>(sql, values);
+  if (row === undefined) throw new Error(`no row: ${sql}`);
+  return row;
+}
+
 const isMariadb = async () =>
   (await query<{ v: string }>('SELECT VERSION() AS v'))[0]!.v.includes('MariaDB');
 
@@ -52,11 +59,11 @@ async function compressedColumns(ns: string): Promise<boolean[]> {
     [t.transcripts, 'items'],
     [t.state, 'value'],
   ] as const) {
-    const [{ 'Create Table': ddl }] = await query<{ 'Create Table': string }>(
+    const { 'Create Table': ddl } = await one<{ 'Create Table': string }>(
       `SHOW CREATE TABLE ${table}`,
     );
     // As MariaDB shows it: `data` longblob /*M!100301 COMPRESSED*/ NOT NULL
-    out.push(new RegExp(`\`${column}\` longblob /\\*M!\\d* COMPRESSED ?\\*/`, 'i').test(ddl!));
+    out.push(new RegExp(`\`${column}\` longblob /\\*M!\\d* COMPRESSED ?\\*/`, 'i').test(ddl));
   }
   return out;
 }
@@ -65,12 +72,12 @@ async function compressedColumns(ns: string): Promise<boolean[]> {
 async function bodiesRoom(ns: string): Promise<{ pages: number; values: number }> {
   const t = tables(ns);
   await query(`ANALYZE TABLE ${t.bodies}`);
-  const [{ pages }] = await query<{ pages: number }>(
+  const { pages } = await one<{ pages: number }>(
     `SELECT data_length AS pages FROM information_schema.tables
       WHERE table_schema = DATABASE() AND table_name = ?`,
     [t.bodies],
   );
-  const [{ values }] = await query<{ values: string }>(
+  const { values } = await one<{ values: string }>(
     `SELECT sum(length(data)) AS \`values\` FROM ${t.bodies}`,
   );
   return { pages: Number(pages), values: Number(values) };
@@ -141,11 +148,11 @@ describe.skipIf(!available)('mysql compressed value columns', () => {
       expect(texts).toEqual(await source.exportCheckpoints(id, { afterSeq: null, limit: 10 }));
       // The raw driver reads what this version stores for each text.
       for (const cp of texts) {
-        const [{ data }] = await query<{ data: Buffer }>(
+        const { data } = await one<{ data: Buffer }>(
           `SELECT data FROM ${t.bodies} WHERE session_id = ? AND seq = ?`,
           [id, cp.seq],
         );
-        expect(data!.equals(storedBytesOf(cp.data))).toBe(true);
+        expect(data.equals(storedBytesOf(cp.data))).toBe(true);
       }
       expect(await sealed.load(id)).toEqual(
         await (id === 'sealed' ? sealedSource : plainSource).load(id),

@@ -169,65 +169,76 @@ export async function sweep(
   const progress: SweepProgress = { walked: 0, sessions: 0, checkpoints: 0 };
   const report = () => opts.onProgress?.({ ...progress });
 
-  const batch = backend.deleteIdleBatch?.bind(backend);
-  // Whether the walk below still has idle sessions to delete, one at a time.
-  let deletesIdle = idleBefore !== null;
-  if (idleBefore !== null && !dryRun && batch !== undefined) {
+  const removeAll = async (): Promise<void> => {
+    const batch = backend.deleteIdleBatch?.bind(backend);
+    // Whether the walk below still has idle sessions to delete, one at a time.
+    let deletesIdle = idleBefore !== null;
+    if (idleBefore !== null && !dryRun && batch !== undefined) {
+      for (;;) {
+        signal?.throwIfAborted();
+        const done = await run(() => batch({ idleBefore, limit: SWEEP_PAGE }));
+        if (done.sessions === 0) break;
+        progress.walked += done.sessions;
+        progress.sessions += done.sessions;
+        progress.checkpoints += done.checkpoints;
+        report();
+      }
+      // Every idle session without a pin is gone; what is left to do is pruning.
+      if (rule === null) return;
+      deletesIdle = false;
+    }
+
+    if (!backend.capabilities.listSessions)
+      throw unsupported(backend.name, 'sweep()', 'listSessions');
+    // Sessions come newest first. With nothing to prune, only the idle ones matter: the walk
+    // starts just below idleBefore, where they begin. Neither a prune nor a deletion moves a
+    // session the walk has still to reach, so each page goes on from the last one's end.
+    let after: SessionPosition | null =
+      rule === null && idleBefore !== null ? { updatedAt: idleBefore, sessionId: '' } : null;
+    const pruneBatch = backend.pruneBatch?.bind(backend);
     for (;;) {
       signal?.throwIfAborted();
-      const done = await run(() => batch({ idleBefore, limit: SWEEP_PAGE }));
-      if (done.sessions === 0) break;
-      progress.walked += done.sessions;
-      progress.sessions += done.sessions;
-      progress.checkpoints += done.checkpoints;
-      report();
-    }
-    // Every idle session without a pin is gone; what is left to do is pruning.
-    if (rule === null) return { sessions: progress.sessions, checkpoints: progress.checkpoints };
-    deletesIdle = false;
-  }
-
-  if (!backend.capabilities.listSessions)
-    throw unsupported(backend.name, 'sweep()', 'listSessions');
-  // Sessions come newest first. With nothing to prune, only the idle ones matter: the walk
-  // starts just below idleBefore, where they begin. Neither a prune nor a deletion moves a
-  // session the walk has still to reach, so each page goes on from the last one's end.
-  let after: SessionPosition | null =
-    rule === null && idleBefore !== null ? { updatedAt: idleBefore, sessionId: '' } : null;
-  const pruneBatch = backend.pruneBatch?.bind(backend);
-  for (;;) {
-    signal?.throwIfAborted();
-    const position = after;
-    const page = await run(() =>
-      backend.sessions({ after: position, limit: SWEEP_PAGE, prefix: '' }),
-    );
-    // The page's sessions that stay, to prune: in one backend call where it has pruneBatch,
-    // which commits them together, else one prune (and one commit) a session.
-    const kept: string[] = [];
-    for (const session of page) {
-      signal?.throwIfAborted();
-      const { sessionId } = session;
-      progress.walked++;
-      if (deletesIdle && idleBefore !== null && session.updatedAt < idleBefore) {
-        const decided = await run(() => backend.deleteIdle(sessionId, idleBefore, dryRun));
-        if (decided.status === 'deleted') {
-          progress.sessions++;
-          progress.checkpoints += decided.checkpoints;
-          continue;
+      const position = after;
+      const page = await run(() =>
+        backend.sessions({ after: position, limit: SWEEP_PAGE, prefix: '' }),
+      );
+      // The page's sessions that stay, to prune: in one backend call where it has pruneBatch,
+      // which commits them together, else one prune (and one commit) a session.
+      const kept: string[] = [];
+      for (const session of page) {
+        signal?.throwIfAborted();
+        const { sessionId } = session;
+        progress.walked++;
+        if (deletesIdle && idleBefore !== null && session.updatedAt < idleBefore) {
+          const decided = await run(() => backend.deleteIdle(sessionId, idleBefore, dryRun));
+          if (decided.status === 'deleted') {
+            progress.sessions++;
+            progress.checkpoints += decided.checkpoints;
+            continue;
+          }
         }
+        if (rule === null) continue;
+        if (pruneBatch) kept.push(sessionId);
+        else progress.checkpoints += await run(() => backend.prune(sessionId, rule, dryRun));
       }
-      if (rule === null) continue;
-      if (pruneBatch) kept.push(sessionId);
-      else progress.checkpoints += await run(() => backend.prune(sessionId, rule, dryRun));
+      if (rule !== null && pruneBatch && kept.length > 0) {
+        signal?.throwIfAborted();
+        progress.checkpoints += await run(() => pruneBatch(kept, rule, dryRun));
+      }
+      report();
+      if (page.length < SWEEP_PAGE) break;
+      const last = page.at(-1)!;
+      after = { updatedAt: last.updatedAt, sessionId: last.sessionId };
     }
-    if (rule !== null && pruneBatch && kept.length > 0) {
-      signal?.throwIfAborted();
-      progress.checkpoints += await run(() => pruneBatch(kept, rule, dryRun));
-    }
+  };
+
+  try {
+    await removeAll();
+  } catch (err) {
+    // What was removed since the last page's report stays removed: the last progress counts
+    // it, as that is all a caller stopped part way learns of what was done.
     report();
-    if (page.length < SWEEP_PAGE) break;
-    const last = page.at(-1)!;
-    after = { updatedAt: last.updatedAt, sessionId: last.sessionId };
+    throw err;
   }
   return { sessions: progress.sessions, checkpoints: progress.checkpoints };
 }
