@@ -233,7 +233,7 @@ describe('ckpt studio over HTTP', () => {
       host: `attacker.example:${readOnly.port}`,
     });
     expect(answer.status).toBe(403);
-    expect(answer.json).toMatchObject({ error: { code: 'INVALID_ARGUMENT' } });
+    expect(answer.json).toMatchObject({ error: { code: 'FORBIDDEN' } });
     expect(answer.text).not.toContain('main');
     expect(
       (await c.get('/api/studio', { cookie: c.cookie, host: `localhost:${readOnly.port}` })).status,
@@ -258,7 +258,7 @@ describe('ckpt studio over HTTP', () => {
       ] as const) {
         const answer = await c.change(method, path, body, headers);
         expect(answer.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(403);
-        expect(answer.json).toMatchObject({ error: { code: 'INVALID_ARGUMENT' } });
+        expect(answer.json).toMatchObject({ error: { code: 'FORBIDDEN' } });
       }
     }
     expect(await snapshot()).toEqual(before);
@@ -279,7 +279,7 @@ describe('ckpt studio over HTTP', () => {
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.json).toEqual({
         error: {
-          code: 'UNSUPPORTED',
+          code: 'FORBIDDEN',
           message: expect.stringMatching(/read-only; start it with ckpt studio --write/),
         },
       });
@@ -587,7 +587,8 @@ describe("the README's codes", () => {
       /\s+/g,
       ' ',
     );
-    const [, table, own] = /the HTTP status that fits it: ([^;]+); (401 [^;]+);/.exec(readme)!;
+    const [, table, own, refused] =
+      /the HTTP status that fits it: ([^;]+); (401 [^;]+); (403 [^.]+)\./.exec(readme)!;
     const listed: Record<string, number> = {};
     for (const entry of table!.split(', ')) {
       for (const [, code] of entry.matchAll(/`(\w+)`/g)) listed[code!] = Number(entry.slice(0, 3));
@@ -595,6 +596,7 @@ describe("the README's codes", () => {
     expect(listed).toEqual(STATUS);
     // The one code of the studio's own, which the token test sees it answer.
     expect(own).toMatch(/^401 `UNAUTHORIZED` without the token/);
+    expect(refused).toMatch(/^403 `FORBIDDEN` for /);
   });
 });
 

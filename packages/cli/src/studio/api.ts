@@ -170,7 +170,7 @@ function writable(ctx: ApiContext): void {
   if (!ctx.write) {
     throw new StudioError(
       403,
-      'UNSUPPORTED',
+      'FORBIDDEN',
       'this studio is read-only; start it with ckpt studio --write to make changes. Nothing was changed.',
     );
   }

@@ -63,7 +63,7 @@ export function checkRequest(req: IncomingMessage, url: URL, guard: Guard): void
   if (guard.hosts !== null && !guard.hosts.has(host.toLowerCase())) {
     throw new StudioError(
       403,
-      'INVALID_ARGUMENT',
+      'FORBIDDEN',
       `this studio answers at ${[...guard.hosts][0]} only, not at ${JSON.stringify(host)}; open the address ckpt studio printed.`,
     );
   }
@@ -109,7 +109,7 @@ export function checkWrite(req: IncomingMessage): void {
   if (req.headers[WRITE_HEADER] !== '1') {
     throw new StudioError(
       403,
-      'INVALID_ARGUMENT',
+      'FORBIDDEN',
       `a change needs the header "${WRITE_HEADER}: 1", which the studio's page sets; nothing was changed.`,
     );
   }
@@ -117,7 +117,7 @@ export function checkWrite(req: IncomingMessage): void {
   if (req.headers.origin !== own) {
     throw new StudioError(
       403,
-      'INVALID_ARGUMENT',
+      'FORBIDDEN',
       `a change must come from the studio's own page (Origin ${own}), not from ${JSON.stringify(req.headers.origin ?? 'no origin')}; nothing was changed.`,
     );
   }

@@ -1,6 +1,6 @@
 /**
  * How the studio says no: every failure is JSON `{ error: { code, message } }` with the
- * `CkptError` code (or the studio's own `UNAUTHORIZED`), an HTTP status that fits it, and a
+ * `CkptError` code (or the studio's own `UNAUTHORIZED` and `FORBIDDEN`), an HTTP status that fits it, and a
  * message from which the store's URL (and any password in it) has been taken out.
  */
 import { type CkptErrorCode, isCkptError } from '@ckpt/core';
@@ -8,10 +8,12 @@ import { redactPasswords } from '@ckpt/core/adapter';
 import { missingKeyMessage } from '../codecs.js';
 
 /**
- * The codes the studio's API answers with: core's, and `UNAUTHORIZED` for a request without
- * the token, which no store operation can fail with and so core has no code for.
+ * The codes the studio's API answers with: core's, `UNAUTHORIZED` (401) for a request without
+ * the token, and `FORBIDDEN` (403) for one the studio refuses whoever sends it (a foreign host
+ * name or origin, a change without its header or to a read-only studio): no store operation
+ * fails so, and core has no code for them.
  */
-export type StudioErrorCode = CkptErrorCode | 'UNAUTHORIZED';
+export type StudioErrorCode = CkptErrorCode | 'UNAUTHORIZED' | 'FORBIDDEN';
 
 /** A refusal of the studio's own (no token, a foreign origin, a route it does not have), with its HTTP status. */
 export class StudioError extends Error {
