@@ -20,11 +20,12 @@ export function aloneHere(
   here: () => (calls: WriteCall[]) => Outcome[],
 ): CommitBatch {
   let local: ((calls: WriteCall[]) => Outcome[]) | undefined;
+  const wait = busyTimeouts(db);
   return (calls) => {
     if (calls.length !== 1 || !thread.idle) return thread.commit(calls);
     local ??= here();
     const commit = local;
-    const outcomes = withoutWaiting(db, () => commit(calls));
+    const outcomes = wait.never(() => commit(calls));
     const [outcome] = outcomes as [Outcome];
     // BEGIN IMMEDIATE found the file locked: nothing was written, and the thread waits for it.
     if ('error' in outcome && errorCode(outcome.error).startsWith('SQLITE_BUSY')) {
@@ -34,12 +35,25 @@ export function aloneHere(
   };
 }
 
-/** `fn` on `db` with a busy timeout of 0: a locked file fails at once with SQLITE_BUSY. */
-function withoutWaiting<T>(db: Database.Database, fn: () => T): T {
-  db.pragma('busy_timeout = 0');
-  try {
-    return fn();
-  } finally {
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  }
+/**
+ * Runs a function on `db` with a busy timeout of 0, so that a locked file fails at once with
+ * SQLITE_BUSY, and the usual timeout after. The two statements are prepared once: `pragma()`
+ * prepares its statement on every call, which cost more than the rest of a small write.
+ */
+function busyTimeouts(db: Database.Database): { never<T>(fn: () => T): T } {
+  let statements: { none: Database.Statement; usual: Database.Statement } | undefined;
+  return {
+    never(fn) {
+      statements ??= {
+        none: db.prepare('PRAGMA busy_timeout = 0'),
+        usual: db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`),
+      };
+      statements.none.run();
+      try {
+        return fn();
+      } finally {
+        statements.usual.run();
+      }
+    },
+  };
 }
