@@ -13,16 +13,20 @@ import type { CommitBatch } from './group-commit.js';
 import type { Outcome, WriteCall } from './write-call.js';
 import type { WriterThread } from './writer-thread.js';
 
-/** Commit on the thread, but a call alone here when the thread is idle (see above). */
+/**
+ * Commit on the thread, but a call alone here when the thread is idle and `quiet()` says no
+ * other caller is about to call (see above).
+ */
 export function aloneHere(
   db: Database.Database,
   thread: WriterThread,
   here: () => (calls: WriteCall[]) => Outcome[],
+  quiet: () => boolean,
 ): CommitBatch {
   let local: ((calls: WriteCall[]) => Outcome[]) | undefined;
   const wait = busyTimeouts(db);
   return (calls) => {
-    if (calls.length !== 1 || !thread.idle) return thread.commit(calls);
+    if (calls.length !== 1 || !thread.idle || !quiet()) return thread.commit(calls);
     local ??= here();
     const commit = local;
     const outcomes = wait.never(() => commit(calls));

@@ -57,8 +57,11 @@ export class SqliteBackend extends SqlBackend<SqliteStatement> {
     const t = tables(namespace);
     const statements = backendStatements(db, t);
     const here = () => batchCommitter(db, sqliteTransactions(db, t, statements.reads));
-    const commit = writer === null ? here() : aloneHere(db, writer, here);
-    const group = options.groupCommit === false ? null : new GroupCommit(commit);
+    // A call alone commits here only while no caller of a group is resuming (see aloneHere).
+    let group: GroupCommit | null = null;
+    const commit =
+      writer === null ? here() : aloneHere(db, writer, here, () => group?.quiet ?? true);
+    group = options.groupCommit === false ? null : new GroupCommit(commit);
     const opening = openAdapter(
       () => undefined,
       async () => {

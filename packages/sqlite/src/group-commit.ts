@@ -26,8 +26,8 @@ export const DEFAULT_GROUP_LIMITS: GroupCommitLimits = {
 /**
  * How many of a batch's callers resume in one turn of the event loop, where a batch commits
  * off it: the loop turns between, so that no turn carries the work of a whole batch of
- * callers. The next batch goes once they have all resumed, so that it carries all the calls
- * they make at once, and pays one fsync for them.
+ * callers. The calls they make go in the next batch as soon as the thread is free, so that
+ * the thread commits while the event loop works for the callers still resuming.
  */
 const RESUMED_A_TURN = 8;
 
@@ -55,8 +55,8 @@ export class GroupCommit {
   #committing = false;
   /** Who waits for every call handed in to settle (see idle()). */
   #whenIdle: (() => void)[] = [];
-  /** The callers of the batch committed last are resuming, over a few turns. */
-  #resuming = false;
+  /** Committed batches whose callers are resuming, over a few turns each. */
+  #resuming = 0;
 
   constructor(commit: CommitBatch, limits: GroupCommitLimits = DEFAULT_GROUP_LIMITS) {
     this.#commit = commit;
@@ -83,13 +83,21 @@ export class GroupCommit {
     return new Promise((resolve) => this.#whenIdle.push(resolve));
   }
 
-  #isIdle(): boolean {
-    return this.#waiting.length === 0 && !this.#busy();
+  /**
+   * Whether no caller is about to call: none resuming from a commit, none waiting. A call alone
+   * then is one agent's, which may commit where it is cheapest (see aloneHere).
+   */
+  get quiet(): boolean {
+    return this.#resuming === 0 && this.#waiting.length === 0;
   }
 
-  /** A batch is committing, or its callers are still resuming: the next one waits. */
+  #isIdle(): boolean {
+    return this.#waiting.length === 0 && !this.#committing && this.#resuming === 0;
+  }
+
+  /** A batch is committing: the next one waits for it. */
   #busy(): boolean {
-    return this.#committing || this.#resuming;
+    return this.#committing;
   }
 
   #schedule(): void {
@@ -140,19 +148,14 @@ export class GroupCommit {
       return;
     }
     this.#committing = true;
-    outcomes.then(
-      (done) => {
-        this.#committing = false;
-        this.#resume(batch, done);
-      },
-      (err) => {
-        this.#committing = false;
-        this.#resume(
-          batch,
-          batch.map(() => ({ error: err })),
-        );
-      },
-    );
+    const committed = (done: Outcome[]) => {
+      this.#committing = false;
+      this.#resume(batch, done);
+      // The calls that waited for this commit go next, while its callers resume: the commit
+      // runs off the event loop, so the two overlap.
+      if (this.#waiting.length > 0) this.#schedule();
+    };
+    outcomes.then(committed, (err) => committed(batch.map(() => ({ error: err }))));
   }
 
   /**
@@ -161,16 +164,19 @@ export class GroupCommit {
    * have all arrived.
    */
   #resume(batch: Waiting[], outcomes: Outcome[]): void {
-    this.#resuming = true;
-    settle(batch.splice(0, RESUMED_A_TURN), outcomes.splice(0, RESUMED_A_TURN));
-    setImmediate(() => {
+    this.#resuming++;
+    const turn = () => {
+      settle(batch.splice(0, RESUMED_A_TURN), outcomes.splice(0, RESUMED_A_TURN));
       if (batch.length > 0) {
-        this.#resume(batch, outcomes);
+        setImmediate(turn);
         return;
       }
-      this.#resuming = false;
-      this.#next();
-    });
+      setImmediate(() => {
+        this.#resuming--;
+        this.#next();
+      });
+    };
+    turn();
   }
 
   /** The calls that arrived meanwhile go next, with those the resumed callers make. */
@@ -180,6 +186,7 @@ export class GroupCommit {
       this.#schedule();
       return;
     }
+    if (!this.#isIdle()) return;
     const waiters = this.#whenIdle;
     this.#whenIdle = [];
     for (const resolve of waiters) resolve();

@@ -97,6 +97,33 @@ describe('group commit', () => {
     expect(frames.true).toBeLessThan(frames.false! / 4);
   });
 
+  it('sends the calls that waited for a commit off the event loop while its callers still resume', async () => {
+    // A commit that answers later, as the writer thread does; what each batch met.
+    const batches: { calls: number; resumedBefore: number }[] = [];
+    let resumed = 0;
+    const group = new GroupCommit((calls) => {
+      batches.push({ calls: calls.length, resumedBefore: resumed });
+      return new Promise((resolve) =>
+        setTimeout(() => resolve(calls.map(() => ({ value: null }))), 5),
+      );
+    });
+    const step = () => group.run({ name: 'step', args: [] }, 0);
+    // 64 agents, each calling again as soon as its first call resolves.
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        await step();
+        resumed++;
+        await step();
+      }),
+    );
+    expect(batches[0]).toEqual({ calls: 64, resumedBefore: 0 });
+    // The second batch went before every caller of the first had resumed: the event loop's
+    // work for them and the next commit overlap.
+    expect(batches[1]!.resumedBefore).toBeLessThan(64);
+    expect(batches.reduce((sum, b) => sum + b.calls, 0)).toBe(128);
+    await group.idle();
+  });
+
   it('fails every call of a batch whose COMMIT fails, and stores none of them', async () => {
     const db = new Database(':memory:');
     db.pragma('foreign_keys = ON');

@@ -167,7 +167,11 @@ export async function sweep(
   const idleBefore = idleFor === null ? null : now - idleFor;
   const rule = prunes ? ruleAt(parts, now) : null;
   const progress: SweepProgress = { walked: 0, sessions: 0, checkpoints: 0 };
-  const report = () => opts.onProgress?.({ ...progress });
+  let reported: SweepProgress = { ...progress };
+  const report = () => {
+    reported = { ...progress };
+    opts.onProgress?.({ ...progress });
+  };
 
   const removeAll = async (): Promise<void> => {
     const batch = backend.deleteIdleBatch?.bind(backend);
@@ -237,7 +241,13 @@ export async function sweep(
   } catch (err) {
     // What was removed since the last page's report stays removed: the last progress counts
     // it, as that is all a caller stopped part way learns of what was done.
-    report();
+    if (
+      progress.walked !== reported.walked ||
+      progress.sessions !== reported.sessions ||
+      progress.checkpoints !== reported.checkpoints
+    ) {
+      report();
+    }
     throw err;
   }
   return { sessions: progress.sessions, checkpoints: progress.checkpoints };
