@@ -2,7 +2,7 @@
  * The writer thread: writes commit off the event loop, errors cross it as they were, a thread
  * that dies fails what it held and is replaced, and close() waits for what it holds.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointStore, CkptError, isCkptError } from '@ckpt/core';
@@ -10,6 +10,7 @@ import { sqlite } from '@ckpt/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { receiveError, sendError } from '../src/thread-errors.js';
+import type { WriterThread } from '../src/writer-thread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-sqlite-writer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -114,14 +115,23 @@ describe('the writer thread', () => {
     const path = file();
     const backend = sqlite({ path });
     const store = new CheckpointStore(backend);
-    await store.checkpoint('before', 'kept');
-    const wal = statSync(`${path}-wal`).size;
+    // Two calls at once start the thread.
+    await Promise.all([store.checkpoint('before', 'kept'), store.checkpoint('warm', 0)]);
+    // Another connection holds the write lock, so the batch waits in its BEGIN on the thread.
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
     const calls = Array.from({ length: 200 }, (_, i) => store.checkpoint(`a${i}`, big(i)));
     const settled = Promise.allSettled(calls);
-    // Terminated once the batch has started writing: the WAL grows under its transaction.
-    while (statSync(`${path}-wal`).size === wal) await new Promise((r) => setImmediate(r));
-    const dying = backend.writer!.thread!;
-    await dying.terminate();
+    const thread = backend.writer as WriterThread;
+    while (thread.idle) await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 50));
+    // Terminated while it waits; the lock let go at once, so its transaction begins and is
+    // cut short at its first step, before any COMMIT.
+    const dying = thread.thread!;
+    const ended = dying.terminate();
+    other.exec('COMMIT');
+    other.close();
+    await ended;
     const results = await settled;
     const failures = results.filter((r) => r.status === 'rejected');
     expect(failures.length).toBeGreaterThan(0);
