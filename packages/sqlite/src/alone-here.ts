@@ -35,7 +35,9 @@ export function aloneHere(
     if ('error' in outcome && errorCode(outcome.error).startsWith('SQLITE_BUSY')) {
       return thread.commit(calls);
     }
-    return outcomes;
+    // Answered a turn of the event loop later, as the thread's answer would be: a loop of
+    // writes (a sweep, a rewrite) leaves timers, I/O and Ctrl-C their turn between them.
+    return new Promise((resolve) => setImmediate(() => resolve(outcomes)));
   };
 }
 

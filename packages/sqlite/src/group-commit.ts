@@ -171,10 +171,10 @@ export class GroupCommit {
         setImmediate(turn);
         return;
       }
-      setImmediate(() => {
-        this.#resuming--;
-        this.#next();
-      });
+      // The last callers are resuming: none is left to wait for (see quiet). Idle, if it
+      // comes to that, is decided a turn later, once the calls they make have arrived.
+      this.#resuming--;
+      setImmediate(() => this.#next());
     };
     turn();
   }

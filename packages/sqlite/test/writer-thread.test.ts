@@ -70,6 +70,18 @@ describe('the writer thread', () => {
     await store.close();
   });
 
+  it('answers a call alone a turn of the event loop later, so that a loop of writes leaves timers and signals their turn', async () => {
+    const backend = sqlite({ path: file() });
+    const store = new CheckpointStore(backend);
+    const turns = await turnsDuring(async () => {
+      for (let i = 0; i < 200; i++) await store.checkpoint(`s${i % 10}`, i);
+    });
+    // One turn a write at least (the probe's own turns besides).
+    expect(turns).toBeGreaterThanOrEqual(200);
+    expect(backend.writer?.thread).toBeNull();
+    await store.close();
+  });
+
   it('sends a call alone to the thread when another connection holds the write lock, and never waits for it on the event loop', async () => {
     const path = file();
     const backend = sqlite({ path });
