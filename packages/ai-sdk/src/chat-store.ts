@@ -31,6 +31,40 @@ import { type SaveResult, saveMessages, writeTitle } from './saving.js';
 import { activeStream, endStream, startStream } from './streams.js';
 import { treeShape, treeWithMessages, unknownMessage } from './tree.js';
 
+/** Every option a `CkptChatStore` takes: a misspelt one would otherwise be ignored. */
+const OPTIONS = [
+  'userId',
+  'version',
+  'upgrades',
+  'onInvalid',
+  'placeholder',
+  'scope',
+  'tools',
+  'metadataSchema',
+  'dataSchemas',
+] as const satisfies readonly (keyof CkptChatStoreOptions)[];
+
+/** `options` as given, refused with INVALID_ARGUMENT when not an object or naming an unknown option. */
+function checkChatStoreOptions<T extends object>(options: T | null): T {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new CkptError(
+      'INVALID_ARGUMENT',
+      `CkptChatStore options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}.`,
+      { details: { argument: 'options' } },
+    );
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined && !(OPTIONS as readonly string[]).includes(key)) {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        `CkptChatStore options has no option ${JSON.stringify(key)}; the options are ${OPTIONS.join(', ')}.`,
+        { details: { argument: 'options' } },
+      );
+    }
+  }
+  return options;
+}
+
 /** Options of a `CkptChatStore`. */
 export interface CkptChatStoreOptions<UI_MESSAGE extends UIMessage = UIMessage>
   extends MessageSchemas<UI_MESSAGE> {
@@ -104,7 +138,7 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
     /** @internal For `forUser`: the store of the chat store it was made from, which stays open. */
     shared?: Promise<CheckpointStore>,
   ) {
-    this.#options = options;
+    this.#options = checkChatStoreOptions(options);
     this.#userId = options.userId === undefined ? undefined : checkUserId(options.userId);
     this.#rules = checkRules(options);
     this.#scope = checkScope(options.scope);

@@ -577,6 +577,22 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
         /upgrades\[2\]/,
       );
       expect(() => new CkptChatStore({} as never)).toThrow(/CheckpointStore or a store URL/);
+      // A misspelt option would otherwise be ignored: userid would store every user's chats
+      // under no user, and list() would show them all.
+      for (const typo of [{ userid: 'alice' }, { verison: 2 }]) {
+        expect(() => new CkptChatStore(store, typo as never)).toThrow(
+          expect.objectContaining({
+            code: 'INVALID_ARGUMENT',
+            message: expect.stringMatching(
+              /^CkptChatStore options has no option "(userid|verison)"; the options are userId, version,/,
+            ),
+          }),
+        );
+      }
+      await expect(CkptChatStore.open('memory:', { userid: 'a' } as never)).rejects.toSatisfy(
+        refused('INVALID_ARGUMENT'),
+      );
+      expect(() => new CkptChatStore(store, null as never)).toThrow(/must be an object/);
       expect(await store.info(id)).toBeNull();
     });
 
