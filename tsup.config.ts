@@ -8,7 +8,10 @@ export default defineConfig({
   // Entry points share their modules as chunks, in CommonJS too, so that a class such as
   // CkptError is one class whichever entry it was reached through.
   splitting: true,
-  dts: true,
+  // The declarations name Node.js types (Buffer, NodeJS.ReadableStream): an application whose
+  // TypeScript includes no types unless told (`types: []`, the default from TypeScript 6) gets
+  // them through this reference, where @types/node is installed.
+  dts: { banner: '/// <reference types="node" />' },
   sourcemap: true,
   clean: true,
   target: 'node20',

@@ -109,6 +109,11 @@ async function main() {
     writeFileSync(join(app, 'strict.ts'), STRICT_TS);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(STRICT_TSCONFIG, null, 2));
     run('npx', ['tsc', '-p', '.'], app);
+    // And as one whose TypeScript includes no types unless told (`types: []`, the default from
+    // TypeScript 6): the declarations bring Node.js's types themselves.
+    writeFileSync(join(app, 'no-types.ts'), NO_TYPES_TS);
+    writeFileSync(join(app, 'tsconfig.no-types.json'), JSON.stringify(NO_TYPES_TSCONFIG, null, 2));
+    run('npx', ['tsc', '-p', 'tsconfig.no-types.json'], app);
     // The command, as npm installed it, opening the adapter installed beside it. A command
     // opens only a store that is there, so the store is made first, as an application would.
     const missing = spawnSync('npx', ['ckpt', '--store', 'sqlite:./cli.db', 'sessions'], {
@@ -291,6 +296,23 @@ const STRICT_TSCONFIG = {
   },
   files: ['strict.ts'],
 };
+
+const NO_TYPES_TSCONFIG = {
+  compilerOptions: { ...STRICT_TSCONFIG.compilerOptions, types: [] },
+  files: ['no-types.ts'],
+};
+
+const NO_TYPES_TS = `
+import { CheckpointStore } from '@ckpt/core';
+import { storedBytesOf } from '@ckpt/core/adapter';
+import { SqlBackend } from '@ckpt/core/sql';
+import { memory } from '@ckpt/memory';
+import { sqlite } from '@ckpt/sqlite';
+import { main } from '@ckpt/cli';
+export const store = new CheckpointStore(memory());
+export const bytes: Uint8Array = storedBytesOf('{}');
+export { main, SqlBackend, sqlite };
+`;
 
 const STRICT_TS = `
 import { type CheckpointBackend, CheckpointStore, kvBackend, type KvStore } from '@ckpt/core';
