@@ -96,9 +96,12 @@ export function cut(text: string, max: number | null): string {
   return `${out}…${coloured ? '\u001b[0m' : ''}`;
 }
 
-/** `n` and the noun, plural unless `n` is 1: `1 checkpoint`, `2 checkpoints`, `0 state values`. */
+/**
+ * `n` and the noun, plural unless `n` is 1: `1 checkpoint`, `2 checkpoints`, `0 state values`,
+ * `98,310 checkpoints` (thousands grouped, as the progress bars show them).
+ */
 export function count(n: number, noun: string): string {
-  return `${n} ${n === 1 ? noun : `${noun}s`}`;
+  return `${n.toLocaleString('en-US')} ${n === 1 ? noun : `${noun}s`}`;
 }
 
 /** `word` as a shell reads it back: bare when safe, else in single quotes. */

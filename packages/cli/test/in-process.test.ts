@@ -258,7 +258,7 @@ it("keeps a pin's note when pinned again without --note, and clears it only with
   const note = async () => (await store.list('chat', { beforeSeq: 3, limit: 1 })).items[0]?.pinNote;
 
   expect(await pin('2', '--note', 'approved')).toBe('chat: pinned 2\n');
-  expect(await pin('2')).toBe('chat: 2 was already pinned\n');
+  expect(await pin('2')).toBe('chat: 2 was already pinned; its note "approved" is kept\n');
   expect(await note()).toBe('approved');
   expect(JSON.parse(await pin('2', '--json'))).toEqual({
     sessionId: 'chat',
@@ -284,7 +284,7 @@ it("keeps a pin's note when pinned again without --note, and clears it only with
   });
   expect(await note()).toBeNull();
   expect((await store.list('chat', { beforeSeq: 3, limit: 1 })).items[0]?.pinned).toBe(true);
-  expect(await pin('2', '--note', '')).toBe('chat: 2 was already pinned\n');
+  expect(await pin('2', '--note', '')).toBe('chat: 2 was already pinned, without a note\n');
   expect(await pin('2', '--note', 'again')).toBe(
     'chat: 2 was already pinned; its note is now "again"\n',
   );

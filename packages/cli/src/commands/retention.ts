@@ -24,15 +24,28 @@ interface Swept extends SweepResult {
   dryRun: boolean;
 }
 
-/** `deleted 3 idle sessions and removed 40 checkpoints, looking at 120 sessions in 0.4 s`. */
-function summary(swept: Swept, seconds: number): string {
+/**
+ * `deleted 3 idle sessions and removed 40 checkpoints in all, looking at 120 sessions in 0.4 s`;
+ * without `--idle`, `removed 40 checkpoints, looking at …`.
+ */
+function summary(swept: Swept, idle: boolean, seconds: number): string {
   const [deleted, removed] = swept.dryRun ? ['would delete', 'remove'] : ['deleted', 'removed'];
-  return `${deleted} ${count(swept.sessions, 'idle session')} and ${removed} ${count(swept.checkpoints, 'checkpoint')} in all, looking at ${count(swept.walked, 'session')} in ${seconds.toFixed(1)} s`;
+  const checkpoints = `${removed} ${count(swept.checkpoints, 'checkpoint')}`;
+  const what = idle
+    ? `${deleted} ${count(swept.sessions, 'idle session')} and ${checkpoints} in all`
+    : swept.dryRun
+      ? `would ${checkpoints}`
+      : checkpoints;
+  return `${what}, looking at ${count(swept.walked, 'session')} in ${seconds.toFixed(1)} s`;
 }
 
 /** `pinned 12`, or what a pin of a pinned checkpoint did to its note. */
 function pinLine(done: Pinned, wasPinned: boolean): string {
-  if (!done.changed) return `${done.seq} was already pinned`;
+  if (!done.changed) {
+    return done.pinNote === null
+      ? `${done.seq} was already pinned, without a note`
+      : `${done.seq} was already pinned; its note ${JSON.stringify(done.pinNote)} is kept`;
+  }
   if (!wasPinned) return `pinned ${done.seq}`;
   return done.pinNote === null
     ? `${done.seq} was already pinned; cleared its note`
@@ -100,13 +113,15 @@ export function registerRetention(program: Command, ctx: Context): void {
                 },
               }),
             () =>
-              `stopped after looking at ${count(seen.walked, 'session')} (${summary({ ...seen, dryRun }, (Date.now() - started) / 1000)}); what was removed is gone and the rest is as it was. Run the same command again to finish.`,
+              `stopped: ${summary({ ...seen, dryRun }, opts.idle !== undefined, (Date.now() - started) / 1000)}; what was removed is gone and the rest is as it was. Run the same command again to finish.`,
           );
         } finally {
           progress?.stop();
         }
         const swept: Swept = { ...result, walked: seen.walked, dryRun };
-        ctx.output(swept, () => ctx.note(summary(swept, (Date.now() - started) / 1000)));
+        ctx.output(swept, () =>
+          ctx.note(summary(swept, opts.idle !== undefined, (Date.now() - started) / 1000)),
+        );
       }),
     'ckpt sweep --idle 30d --keep-last 20',
     'ckpt sweep --idle 30d --keep-last 20 --older-than 90d --dry-run',
