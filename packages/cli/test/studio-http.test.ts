@@ -15,6 +15,7 @@ import { serviceUrl } from '@ckpt/test-servers';
 import { emptyStore, URL_STORES } from '@ckpt/test-stores';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { redactor, STATUS } from '../src/studio/errors.js';
+import { hostWarning } from '../src/studio/host-warning.js';
 import { buildCli, CKPT, ckpt } from './support/binary.js';
 import { FILLED_IDS, FILLED_SCOPES, fill } from './support/store-fill.js';
 import { type StudioProcess, startStudio } from './support/studio.js';
@@ -538,7 +539,19 @@ describe('ckpt studio over HTTP', () => {
     res.destroy();
   });
 
-  it('listens on another address only when told to with --host, and warns of it below the address', async () => {
+  it('warns of an address other machines can reach, below the address, and not of a loopback one', () => {
+    expect(hostWarning('0.0.0.0', 4280, false)).toBe(
+      "warning: listening on every address of this machine as --host asks, not on 127.0.0.1 alone: anyone who can reach port 4280 there and has the token (in the address above) can read the store. From another machine, open the address above with this machine's name or address in place of 127.0.0.1.",
+    );
+    expect(hostWarning('192.168.1.20', 4280, true)).toBe(
+      'warning: listening on 192.168.1.20 as --host asks, not on 127.0.0.1 alone: anyone who can reach port 4280 there and has the token (in the address above) can read the store and change it.',
+    );
+    for (const loopback of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]']) {
+      expect(hostWarning(loopback, 4280, true), loopback).toBeNull();
+    }
+  });
+
+  it('listens on another address only when told to with --host', async () => {
     // stdout and stderr in one file, in the order a terminal shows them.
     const out = join(dir, 'host.out');
     const fd = openSync(out, 'w');
@@ -553,7 +566,7 @@ describe('ckpt studio over HTTP', () => {
       const lines = await vi.waitFor(
         () => {
           const text = readFileSync(out, 'utf8');
-          expect(text).toMatch(/^warning: .*\n$/m);
+          expect(text).toMatch(/Ctrl-C stops it\.\n$/m);
           return text.split('\n');
         },
         { timeout: 30_000, interval: 50 },
@@ -562,7 +575,7 @@ describe('ckpt studio over HTTP', () => {
       expect(lines[0]).toMatch(/^http:\/\/127\.0\.0\.2:\d+\/\?token=[\w-]{43}$/);
       expect(lines.slice(1)).toEqual([
         'ckpt studio on a sqlite store, read-only (start with --write to allow changes); open the address above. Ctrl-C stops it.',
-        `warning: listening on 127.0.0.2 as --host asks, not on 127.0.0.1 alone: anyone who can reach port ${address.port} on 127.0.0.2 and has the token (in the address above) can read the store.`,
+        // 127.0.0.2 is a loopback address: only this machine reaches it, and no warning is due.
         '',
       ]);
       const port = Number(address.port);

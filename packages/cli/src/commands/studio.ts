@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { isCkptError } from '@ckpt/core';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Context } from '../context.js';
+import { hostWarning } from '../studio/host-warning.js';
 import { type Studio, startStudio } from '../studio/server.js';
 import { example } from './help.js';
 
@@ -106,13 +107,8 @@ export function registerStudio(program: Command, ctx: Context): void {
             `ckpt studio on a ${store.backendName} store, ${opts.write ? c.bold('changes allowed (--write)') : 'read-only (start with --write to allow changes)'}; open the address above. Ctrl-C stops it.`,
           );
           // Last, where a terminal leaves it in view, and below the address it speaks of.
-          if (opts.host !== undefined) {
-            ctx.note(
-              c.yellow(
-                `warning: listening on ${host} as --host asks, not on 127.0.0.1 alone: anyone who can reach port ${studio!.port} on ${host} and has the token (in the address above) can read the store${opts.write ? ' and change it' : ''}.`,
-              ),
-            );
-          }
+          const warning = hostWarning(host, studio!.port, opts.write === true);
+          if (warning !== null) ctx.note(c.yellow(warning));
           if (opts.open) openBrowser(ctx, studio!.url);
           await stop;
           await studio!.close();
