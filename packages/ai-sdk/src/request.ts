@@ -64,12 +64,29 @@ export async function historyFor<UI_MESSAGE extends UIMessage>(
   const upTo = (end: number) => shown.slice(0, end).filter((m): m is UI_MESSAGE => m !== null);
   const at = place(entries, message.id);
 
+  if (entries.length === 0) {
+    // Nothing to regenerate or edit in a chat that is not there: the page holds another.
+    if (trigger === 'regenerate-message' || messageId !== undefined) {
+      throw noSuchChat(chatId, messageId ?? message.id);
+    }
+  }
   if (trigger === 'regenerate-message') {
     if (at === -1) throw notOnBranch(chatId, message.id);
     if (messageId !== undefined) {
       checkRegenerated({ entries, shown, at, sent: message.id }, messageId, chatId);
     }
     return upTo(at + 1);
+  }
+  if (messageId !== undefined) {
+    // An edit: sendMessage({ text, messageId }) sends the edited message under messageId.
+    if (place(entries, messageId) === -1) throw notOnBranch(chatId, messageId);
+    if (messageId !== message.id) {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        `an edit's messageId ${JSON.stringify(messageId)} is not the id of the message it sends (${JSON.stringify(message.id)}); sendMessage({ text, messageId }) sends the edited message under messageId.`,
+        { details: { argument: 'messageId' } },
+      );
+    }
   }
   const incoming = await validated(message, rules);
   if (at === -1) {
@@ -173,6 +190,14 @@ async function validated<UI_MESSAGE extends UIMessage>(
     'INVALID_ARGUMENT',
     `message ${JSON.stringify(message.id)} does not match the chat's tools and schemas: ${result.error.message}`,
     { cause: result.error, details: { argument: 'message' } },
+  );
+}
+
+function noSuchChat(chatId: string, messageId: string): CkptError {
+  return new CkptError(
+    'NOT_FOUND',
+    `chat ${JSON.stringify(chatId)} does not exist, so message ${JSON.stringify(messageId)} cannot be regenerated or edited in it; reload the chat.`,
+    { details: { argument: 'messageId' } },
   );
 }
 

@@ -210,6 +210,30 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
       expect((await chats.load(id)).at(-1)!.id).toBe(second.responseMessage.id);
     });
 
+    it('refuses an edit whose messageId is not on the active branch or is not the id it sends, and any in a chat that does not exist', async () => {
+      const refusedWith =
+        (code: 'NOT_FOUND' | 'INVALID_ARGUMENT', text: string) => (err: unknown) =>
+          isCkptError(err, code) &&
+          err.details.argument === 'messageId' &&
+          err.message.includes(text);
+      await expect(
+        chats.receive(id, { message: user('u1', 'hi'), trigger: 'regenerate-message' }),
+      ).rejects.toSatisfy(refusedWith('NOT_FOUND', `chat ${JSON.stringify(id)} does not exist`));
+      await expect(
+        chats.receive(id, { message: user('u1', 'hi'), messageId: 'u1' }),
+      ).rejects.toSatisfy(refusedWith('NOT_FOUND', `chat ${JSON.stringify(id)} does not exist`));
+      expect(await store.info(id)).toBeNull();
+      await send(chats, id, { message: user('u1', 'one') });
+      const checkpoints = (await store.info(id))!.checkpoints;
+      await expect(
+        chats.receive(id, { message: user('nope', 'edited'), messageId: 'nope' }),
+      ).rejects.toSatisfy(refusedWith('NOT_FOUND', '"nope" is not on the active branch'));
+      await expect(
+        chats.receive(id, { message: user('u9', 'edited'), messageId: 'u1' }),
+      ).rejects.toSatisfy(refusedWith('INVALID_ARGUMENT', `an edit's messageId "u1"`));
+      expect((await store.info(id))!.checkpoints).toBe(checkpoints);
+    });
+
     it('edits the first message of a chat as a branch from the empty chat', async () => {
       await send(chats, id, { message: user('u1', 'hello') });
       await send(chats, id, { message: user('u1', 'bonjour'), messageId: 'u1' });
