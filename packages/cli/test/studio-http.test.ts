@@ -262,6 +262,15 @@ describe('ckpt studio over HTTP', () => {
         expect(answer.json).toMatchObject({ error: { code: 'FORBIDDEN' } });
       }
     }
+    const originless = await c.change('DELETE', at('main-fork'), undefined, {
+      cookie: c.cookie,
+      'x-ckpt-studio': '1',
+    });
+    expect(originless.json).toMatchObject({
+      error: {
+        message: expect.stringMatching(/, and this one has no Origin; nothing was changed/),
+      },
+    });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -285,6 +294,12 @@ describe('ckpt studio over HTTP', () => {
         },
       });
     }
+    // Said first, whatever else the request lacks: no header or origin would make it go.
+    const bare = await c.change('POST', at('main', '/rollback'), { seq: 6 }, { cookie: c.cookie });
+    expect(bare.status).toBe(403);
+    expect(bare.json).toMatchObject({
+      error: { code: 'FORBIDDEN', message: expect.stringMatching(/read-only/) },
+    });
     expect(await snapshot()).toEqual(before);
     expect(await store.info('never')).toBeNull();
   });

@@ -166,7 +166,7 @@ async function stateEntries(
 }
 
 /** Refuse a change when the studio was started without `--write`. */
-function writable(ctx: ApiContext): void {
+export function writable(ctx: ApiContext): void {
   if (!ctx.write) {
     throw new StudioError(
       403,

@@ -118,7 +118,7 @@ export function checkWrite(req: IncomingMessage): void {
     throw new StudioError(
       403,
       'FORBIDDEN',
-      `a change must come from the studio's own page (Origin ${own}), not from ${JSON.stringify(req.headers.origin ?? 'no origin')}; nothing was changed.`,
+      `a change must come from the studio's own page (Origin ${own}), ${req.headers.origin === undefined ? 'and this one has no Origin' : `not from ${JSON.stringify(req.headers.origin)}`}; nothing was changed.`,
     );
   }
 }

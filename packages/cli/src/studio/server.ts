@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type CheckpointStore, CkptError } from '@ckpt/core';
-import { type ApiContext, readJsonBody, route } from './api.js';
+import { type ApiContext, readJsonBody, route, writable } from './api.js';
 import { type Asset, defaultAssetsDir, loadAssets } from './assets.js';
 import {
   checkRequest,
@@ -172,7 +172,11 @@ export async function startStudio(options: StudioOptions): Promise<Studio> {
     const url = new URL(req.url ?? '/', 'http://studio.invalid');
     checkRequest(req, url, guard);
     const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD') checkWrite(req);
+    if (method !== 'GET' && method !== 'HEAD') {
+      // A read-only studio says so first: no header or origin would make the change go.
+      writable(ctx);
+      checkWrite(req);
+    }
     if (url.pathname.startsWith('/api/')) {
       const answer = await route(
         {
