@@ -4,7 +4,7 @@
  * what stays of the values it replaced, where the backend keeps copies (free pages, dead row
  * versions), and, for a SQLite file, writing the file anew (VACUUM) so that none stays.
  */
-import type { Leftovers, ReencodeProgress } from '@ckpt/core';
+import type { Codec, Leftovers, ReencodeProgress } from '@ckpt/core';
 import type { Command } from 'commander';
 import { confirm } from '../confirm.js';
 import type { Context } from '../context.js';
@@ -13,6 +13,17 @@ import { count } from '../io.js';
 import { Progress, sessionTotal } from '../progress.js';
 import { UsageError } from '../usage-error.js';
 import { example } from './help.js';
+
+/**
+ * `gzip + aes-256-gcm with key k2 (gzip leaves values shorter than its minBytes uncompressed)`:
+ * the codecs every value is now under, and that a compression left the small values as they
+ * were, which `ckpt doctor` then reports under the encryption alone.
+ */
+function underCodecs(codecs: readonly Codec[], key: string | undefined): string {
+  const names = codecs.map((c) => c.name).join(' + ');
+  const compressing = codecs.find((c) => c.name !== 'aes-256-gcm');
+  return `${names}${key === undefined ? '' : ` with key ${key}`}${compressing === undefined ? '' : ` (${compressing.name} leaves values shorter than its minBytes uncompressed)`}`;
+}
 
 export function registerRekey(program: Command, ctx: Context): void {
   example(
@@ -70,7 +81,7 @@ export function registerRekey(program: Command, ctx: Context): void {
         const seconds = (Date.now() - started) / 1000;
         ctx.output(result, () =>
           ctx.note(
-            `rekeyed ${count(result.checkpoints, 'checkpoint')} and ${count(result.state, 'state value')} in ${seconds.toFixed(1)} s; every value is now under ${codecs.map((c) => c.name).join(' + ')}${ctx.currentKey === undefined ? '' : ` with key ${ctx.currentKey}`}.`,
+            `rekeyed ${count(result.checkpoints, 'checkpoint')} and ${count(result.state, 'state value')} in ${seconds.toFixed(1)} s; every value is now under ${underCodecs(codecs, ctx.currentKey)}.`,
           ),
         );
         if (leftovers !== undefined) await afterRewrite(ctx, leftovers, opts.vacuum === true);
