@@ -17,6 +17,7 @@ import {
   type ImportInput,
   type PinResult,
   type PruneRule,
+  pruneSideBySide,
   type RewriteInput,
   type RollbackInput,
   type RollbackResult,
@@ -184,10 +185,8 @@ export class MemoryBackend implements CheckpointBackend {
     return { status: 'done', seq: at };
   }
 
-  async pruneBatch(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean) {
-    let removed = 0;
-    for (const sessionId of sessionIds) removed += await this.prune(sessionId, rule, dryRun);
-    return removed;
+  pruneBatch(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean): Promise<number> {
+    return pruneSideBySide((id, r, dry) => this.prune(id, r, dry), sessionIds, rule, dryRun);
   }
 
   async prune(sessionId: string, rule: PruneRule, dryRun = false): Promise<number> {

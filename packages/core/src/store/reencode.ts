@@ -9,6 +9,7 @@ import type { CompleteBackend, SessionPosition } from '../adapter/backend.js';
 import { type CodecChain, madeBy } from '../codecs/chain.js';
 import { CkptError, invalidArgument, unsupported } from '../values/errors.js';
 import { checkOptions, checkSignal } from '../values/validate.js';
+import { progressReports } from './progress.js';
 import { SessionValues, sealCheckpointValue } from './session-values.js';
 import type { Runner } from './state.js';
 
@@ -83,7 +84,7 @@ export async function reencode(
     throw unsupported(backend.name, 'reencode()', 'listStateKeys');
 
   const progress: ReencodeProgress = { pass: 1, sessions: 0, checkpoints: 0, state: 0 };
-  const report = () => opts.onProgress?.({ ...progress });
+  const { report, reportingStop } = progressReports(progress, opts.onProgress?.bind(opts));
 
   const reencodeSession = async (sessionId: string) => {
     const values = new SessionValues(backend, codecs, sessionId);
@@ -186,15 +187,11 @@ export async function reencode(
     }
   };
 
-  try {
+  // What was rewritten since the last page's report, the rewrite that was under way when the
+  // signal came among it too, stays rewritten: the last progress counts it.
+  await reportingStop(async () => {
     await reencodeSessions();
     await reencodeStates();
-  } catch (err) {
-    // What was rewritten since the last page's report, the rewrite that was under way when
-    // the signal came among it, stays rewritten: the last progress must count it, as that is
-    // all a caller stopped part way learns of what was done.
-    report();
-    throw err;
-  }
+  });
   return { checkpoints: progress.checkpoints, state: progress.state };
 }

@@ -8,6 +8,7 @@
 import type { CompleteBackend, PruneRule, SessionPosition } from '../adapter/backend.js';
 import { invalidArgument, unsupported } from '../values/errors.js';
 import { checkOptions, checkPositiveInteger, checkSignal, describe } from '../values/validate.js';
+import { progressReports } from './progress.js';
 import type { Runner } from './state.js';
 
 /** Which checkpoints `prune` removes: at least one of the two. */
@@ -167,11 +168,7 @@ export async function sweep(
   const idleBefore = idleFor === null ? null : now - idleFor;
   const rule = prunes ? ruleAt(parts, now) : null;
   const progress: SweepProgress = { walked: 0, sessions: 0, checkpoints: 0 };
-  let reported: SweepProgress = { ...progress };
-  const report = () => {
-    reported = { ...progress };
-    opts.onProgress?.({ ...progress });
-  };
+  const { report, reportingStop } = progressReports(progress, opts.onProgress?.bind(opts));
 
   const removeAll = async (): Promise<void> => {
     const batch = backend.deleteIdleBatch?.bind(backend);
@@ -236,19 +233,6 @@ export async function sweep(
     }
   };
 
-  try {
-    await removeAll();
-  } catch (err) {
-    // What was removed since the last page's report stays removed: the last progress counts
-    // it, as that is all a caller stopped part way learns of what was done.
-    if (
-      progress.walked !== reported.walked ||
-      progress.sessions !== reported.sessions ||
-      progress.checkpoints !== reported.checkpoints
-    ) {
-      report();
-    }
-    throw err;
-  }
+  await reportingStop(removeAll);
   return { sessions: progress.sessions, checkpoints: progress.checkpoints };
 }
