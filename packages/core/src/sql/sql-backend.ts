@@ -345,9 +345,8 @@ export class SqlBackend<S> implements CheckpointBackend {
    */
   pruneBatch(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean) {
     if (sessionIds.length === 0) return Promise.resolve(0);
-    const { pruneBatch } = this.#writes;
-    if (pruneBatch) return pruneBatch(sessionIds, rule, dryRun);
     const writes = this.#writes;
+    if (writes.pruneBatch) return writes.pruneBatch(sessionIds, rule, dryRun);
     return pruneSideBySide((id, r, dry) => writes.prune(id, r, dry), sessionIds, rule, dryRun);
   }
 
