@@ -14,10 +14,16 @@ export async function screenshotDemo(page: Page, origin: string, path: string): 
   await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
   await page.goto(`${origin}/sessions/trip-planner?seq=4`);
   await page.locator('svg.tree [data-seq="3"]').waitFor();
-  // Each checkpoint drawn with its time, read once the tree is drawn.
-  await page.waitForFunction(
-    "document.querySelectorAll('svg.tree .node').length === document.querySelectorAll('svg.tree .node .time').length",
-  );
+  // Each checkpoint drawn with its time, read once the tree is drawn. Polled from here:
+  // waitForFunction polls a string by eval in the page, which the studio's CSP refuses (a first
+  // check that passed at once hid it, until a busy machine made the page late).
+  const timed =
+    "document.querySelectorAll('svg.tree .node').length === document.querySelectorAll('svg.tree .node .time').length";
+  for (const deadline = Date.now() + 30_000; !(await page.evaluate<boolean>(timed)); ) {
+    if (Date.now() > deadline)
+      throw new Error('the tree never showed every checkpoint with its time');
+    await page.waitForTimeout(20);
+  }
   await page.locator('ul.diff li').first().waitFor();
   await page.screenshot({ path });
 }
