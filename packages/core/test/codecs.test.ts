@@ -44,6 +44,34 @@ describe('compress()', () => {
     });
   }
 
+  it("holds a session's id only in a value it encrypts, and reads a compressed value that holds it", async () => {
+    const key = randomBytes(32);
+    const plain = new CheckpointStore(memory(), { codecs: [compress('gzip')] });
+    await plain.checkpoint('a-long-session-id', LONG);
+    const compressed = (await plain.backend.load('a-long-session-id', null))!.data;
+    // Nothing but an encryption binds a value to its session: the id would be bytes for nothing.
+    expect(compressed.startsWith('ckpt1;gzip;;')).toBe(true);
+    // Values written before, with the id, read as they did.
+    const withOwner = compressed.replace('ckpt1;gzip;;', 'ckpt1;gzip;a-long-session-id;');
+    await plain.backend.append({
+      sessionId: 'a-long-session-id',
+      data: withOwner,
+      metadata: '{}',
+      transcript: '[]',
+      expectedHead: 1,
+      idempotencyKey: undefined,
+      now: Date.now(),
+      needs: [],
+    });
+    expect((await plain.load('a-long-session-id'))?.data).toEqual(LONG);
+    const sealed = new CheckpointStore(memory(), {
+      codecs: [compress('gzip'), encrypt({ keys: { k1: key }, current: 'k1' })],
+    });
+    await sealed.checkpoint('a-long-session-id', LONG);
+    const stored = (await sealed.backend.load('a-long-session-id', null))!.data;
+    expect(stored.startsWith('ckpt1;gzip,aes-256-gcm:k1;a-long-session-id;')).toBe(true);
+  });
+
   it('leaves a value below minBytes, or one compression would not shrink, as it is', async () => {
     const store = new CheckpointStore(memory(), {
       codecs: [compress('gzip', { minBytes: 10_000 })],

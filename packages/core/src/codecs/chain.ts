@@ -4,8 +4,10 @@
  *     ckpt1;<steps>;<owner>;<base64 of the bytes>
  *
  * where `<steps>` lists, in the order they ran, what each codec recorded (`gzip`,
- * `aes-256-gcm:k2`) and `<owner>` is the percent-encoded id of the session a checkpoint value was
- * written for (empty for a state value). No JSON text begins with `c`, so a value stored before
+ * `aes-256-gcm:k2`) and `<owner>` is the percent-encoded id of the session an encrypted checkpoint
+ * value was written for, which its encryption binds it to. It is empty for a state value, and
+ * for a value no codec encrypted: there it would bind nothing and cost each stored value the
+ * session's id again (values written before kept it; it reads the same). No JSON text begins with `c`, so a value stored before
  * the codecs were turned on, or one every codec left as it is, is told apart and read as it is.
  * The form holds no newline, which the KV layout separates a body's parts with.
  */
@@ -92,7 +94,7 @@ export class CodecChain {
   /** The text to store for `text`, a value's JSON text at `place`. */
   encode(text: string, place: ValuePlace): string {
     if (this.#steps.length === 0) return text;
-    const owner = 'scope' in place ? '' : place.session;
+    const owner = 'scope' in place || !this.encrypts ? '' : place.session;
     const bound = boundPlace(place, owner);
     let bytes: Buffer = Buffer.from(text, 'utf8');
     const labels: string[] = [];
