@@ -10,6 +10,7 @@
  *   CKPT_BENCH_ONLY=concurrency only the concurrency table, in CKPT_BENCH_ROUNDS interleaved
  *                               rounds (default 5)
  *   CKPT_BENCH_ONLY=codecs      only the codecs' tables (compression and encryption)
+ *   CKPT_BENCH_ONLY=layout      only the bound of a layout of one row a checkpoint on PostgreSQL
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -24,6 +25,7 @@ import { printConcurrency } from './concurrency.js';
 import { postgresConcurrency, sqliteConcurrency } from './concurrency-bench.js';
 import { benchCopy, printCopy } from './copy-bench.js';
 import { benchLangGraph } from './langgraph-bench.js';
+import { layoutBound } from './layout-bound.js';
 import type { Plan } from './measure.js';
 import { benchMysql, mysqlSettings } from './mysql.js';
 import { benchPostgres, postgresSettings } from './postgres.js';
@@ -54,6 +56,7 @@ async function main() {
   if (process.env.CKPT_BENCH_ONLY === 'retention') return retentionOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'concurrency') return concurrencyOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'codecs') return codecsOnly(dir);
+  if (process.env.CKPT_BENCH_ONLY === 'layout') return layoutOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -192,6 +195,19 @@ function codecsOnly(dir: string) {
       storage,
     );
     return { plan, rows, storage };
+  });
+}
+
+/** What a layout of one row a checkpoint would hold on PostgreSQL, part by part. */
+function layoutOnly(dir: string) {
+  return tableOnly(dir, 'layout', async () => {
+    const steps = quick ? 100 : 1000;
+    const layout = await layoutBound(postgresUrl, steps);
+    console.log(
+      `\nPostgreSQL: bytes after LangGraph's ${steps} steps with gzip, and in other layouts`,
+    );
+    console.table(layout.map((row) => ({ part: row.part, bytes: row.bytes.toLocaleString('en') })));
+    return { steps, layout };
   });
 }
 
