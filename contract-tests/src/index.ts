@@ -23,6 +23,7 @@ import { stateCases } from './cases/state.js';
 import { surfaceCases } from './cases/surface.js';
 import { transferCases } from './cases/transfer.js';
 import { valueCases } from './cases/values.js';
+import { watchCases } from './cases/watch.js';
 import { type ContractContext, type ContractHarness, useContext } from './harness.js';
 
 export type { ContractHarness } from './harness.js';
@@ -46,6 +47,7 @@ const GROUPS = {
   codecs: (t, h) => codecCases(t, h.capabilities),
   surface: (t, h) => surfaceCases(t, h.capabilities, h.namespaced !== undefined),
   destroy: (t, h) => destroyCases(t, h.capabilities, h.namespaced !== undefined),
+  watch: (t, h) => watchCases(t, h.capabilities),
   model: (t, h) => modelCases(t, h.capabilities, h.modelRuns ?? 200),
 } satisfies Record<string, (t: ContractContext, harness: ContractHarness) => void>;
 

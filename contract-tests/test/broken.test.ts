@@ -78,11 +78,16 @@ describe('runContractTests(harness, { groups })', () => {
   it('refuses a name that is not a group, listing the groups', () => {
     const harness = {
       name: 'memory',
-      capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true },
+      capabilities: {
+        concurrentWriters: true,
+        listSessions: true,
+        listStateKeys: true,
+        watch: false,
+      },
       create: () => new MemoryBackend(),
     };
     expect(() => runContractTests(harness, { groups: ['idempotence' as never] })).toThrow(
-      'runContractTests: no group named "idempotence"; the groups are checkpoints, lifecycle, needs, listings, values, inputs, idempotency, state, concurrency, transfer, retention, codecs, surface, destroy, model.',
+      'runContractTests: no group named "idempotence"; the groups are checkpoints, lifecycle, needs, listings, values, inputs, idempotency, state, concurrency, transfer, retention, codecs, surface, destroy, watch, model.',
     );
   });
 });

@@ -4,7 +4,7 @@ import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { type CheckpointBackend, compareCodePoints, type KvStore, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
 
 /** A KV with only the three required methods: the single-writer profile. */
 function minimalKv(): KvStore {
@@ -12,7 +12,11 @@ function minimalKv(): KvStore {
   return { get: full.get, set: full.set, delete: full.delete };
 }
 
-runContractTests({ name: 'memory() reference', capabilities: ALL, create: () => memory() });
+runContractTests({
+  name: 'memory() reference',
+  capabilities: { ...ALL, watch: true },
+  create: () => memory(),
+});
 
 runContractTests({
   name: 'kvBackend over get/set/delete/compareAndSet/list',
@@ -76,7 +80,12 @@ runContractTests({
 
 runContractTests({
   name: 'kvBackend over get/set/delete only (single writer)',
-  capabilities: { concurrentWriters: false, listSessions: false, listStateKeys: false },
+  capabilities: {
+    concurrentWriters: false,
+    listSessions: false,
+    listStateKeys: false,
+    watch: false,
+  },
   create: () => kvBackend(minimalKv()),
 });
 
@@ -134,6 +143,11 @@ runContractTests({
 
 runContractTests({
   name: 'a native backend of the required methods alone',
-  capabilities: { concurrentWriters: true, listSessions: false, listStateKeys: false },
+  capabilities: {
+    concurrentWriters: true,
+    listSessions: false,
+    listStateKeys: false,
+    watch: false,
+  },
   create: () => requiredOnly(false),
 });

@@ -26,7 +26,7 @@ runKvStoreTests({
 
 runContractTests({
   name: 'kvBackend(json-file-kv)',
-  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true },
+  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false },
   create: () => open(join(dir, `${crypto.randomUUID()}.json`)),
   // Another "connection": a second store on the same file.
   connect: (backend) => open(files.get(backend)!),

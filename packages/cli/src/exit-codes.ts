@@ -13,7 +13,7 @@ export const EXIT = {
   NOT_FOUND: 3,
   /** A conflict: an expected head that moved, an id that exists. */
   CONFLICT: 4,
-  /** Bad input: an invalid argument or value, a malformed export, a payload too large. */
+  /** Bad input: an invalid argument or value, a malformed export, a payload too large, a `--since` cursor the change log no longer holds. */
   INVALID: 5,
   /** The store cannot be used: unreachable, refused, a schema it cannot read, a missing adapter, a stored value it cannot decode. */
   STORE: 6,
@@ -33,6 +33,7 @@ const BY_CODE: Record<CkptErrorCode, number> = {
   UNSUPPORTED: EXIT.STORE,
   CLOSED: EXIT.STORE,
   UNREADABLE: EXIT.STORE,
+  EXPIRED: EXIT.INVALID,
 };
 
 /** The exit status for a failure. */

@@ -16,6 +16,9 @@ export type {
   BackendCapabilities,
   BackendDeclarations,
   BackendLifecycle,
+  ChangeKind,
+  ChangeLog,
+  ChangesPage,
   CheckpointBackend,
   CheckpointLog,
   CompleteBackend,
@@ -37,11 +40,13 @@ export type {
   SessionPosition,
   SessionTransfer,
   StateStore,
+  StoredChange,
   StoredCheckpoint,
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
 } from './adapter/backend.js';
+export { logPosition, readLogPosition } from './adapter/change-positions.js';
 export { capabilitiesOf, completeBackend } from './adapter/complete-backend.js';
 export {
   type ConnectionSpec,

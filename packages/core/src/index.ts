@@ -8,6 +8,7 @@
  */
 export type {
   BackendCapabilities,
+  ChangeKind,
   CheckpointBackend,
   Diagnosis,
   Leftovers,
@@ -53,6 +54,7 @@ export type {
   TranscriptEntry,
   UpdateOptions,
 } from './store/types.js';
+export type { ChangeEvent, ChangeStream, WatchOptions } from './store/watch.js';
 export {
   EXPORT_FORMAT,
   EXPORT_VERSION,

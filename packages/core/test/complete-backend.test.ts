@@ -41,6 +41,7 @@ describe('completeBackend', () => {
       concurrentWriters: false,
       listSessions: false,
       listStateKeys: false,
+      watch: false,
     });
   });
 
@@ -49,11 +50,13 @@ describe('completeBackend', () => {
       concurrentWriters: false,
       listSessions: true,
       listStateKeys: true,
+      watch: true,
     });
-    expect(capabilitiesOf(without(['sessions', 'stateScopes']))).toEqual({
+    expect(capabilitiesOf(without(['sessions', 'stateScopes', 'changes']))).toEqual({
       concurrentWriters: false,
       listSessions: false,
       listStateKeys: false,
+      watch: false,
     });
   });
 

@@ -30,6 +30,7 @@ describe('CheckpointStore: facts about its backend', () => {
       concurrentWriters: true,
       listSessions: true,
       listStateKeys: true,
+      watch: true,
     });
     const { get, set, delete: remove } = memoryKv();
     const minimal = new CheckpointStore(kvBackend({ get, set, delete: remove }));

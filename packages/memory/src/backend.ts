@@ -26,6 +26,7 @@ import {
   type StoredLineageEntry,
   type StoredSession,
 } from '@ckpt/core/adapter';
+import { MemoryChangeLog } from './change-log.js';
 import { checkMemoryOptions, type MemoryOptions } from './options.js';
 
 interface MemoryCheckpoint extends StoredCheckpoint {
@@ -48,11 +49,17 @@ interface MemorySession {
 /** The in-memory backend (see `memory()`). */
 export class MemoryBackend implements CheckpointBackend {
   readonly name = 'memory';
-  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  readonly capabilities = {
+    concurrentWriters: true,
+    listSessions: true,
+    listStateKeys: true,
+    watch: true,
+  };
   /** The namespace this instance was opened with. */
   readonly namespace: string;
   readonly #sessions = new Map<string, MemorySession>();
   readonly #state = new Map<string, Map<string, string>>();
+  readonly #log = new MemoryChangeLog();
 
   constructor(options: MemoryOptions = {}) {
     this.namespace = checkMemoryOptions(options, 'memory');
@@ -88,6 +95,7 @@ export class MemoryBackend implements CheckpointBackend {
     target.last = seq;
     target.updatedAt = input.now;
     if (input.idempotencyKey !== undefined) target.idempotency.set(input.idempotencyKey, seq);
+    this.#log.record(input.sessionId, 'checkpoint', seq);
     return { status: 'written', seq, parent: head };
   }
 
@@ -155,6 +163,7 @@ export class MemoryBackend implements CheckpointBackend {
     if (!session.checkpoints.has(input.seq)) return { status: 'not_found', missing: 'seq' };
     session.head = input.seq;
     session.updatedAt = input.now;
+    this.#log.record(input.sessionId, 'rollback', input.seq);
     return { status: 'done' };
   }
 
@@ -182,6 +191,7 @@ export class MemoryBackend implements CheckpointBackend {
     }
     copy.head = at;
     copy.last = at;
+    this.#log.record(input.newId, 'fork', at);
     return { status: 'done', seq: at };
   }
 
@@ -210,6 +220,7 @@ export class MemoryBackend implements CheckpointBackend {
         removed++;
       }
     }
+    if (removed > 0 && !dryRun) this.#log.record(sessionId, 'prune', session.head);
     return removed;
   }
 
@@ -239,12 +250,17 @@ export class MemoryBackend implements CheckpointBackend {
     const session = this.#sessions.get(sessionId);
     if (!session || session.updatedAt >= idleBefore) return { status: 'kept' };
     for (const cp of session.checkpoints.values()) if (cp.pinned) return { status: 'kept' };
-    if (!dryRun) this.#sessions.delete(sessionId);
+    if (!dryRun) {
+      this.#sessions.delete(sessionId);
+      this.#log.record(sessionId, 'delete', null);
+    }
     return { status: 'deleted', checkpoints: session.checkpoints.size };
   }
 
   async delete(sessionId: string): Promise<boolean> {
-    return this.#sessions.delete(sessionId);
+    const deleted = this.#sessions.delete(sessionId);
+    if (deleted) this.#log.record(sessionId, 'delete', null);
+    return deleted;
   }
 
   async sessions(query: { after: SessionPosition | null; limit: number; prefix: string }) {
@@ -291,6 +307,7 @@ export class MemoryBackend implements CheckpointBackend {
     session.head = input.head;
     session.last = input.checkpoints.at(-1)!.seq;
     session.updatedAt = input.updatedAt;
+    this.#log.record(input.sessionId, 'checkpoint', input.head);
     return 'imported';
   }
 
@@ -300,16 +317,20 @@ export class MemoryBackend implements CheckpointBackend {
 
   async stateSet(scope: string, key: string, value: string) {
     this.#scope(scope).set(key, value);
+    this.#log.record(scope, 'state', null);
   }
 
   async stateDelete(scope: string, key: string) {
-    return this.#state.get(scope)?.delete(key) ?? false;
+    const deleted = this.#state.get(scope)?.delete(key) ?? false;
+    if (deleted) this.#log.record(scope, 'state', null);
+    return deleted;
   }
 
   async stateCompareAndSet(scope: string, key: string, expected: string | null, value: string) {
     const values = this.#scope(scope);
     if ((values.get(key) ?? null) !== expected) return false;
     values.set(key, value);
+    this.#log.record(scope, 'state', null);
     return true;
   }
 
@@ -338,6 +359,14 @@ export class MemoryBackend implements CheckpointBackend {
   async destroy(): Promise<void> {
     this.#sessions.clear();
     this.#state.clear();
+  }
+
+  async changes(query: { after: string | null; limit: number }) {
+    return this.#log.changes(query);
+  }
+
+  async onChanges(wake: () => void) {
+    return this.#log.listen(wake);
   }
 
   async close(): Promise<void> {}

@@ -3,9 +3,13 @@ import { isCkptError, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 import { describe, expect, it } from 'vitest';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
 
-runContractTests({ name: 'memory()', capabilities: ALL, create: () => memory() });
+runContractTests({
+  name: 'memory()',
+  capabilities: { ...ALL, watch: true },
+  create: () => memory(),
+});
 
 runContractTests({
   name: 'kvBackend(memoryKv())',

@@ -4,7 +4,7 @@ import { mysqlKv } from '@ckpt/mysql';
 import { describe, it } from 'vitest';
 import { available, contractNamespaces, freshBackend, url } from './support.js';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
 
 if (available) {
   runContractTests({

@@ -11,7 +11,7 @@ import {
   url,
 } from './support.js';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
 
 /** The contract suite against PostgreSQL reached at `at` (the server, or PgBouncer in front of it). */
 function postgresContract(name: string, at: string) {

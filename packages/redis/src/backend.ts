@@ -43,7 +43,12 @@ import * as writes from './writes.js';
 /** The Redis backend (see `redis()`). */
 export class RedisBackend implements CheckpointBackend {
   readonly name = 'redis';
-  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  readonly capabilities = {
+    concurrentWriters: true,
+    listSessions: true,
+    listStateKeys: true,
+    watch: false,
+  };
   readonly namespace: string;
   /** The client commands run on. */
   readonly client: RedisClient;

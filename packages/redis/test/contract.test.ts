@@ -15,7 +15,7 @@ import {
   url,
 } from './support.js';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
 
 /**
  * The contract suite on the single server or the cluster. Each backend gets a client of its

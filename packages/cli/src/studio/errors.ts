@@ -39,6 +39,7 @@ export const STATUS: Record<CkptErrorCode, number> = {
   CLOSED: 503,
   BACKEND: 502,
   UNREADABLE: 500,
+  EXPIRED: 410,
 };
 
 /** The body of an error response. */

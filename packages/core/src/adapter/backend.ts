@@ -16,6 +16,8 @@ export interface BackendCapabilities {
   listSessions: boolean;
   /** The backend has `stateKeys()` and `stateScopes()`; without them the store raises UNSUPPORTED. */
   listStateKeys: boolean;
+  /** The backend has `changes()`, its change log; without it `watch()` raises UNSUPPORTED. */
+  watch: boolean;
 }
 
 /**
@@ -362,6 +364,57 @@ export interface Retention {
   pruneBatch?(sessionIds: readonly string[], rule: PruneRule, dryRun: boolean): Promise<number>;
 }
 
+/** What a change did: the kinds of `ChangeEvent`. */
+export type ChangeKind = 'checkpoint' | 'rollback' | 'fork' | 'delete' | 'prune' | 'state';
+
+/** One committed change, as the change log holds it. */
+export interface StoredChange {
+  /**
+   * Where the change is in the log. Positions sort as strings in the order of the log (fixed
+   * width), so that core can tell which of two comes first; the backend makes and reads them.
+   */
+  position: string;
+  /** The session that changed; for a state value, its scope. */
+  sessionId: string;
+  kind: ChangeKind;
+  /** The session's head after the change; null after a delete and for a state value. */
+  seq: number | null;
+}
+
+/** A page of the change log, and where to read on from. */
+export interface ChangesPage {
+  changes: StoredChange[];
+  /** The position after this page: the last change's, or further where the log knows more. */
+  position: string;
+}
+
+/**
+ * The change log, which `watch()` follows: each change (a checkpoint, rollback, fork, delete,
+ * prune, state value set or deleted) recorded with the write that made it, from every process
+ * writing to the store, and kept for a while (how long, the backend's README says).
+ */
+export interface ChangeLog {
+  /**
+   * Optional: the changes after `after`, in an order that a reader taking page after page never
+   * misses one, at most `limit`; with `after` null, none, and the position of the log's end now.
+   * 'expired' when the log no longer holds what followed `after`. A position the backend did not
+   * make is refused with INVALID_ARGUMENT (argument `since`). Without it, `watch()` is
+   * UNSUPPORTED.
+   */
+  changes?(query: { after: string | null; limit: number }): Promise<ChangesPage | 'expired'>;
+  /**
+   * Optional, with `changes`: call `wake` soon after a change commits, from any process (and
+   * once more after a connection it listens on was cut and made again), so that watchers read
+   * at once instead of at their next poll. Resolves, once listening, to what stops it.
+   */
+  onChanges?(wake: () => void): Promise<() => Promise<void>>;
+  /**
+   * Optional: how often, in milliseconds, watchers read the log when nothing woke them (default:
+   * 100 without `onChanges`, 2,000 with it, a guard against a lost wake).
+   */
+  readonly changesPollMs?: number;
+}
+
 /** Lifecycle: what the backend is and can do, opening, closing, removing and checking it. */
 export interface BackendLifecycle {
   /** A short name for messages and test titles, e.g. `sqlite`. */
@@ -431,8 +484,8 @@ export interface Leftovers {
 }
 
 /**
- * The storage behind a `CheckpointStore`: one method per atomic operation, in five roles (the
- * checkpoint log, the state store, session transfer, retention and lifecycle). Required: only
+ * The storage behind a `CheckpointStore`: one method per atomic operation, in six roles (the
+ * checkpoint log, the state store, session transfer, retention, the change log and lifecycle). Required: only
  * what core cannot derive; core builds what a backend leaves out of the rest from the
  * methods it has (see completeBackend).
  */
@@ -441,6 +494,7 @@ export interface CheckpointBackend
     StateStore,
     SessionTransfer,
     Retention,
+    ChangeLog,
     BackendLifecycle {}
 
 /** The methods core derives for a backend that leaves them out. */

@@ -29,6 +29,7 @@ export function capabilitiesOf(backend: CheckpointBackend): BackendCapabilities 
     concurrentWriters: backend.capabilities?.concurrentWriters === true,
     listSessions: has('sessions'),
     listStateKeys: has('stateKeys') && has('stateScopes'),
+    watch: typeof backend.changes === 'function',
   };
 }
 
@@ -50,7 +51,7 @@ export function completeBackend(backend: CheckpointBackend): CompleteBackend {
   // between on every call.
   const declared = (backend.capabilities ?? {}) as Partial<BackendCapabilities>;
   const saysAll = (Object.keys(capabilities) as (keyof BackendCapabilities)[]).every(
-    (name) => (declared[name] ?? false) === capabilities[name],
+    (name) => declared[name] === capabilities[name],
   );
   if (Object.keys(derived).length === 0 && saysAll) return backend as CompleteBackend;
   return new Proxy(backend, {

@@ -307,6 +307,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       concurrentWriters: cells.atomic,
       listSessions: typeof kv.list === 'function',
       listStateKeys: typeof kv.list === 'function',
+      watch: false,
     },
 
     async append(input: AppendInput): Promise<AppendResult> {

@@ -166,7 +166,12 @@ export const WRITES = [
 /** A SQL backend: the reads and state on one statement each, the rest as its parts say. */
 export class SqlBackend<S> implements CheckpointBackend {
   readonly name: string;
-  readonly capabilities = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+  readonly capabilities = {
+    concurrentWriters: true,
+    listSessions: true,
+    listStateKeys: true,
+    watch: false,
+  };
   /**
    * What to do about a failure of the server's or the driver's. A function of its own rather
    * than a method on private state, so that a backend made with `Object.create(backend)` (a

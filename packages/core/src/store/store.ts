@@ -38,6 +38,7 @@ import {
   checkOptions,
   checkPositiveInteger,
 } from '../values/validate.js';
+import { ChangeTail } from './change-tail.js';
 import { listPosition, sessionPosition, transcriptPosition } from './cursor-positions.js';
 import { decodeCheckpoint } from './decode.js';
 import { type CursorOwner, encodeCursor, readPage, toPage } from './paging.js';
@@ -71,6 +72,7 @@ import type {
   TranscriptEntry,
   UpdateOptions,
 } from './types.js';
+import { type ChangeStream, type WatchOptions, watchChanges } from './watch.js';
 
 /** The default largest encoded checkpoint: 8 MiB. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
@@ -93,6 +95,8 @@ export class CheckpointStore<T = JsonValue> {
   readonly #retention: ((seq: number, now: number) => PruneRule | null) | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** The one reader of the change log that every watcher of this store takes changes from. */
+  readonly #tail: ChangeTail;
   /**
    * How many calls have started and not yet settled, which close() waits for. A count, not a
    * set of the calls' promises: a promise held in a long-lived set keeps its result (a whole
@@ -125,6 +129,7 @@ export class CheckpointStore<T = JsonValue> {
         : checkPositiveInteger(opts.maxPayloadBytes, 'maxPayloadBytes');
     this.#codecs = new CodecChain(opts.codecs ?? []);
     this.#retention = checkRetention(opts.retention);
+    this.#tail = new ChangeTail(this.#backend);
     if (this.#codecs.encrypts) backend.onEncryptedValues?.();
   }
 
@@ -575,9 +580,27 @@ export class CheckpointStore<T = JsonValue> {
     ) as unknown as StateScope<V>;
   }
 
+  /**
+   * The changes of every process writing to this store (checkpoints, rollbacks, forks, deletes,
+   * prunes, state values), as they commit, oldest first; only `sessionId`'s, or those whose id
+   * starts with `prefix`, when given. From `since` (an event's cursor), what changed after that
+   * event comes first. Never skips a change: when the backend's change log no longer holds what
+   * followed `since` (or what a watcher fell behind by), the iteration fails with EXPIRED, and the
+   * caller reloads. Ends when `signal` aborts, the loop stops, or the store closes. UNSUPPORTED
+   * on a backend without a change log.
+   */
+  watch(options?: WatchOptions): ChangeStream {
+    if (this.#closed) throw closedError();
+    return watchChanges(
+      { backend: this.#backend, tail: this.#tail, run: (fn) => this.#run(fn) },
+      options,
+    );
+  }
+
   /** Let the calls in flight finish, then release the backend; later calls fail with CLOSED. */
   async close(): Promise<void> {
     if (this.#closing === undefined) {
+      this.#tail.stop();
       this.#closed = true;
       this.#closing = this.#closeWhenSettled();
     }
@@ -603,6 +626,7 @@ export class CheckpointStore<T = JsonValue> {
       );
     }
     let failure: unknown;
+    this.#tail.stop();
     this.#closed = true;
     this.#closing = this.#closeWhenSettled(async () => {
       try {

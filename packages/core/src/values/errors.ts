@@ -8,7 +8,8 @@ export type CkptErrorCode =
   | 'SCHEMA'
   | 'CLOSED'
   | 'BACKEND'
-  | 'UNREADABLE';
+  | 'UNREADABLE'
+  | 'EXPIRED';
 
 /** Extra facts an error carries, for code that handles it. */
 export interface CkptErrorDetails {
@@ -117,12 +118,14 @@ function hintFor(err: unknown, errorHint: ErrorHint | undefined): string | undef
 export function unsupported(
   backendName: string,
   call: string,
-  capability: 'listSessions' | 'listStateKeys',
+  capability: 'listSessions' | 'listStateKeys' | 'watch',
 ): CkptError {
-  const needs =
-    capability === 'listSessions'
-      ? 'sessions() of a native backend, or list() of the KV store under kvBackend'
-      : 'stateKeys() and stateScopes() of a native backend, or list() of the KV store under kvBackend';
+  const needs = {
+    listSessions: 'sessions() of a native backend, or list() of the KV store under kvBackend',
+    listStateKeys:
+      'stateKeys() and stateScopes() of a native backend, or list() of the KV store under kvBackend',
+    watch: 'changes() of a native backend: its change log',
+  }[capability];
   return new CkptError(
     'UNSUPPORTED',
     `${call} is not supported by the ${backendName} backend: it needs the '${capability}' capability (${needs}).`,

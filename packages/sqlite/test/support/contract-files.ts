@@ -37,7 +37,7 @@ export function contractFiles(prefix: string) {
 }
 
 /** Every capability: each SQLite harness has them all. */
-export const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true };
+export const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
 
 /** The harness of SQLite files, their writes committed on the writer thread or not. */
 export function fileHarness(worker: boolean): ContractHarness {
