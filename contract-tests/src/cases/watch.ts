@@ -171,7 +171,16 @@ export function watchCases(t: ContractContext, caps: BackendCapabilities): void 
         controller.abort();
         await ending;
 
-        const store = t.storeWith({});
+        const stopped = t.store.watch();
+        await stopped.ready;
+        await t.store.checkpoint('d', 1);
+        for await (const event of stopped) {
+          expect(event.sessionId).toBe('d');
+          break;
+        }
+
+        // Last: closing the store closes the backend the case's other stores share.
+        const store = t.store;
         const open = store.watch();
         await open.ready;
         const closing = (async () => {
@@ -184,14 +193,6 @@ export function watchCases(t: ContractContext, caps: BackendCapabilities): void 
         const seen = await closing;
         expect(seen.every((e) => e.sessionId === 'c')).toBe(true);
         expect(() => store.watch()).toThrow(/closed/);
-
-        const stopped = t.store.watch();
-        await stopped.ready;
-        await t.store.checkpoint('d', 1);
-        for await (const event of stopped) {
-          expect(event.sessionId).toBe('d');
-          break;
-        }
       },
     );
 

@@ -9,7 +9,7 @@ import { storedBytesOf } from '@ckpt/core/adapter';
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -125,6 +125,52 @@ export function checkpointMigrations(ns: string): string[] {
         'value',
       ),
     ].join('\n'),
+
+    // The change log that watch() follows: a row for each change of a session's row (a
+    // checkpoint, a rollback, a fork, a prune, a delete) and of a state value, written by
+    // triggers in the transaction that makes the change, so that every statement and every
+    // process records it. SQLite commits one writer at a time, so the ids come in the order
+    // the changes commit; a rowid above the highest (never AUTOINCREMENT, whose sequence table
+    // would outlive the namespace): the trim never removes the newest row. The log keeps the latest 10,000 changes or more (it lets go of 1,000
+    // at a time); the meta row 'changes_trimmed_through' says up to which id it let go.
+    `
+    CREATE TABLE ${t.changes} (
+      id         INTEGER PRIMARY KEY,
+      session_id TEXT    NOT NULL,
+      kind       TEXT    NOT NULL,
+      seq        INTEGER
+    );
+    CREATE TRIGGER ${t.changes}_at_insert AFTER INSERT ON ${t.sessions} BEGIN
+      INSERT INTO ${t.changes} (session_id, kind, seq)
+      VALUES (new.id, CASE WHEN new.forked_from_id IS NULL THEN 'checkpoint' ELSE 'fork' END, new.head);
+    END;
+    CREATE TRIGGER ${t.changes}_at_update AFTER UPDATE ON ${t.sessions}
+      WHEN new.last_seq <> old.last_seq OR new.head <> old.head OR new.checkpoints < old.checkpoints
+    BEGIN
+      INSERT INTO ${t.changes} (session_id, kind, seq)
+      VALUES (new.id, CASE WHEN new.last_seq <> old.last_seq THEN 'checkpoint'
+                           WHEN new.head <> old.head THEN 'rollback' ELSE 'prune' END, new.head);
+    END;
+    CREATE TRIGGER ${t.changes}_at_delete AFTER DELETE ON ${t.sessions} BEGIN
+      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (old.id, 'delete', NULL);
+    END;
+    CREATE TRIGGER ${t.changes}_at_state_insert AFTER INSERT ON ${t.state} BEGIN
+      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (new.scope, 'state', NULL);
+    END;
+    CREATE TRIGGER ${t.changes}_at_state_update AFTER UPDATE ON ${t.state} BEGIN
+      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (new.scope, 'state', NULL);
+    END;
+    CREATE TRIGGER ${t.changes}_at_state_delete AFTER DELETE ON ${t.state} BEGIN
+      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (old.scope, 'state', NULL);
+    END;
+    CREATE TRIGGER ${t.changes}_trim AFTER INSERT ON ${t.changes}
+      WHEN new.id % 1000 = 0 AND new.id > 10000
+    BEGIN
+      DELETE FROM ${t.changes} WHERE id <= new.id - 10000;
+      INSERT INTO ${t.meta} (key, value) VALUES ('changes_trimmed_through', new.id - 10000)
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+    END;
+    `,
   ];
 }
 

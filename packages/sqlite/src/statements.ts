@@ -10,7 +10,7 @@ import {
   named,
   prepareEach,
   prepareKeyValue,
-  type SqlReads,
+  type SqlReadsWithChanges,
 } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
 import { prepare, type SqliteStatement } from './runner.js';
@@ -50,8 +50,13 @@ function storedValue(column: string): string {
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
 /** The reads every SQL backend has, in SQLite's SQL. */
-function reads(t: Tables): SqlReads<string> {
+function reads(t: Tables): SqlReadsWithChanges<string> {
   return {
+    changesAfter: named(`
+      SELECT id, session_id, kind, seq FROM ${t.changes} WHERE id > :after ORDER BY id LIMIT :limit`),
+    changesBounds: named(`
+      SELECT (SELECT max(id) FROM ${t.changes}) AS last,
+             (SELECT CAST(value AS INTEGER) FROM ${t.meta} WHERE key = 'changes_trimmed_through') AS trimmed`),
     loadHead: named(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
              s.metadata, ${storedValue('b.data')} AS data, ${PINNED}

@@ -4,13 +4,13 @@
  */
 import { runContractTests } from '@ckpt/contract-tests';
 import { sqlite } from '@ckpt/sqlite';
-import { ALL, fileHarness } from './support/contract-files.js';
+import { fileHarness, NATIVE } from './support/contract-files.js';
 
 runContractTests(fileHarness(false));
 
 runContractTests({
   name: "sqlite (':memory:')",
-  capabilities: ALL,
+  capabilities: NATIVE,
   create: () => sqlite({ path: ':memory:' }),
   modelRuns: 50,
 });

@@ -7,12 +7,15 @@ import type { OldSchemaCalls } from '@ckpt/contract-tests/servers';
 import type { ImportInput } from '@ckpt/core/adapter';
 import { importedSessionRow } from '@ckpt/core/sql';
 import Database from 'better-sqlite3';
-import { checkpointMigrations, tables } from '../src/schema.js';
+import { checkpointMigrations, STEP_FUNCTIONS, tables } from '../src/schema.js';
 
 /** A new file at `path` holding namespace `ckpt` at schema `version`, open. */
-function fileAtVersion(path: string, version: number): Database.Database {
+export function fileAtVersion(path: string, version: number): Database.Database {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
+  for (const [name, fn] of Object.entries(STEP_FUNCTIONS)) {
+    db.function(name, { deterministic: true }, fn);
+  }
   db.exec(`
     CREATE TABLE ${tables('ckpt').meta} (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     ${checkpointMigrations('ckpt').slice(0, version).join('\n')}

@@ -298,10 +298,10 @@ describe('the upgrade from version 3, whose values are text', () => {
         checkpointMigrations('ckpt').slice(0, 3),
         undefined,
       );
-      expect.unreachable('version 3 opened a version 4 file');
+      expect.unreachable('version 3 opened a version 5 file');
     } catch (err) {
       expect(isCkptError(err, 'SCHEMA')).toBe(true);
-      expect((err as Error).message).toMatch(/version 4.*upgrade @ckpt\/sqlite/);
+      expect((err as Error).message).toMatch(/version 5.*upgrade @ckpt\/sqlite/);
     } finally {
       db.close();
     }

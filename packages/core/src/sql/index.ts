@@ -20,6 +20,7 @@ export {
   type SqlConnections,
   type SqlDriver,
 } from './driver.js';
+export { type IdChangeLogReads, idChangeLog } from './id-change-log.js';
 export {
   type KeyValueSql,
   type KeyValueStatements,
@@ -63,6 +64,7 @@ export {
   SqlBackend,
   type SqlBackendParts,
   type SqlReads,
+  type SqlReadsWithChanges,
   type SqlWrites,
 } from './sql-backend.js';
 export { named, prepareEach, type SqlStatement } from './statement.js';

@@ -9,6 +9,7 @@
 import type {
   AppendInput,
   AppendResult,
+  ChangeLog,
   CheckpointBackend,
   DeleteIdleResult,
   Diagnosis,
@@ -33,6 +34,7 @@ import { pruneSideBySide } from '../adapter/prune-batch.js';
 import { textFromStoredBytes } from '../adapter/stored-bytes.js';
 import type { ErrorHint } from '../values/errors.js';
 import { retrying, type SqlDriver } from './driver.js';
+import { type IdChangeLogReads, idChangeLog } from './id-change-log.js';
 import { countInFlight } from './in-flight.js';
 import { type KeyValueStatements, KeyValueTable, type ValueColumn } from './key-value-table.js';
 import {
@@ -90,6 +92,9 @@ export interface SqlReads<S> {
   stateScopes: SqlStatement<S, { after: string | null; limit: number }>;
 }
 
+/** A SQL backend's reads, with those of a change log whose ids come in commit order. */
+export type SqlReadsWithChanges<S> = SqlReads<S> & Partial<IdChangeLogReads<S>>;
+
 /**
  * A SQL backend's mutations: statements core runs (statement-writes.ts), or transactions the
  * adapter runs itself. Every SQL backend deletes a batch of idle sessions in one step.
@@ -121,7 +126,16 @@ export interface SqlBackendParts<S> {
    * Its reads, its state table's statements (keyed by scope and key), and its mutations as
    * statements, which core runs (see SqlWriteStatements).
    */
-  statements: { reads: SqlReads<S>; state: KeyValueStatements<S>; writes?: SqlWriteStatements<S> };
+  statements: {
+    reads: SqlReadsWithChanges<S>;
+    state: KeyValueStatements<S>;
+    writes?: SqlWriteStatements<S>;
+  };
+  /**
+   * Its change log, where its ids do not come in commit order (see ChangeLog); else, with
+   * `changesAfter` and `changesBounds` among its reads, core reads the log by id.
+   */
+  changeLog?: ChangeLog;
   /**
    * Mutations the adapter runs itself, in place of statements: each transaction of SQLite's,
    * MySQL's import. With `statements.writes`, those it leaves out (importSession); without,
@@ -166,12 +180,16 @@ export const WRITES = [
 /** A SQL backend: the reads and state on one statement each, the rest as its parts say. */
 export class SqlBackend<S> implements CheckpointBackend {
   readonly name: string;
-  readonly capabilities = {
-    concurrentWriters: true,
-    listSessions: true,
-    listStateKeys: true,
-    watch: false,
+  readonly capabilities: {
+    concurrentWriters: true;
+    listSessions: true;
+    listStateKeys: true;
+    watch: boolean;
   };
+  /** Its change log's, where it has one (see SqlBackendParts.changeLog). */
+  declare readonly changes?: ChangeLog['changes'];
+  declare readonly onChanges?: ChangeLog['onChanges'];
+  declare readonly changesPollMs?: number;
   /**
    * What to do about a failure of the server's or the driver's. A function of its own rather
    * than a method on private state, so that a backend made with `Object.create(backend)` (a
@@ -215,6 +233,26 @@ export class SqlBackend<S> implements CheckpointBackend {
     this.#writes = writes as SqlWrites;
     this.#batched = fromStatements?.batched ?? (() => ({ batches: 0, calls: 0 }));
     this.#parts = parts;
+    const { changesAfter, changesBounds } = statements.reads;
+    const log =
+      parts.changeLog ??
+      (changesAfter && changesBounds
+        ? idChangeLog(run, { changesAfter, changesBounds })
+        : undefined);
+    this.capabilities = {
+      concurrentWriters: true,
+      listSessions: true,
+      listStateKeys: true,
+      watch: log?.changes !== undefined,
+    };
+    if (log?.changes) {
+      // Own properties, as errorHint's below: methods of the log, not of the class.
+      Object.assign(this, {
+        changes: log.changes.bind(log),
+        ...(log.onChanges ? { onChanges: log.onChanges.bind(log) } : {}),
+        ...(log.changesPollMs !== undefined ? { changesPollMs: log.changesPollMs } : {}),
+      });
+    }
     // An own property like any field's, which a wrapper (a Proxy that binds what it reads) may
     // hand out as it likes; absent where the adapter has no hints.
     if (parts.errorHint) {

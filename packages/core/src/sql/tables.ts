@@ -10,6 +10,7 @@ export const SQL_TABLES = [
   'pins',
   'state',
   'kv',
+  'changes',
 ] as const;
 
 /** The name of one of the SQL tables. */

@@ -124,8 +124,9 @@ export class ChangeTail {
   #listen(): void {
     const push = typeof this.#backend.onChanges === 'function';
     const every = this.#backend.changesPollMs ?? (push ? GUARD_POLL_MS : POLL_MS);
+    // Not unref'd: a watcher waiting for changes keeps the process alive, as a listening socket
+    // does; it ends at abort, at break, or at close().
     this.#timer = setInterval(() => this.#read(), every);
-    this.#timer.unref?.();
     if (push) {
       this.#stopWakes = this.#backend.onChanges!(() => this.#read()).catch(() => undefined);
     }

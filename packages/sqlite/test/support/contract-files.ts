@@ -36,8 +36,15 @@ export function contractFiles(prefix: string) {
   };
 }
 
-/** Every capability: each SQLite harness has them all. */
-export const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
+/** What kvBackend(sqliteKv()) can do: everything but a change log, which the KV contract has not. */
+export const ALL = {
+  concurrentWriters: true,
+  listSessions: true,
+  listStateKeys: true,
+  watch: false,
+};
+/** What the native backend can do: everything. */
+export const NATIVE = { ...ALL, watch: true };
 
 /** The harness of SQLite files, their writes committed on the writer thread or not. */
 export function fileHarness(worker: boolean): ContractHarness {
@@ -46,7 +53,7 @@ export function fileHarness(worker: boolean): ContractHarness {
     files.opened(sqlite({ path, namespace, worker }), { path, namespace });
   return {
     name: `sqlite (file, WAL, synchronous FULL, worker: ${worker})`,
-    capabilities: ALL,
+    capabilities: NATIVE,
     create: () => open(files.fresh('native')),
     connect: (backend) => open(files.where(backend).path, files.where(backend).namespace),
     namespaced: (backend, namespace) => open(files.where(backend).path, namespace),
