@@ -154,15 +154,18 @@ export function checkpointMigrations(ns: string): string[] {
     CREATE TRIGGER ${t.changes}_at_delete AFTER DELETE ON ${t.sessions} BEGIN
       INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (old.id, 'delete', NULL);
     END;
-    CREATE TRIGGER ${t.changes}_at_state_insert AFTER INSERT ON ${t.state} BEGIN
-      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (new.scope, 'state', NULL);
-    END;
-    CREATE TRIGGER ${t.changes}_at_state_update AFTER UPDATE ON ${t.state} BEGIN
-      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (new.scope, 'state', NULL);
-    END;
-    CREATE TRIGGER ${t.changes}_at_state_delete AFTER DELETE ON ${t.state} BEGIN
-      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (old.scope, 'state', NULL);
-    END;
+    ${[
+      ['insert', 'new'],
+      ['update', 'new'],
+      ['delete', 'old'],
+    ]
+      .map(
+        ([event, row]) => `
+    CREATE TRIGGER ${t.changes}_at_state_${event} AFTER ${event!.toUpperCase()} ON ${t.state} BEGIN
+      INSERT INTO ${t.changes} (session_id, kind, seq) VALUES (${row}.scope, 'state', NULL);
+    END;`,
+      )
+      .join('')}
     CREATE TRIGGER ${t.changes}_trim AFTER INSERT ON ${t.changes}
       WHEN new.id % 1000 = 0 AND new.id > 10000
     BEGIN
