@@ -36,4 +36,9 @@ export {
 } from './pool-batches.js';
 export { type CallCounter, countCalls, expectOneStatementPerOperation } from './round-trips.js';
 export { expectSilentServerNamed } from './silent-server.js';
-export { expectOldSessionsReadWhole, type OldSchemaCalls } from './upgrades.js';
+export {
+  expectOldSessionsReadWhole,
+  expectUpgradedValuesReadAndWatched,
+  type OldSchemaCalls,
+  plainAndCompressedValues,
+} from './upgrades.js';

@@ -2,8 +2,9 @@
  * A check for a backend's schema upgrades: what an older schema wrote reads back whole, and
  * goes on, through the schema that replaces it.
  */
-import type { CheckpointStore } from '@ckpt/core';
+import { CheckpointStore, compress, type JsonValue, kvBackend } from '@ckpt/core';
 import { expect } from 'vitest';
+import { firstEvents } from './cases/watch.js';
 
 /** The older schema's own calls, each writing through it directly. */
 export interface OldSchemaCalls {
@@ -51,4 +52,50 @@ export async function expectOldSessionsReadWhole(
   expect((await store.list('old')).items.map((c) => c.seq)).toEqual([5, 1]);
   expect((await store.load('old', 1))?.data).toBe(10);
   return store;
+}
+
+/** A plain and a compressed value, as a store of this version hands them to a backend. */
+export async function plainAndCompressedValues(): Promise<{
+  values: { plain: string; compressed: string };
+  /** What each reads back as. */
+  data: { plain: JsonValue; compressed: JsonValue };
+}> {
+  const held = new Map<string, string>();
+  const kv = {
+    get: async (key: string) => held.get(key),
+    set: async (key: string, value: string) => void held.set(key, value),
+    delete: async (key: string) => held.delete(key),
+  };
+  const encoder = new CheckpointStore(kvBackend(kv), { codecs: [compress('gzip')] });
+  const data = {
+    plain: { n: 1 },
+    compressed: { text: 'a value long enough to compress. '.repeat(50) },
+  };
+  await encoder.checkpoint('compressed', data.compressed);
+  const compressed = (await encoder.backend.load('compressed', null))!.data;
+  await encoder.close();
+  return { values: { plain: JSON.stringify(data.plain), compressed }, data };
+}
+
+/**
+ * Sessions 'plain' and 'compressed' of one checkpoint each, which an older schema holds as
+ * `plainAndCompressedValues()` made them, read through `store` (with `compress('gzip')`) after
+ * its upgrade, and what is done to them then arrives at a watcher in order.
+ */
+export async function expectUpgradedValuesReadAndWatched(
+  store: CheckpointStore,
+  data: { plain: JsonValue; compressed: JsonValue },
+): Promise<void> {
+  expect((await store.load('plain'))?.data).toEqual(data.plain);
+  expect((await store.load('compressed'))?.data).toEqual(data.compressed);
+  const stream = store.watch();
+  await stream.ready;
+  await store.checkpoint('plain', { n: 2 });
+  await store.rollback('plain', 1);
+  await store.delete('compressed');
+  expect((await firstEvents(stream, 3)).map((e) => [e.sessionId, e.kind, e.seq])).toEqual([
+    ['plain', 'checkpoint', 2],
+    ['plain', 'rollback', 1],
+    ['compressed', 'delete', undefined],
+  ]);
 }

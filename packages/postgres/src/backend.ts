@@ -7,6 +7,7 @@
 import { type Leftovers, openAdapter } from '@ckpt/core/adapter';
 import { SqlBackend } from '@ckpt/core/sql';
 import type pg from 'pg';
+import { postgresChangeLog } from './change-log.js';
 import { connect, type PostgresOptions } from './connection.js';
 import { destroySchema } from './destroy.js';
 import { diagnose } from './diagnose.js';
@@ -43,6 +44,7 @@ export class PostgresBackend extends SqlBackend<PostgresSql> {
       name: 'postgres',
       driver: postgresDriver(pool, { prepare: preparedStatements, ready: opening.migrated }),
       statements: backendStatements(namespace),
+      changeLog: postgresChangeLog(pool, namespace, opening.migrated),
       groupCommit,
       // Data, transcript items and state values are bytea (schema version 7).
       valueColumns: 'bytes',

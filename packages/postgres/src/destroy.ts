@@ -43,5 +43,7 @@ export async function destroySchema(pool: pg.Pool, ns: string): Promise<void> {
     await client.query(
       `DROP TABLE IF EXISTS ${SQL_TABLES.map((table) => `${schema}.${table}`).join(', ')}`,
     );
+    // The change log's trigger function, once no table's triggers call it (schema step 8).
+    await client.query(`DROP FUNCTION IF EXISTS ${schema}.record_change()`);
   });
 }

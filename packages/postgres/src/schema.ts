@@ -7,7 +7,7 @@
 import { invalidArgument } from '@ckpt/core/adapter';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /**
  * Schema `namespace` as an SQL identifier. Quoted, so that a namespace PostgreSQL reserves as
@@ -182,6 +182,63 @@ export function migrations(namespace: string): string[] {
       END LOOP;
     END $do$;
     DROP FUNCTION ${ns}.stored_bytes_of(text);
+    `,
+
+    // The change log that watch() follows: a row for each change of a session's row (a
+    // checkpoint, a rollback, a fork, a prune, a delete) and of a state value, written by
+    // triggers in the transaction that makes the change. Ids are taken before commit, so they
+    // do not come in commit order; a reader takes the rows in order of their transaction id and
+    // only below the oldest transaction still running (pg_snapshot_xmin), past which no row can
+    // appear. The log keeps the latest 10,000 changes or more (it lets go of 1,000 at a time);
+    // the meta row 'changes_trimmed_through' holds the position of the last row it let go.
+    `
+    CREATE TABLE ${ns}.changes (
+      id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      xid        xid8   NOT NULL DEFAULT pg_current_xact_id(),
+      session_id text COLLATE "C" NOT NULL,
+      kind       text   NOT NULL,
+      seq        bigint
+    );
+    CREATE INDEX changes_in_commit_order ON ${ns}.changes (xid, id);
+    CREATE FUNCTION ${ns}.record_change() RETURNS trigger
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_id bigint;
+      v_gone text;
+    BEGIN
+      IF TG_TABLE_NAME = 'state' THEN
+        INSERT INTO ${ns}.changes (session_id, kind)
+        VALUES (CASE WHEN TG_OP = 'DELETE' THEN OLD.scope ELSE NEW.scope END, 'state')
+        RETURNING id INTO v_id;
+      ELSIF TG_OP = 'INSERT' THEN
+        INSERT INTO ${ns}.changes (session_id, kind, seq)
+        VALUES (NEW.id, CASE WHEN NEW.forked_from_id IS NULL THEN 'checkpoint' ELSE 'fork' END, NEW.head)
+        RETURNING id INTO v_id;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO ${ns}.changes (session_id, kind) VALUES (OLD.id, 'delete') RETURNING id INTO v_id;
+      ELSE
+        INSERT INTO ${ns}.changes (session_id, kind, seq)
+        VALUES (NEW.id, CASE WHEN NEW.last_seq <> OLD.last_seq THEN 'checkpoint'
+                             WHEN NEW.head <> OLD.head THEN 'rollback' ELSE 'prune' END, NEW.head)
+        RETURNING id INTO v_id;
+      END IF;
+      IF v_id % 1000 = 0 AND v_id > 10000 THEN
+        WITH gone AS (DELETE FROM ${ns}.changes WHERE id <= v_id - 10000 RETURNING xid, id)
+        SELECT max(lpad(xid::text, 20, '0') || '.' || lpad(id::text, 20, '0')) INTO v_gone FROM gone;
+        IF v_gone IS NOT NULL THEN
+          INSERT INTO ${ns}.meta (key, value) VALUES ('changes_trimmed_through', v_gone)
+          ON CONFLICT (key) DO UPDATE SET value = greatest(${ns}.meta.value, excluded.value);
+        END IF;
+      END IF;
+      RETURN NULL;
+    END $fn$;
+    CREATE TRIGGER changes_at_insert_or_delete AFTER INSERT OR DELETE ON ${ns}.sessions
+      FOR EACH ROW EXECUTE FUNCTION ${ns}.record_change();
+    CREATE TRIGGER changes_at_update AFTER UPDATE ON ${ns}.sessions
+      FOR EACH ROW WHEN (NEW.last_seq <> OLD.last_seq OR NEW.head <> OLD.head OR NEW.checkpoints < OLD.checkpoints)
+      EXECUTE FUNCTION ${ns}.record_change();
+    CREATE TRIGGER changes_of_state AFTER INSERT OR UPDATE OR DELETE ON ${ns}.state
+      FOR EACH ROW EXECUTE FUNCTION ${ns}.record_change();
     `,
   ];
 }

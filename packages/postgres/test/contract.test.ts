@@ -11,7 +11,8 @@ import {
   url,
 } from './support.js';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
+const KV = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
+const ALL = { ...KV, watch: true };
 
 /** The contract suite against PostgreSQL reached at `at` (the server, or PgBouncer in front of it). */
 function postgresContract(name: string, at: string) {
@@ -30,7 +31,7 @@ if (available) {
 
   runContractTests({
     name: 'kvBackend(postgresKv())',
-    capabilities: ALL,
+    capabilities: KV,
     modelRuns: 100,
     ...contractNamespaces.harness((namespace) => kvBackend(postgresKv({ url, namespace }))),
   });

@@ -90,13 +90,16 @@ export async function dropAndClose(backend: PostgresBackend): Promise<void> {
 /** The contract suite's namespaces, emptied and used again from case to case (see `namespacePool`). */
 export const contractNamespaces = namespacePool({
   fresh: freshNamespace,
-  // Every table but `meta`, which records the schema version, in one round trip.
+  // Every table but `meta`, which records the schema version, in one round trip; the change
+  // log last, with what the deletes before it recorded.
   empty: async (namespace) => {
     await adminPool().query(`
       DO $$ DECLARE t text; BEGIN
-        FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = '${namespace}' AND tablename <> 'meta' LOOP
+        FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = '${namespace}' AND tablename <> 'meta'
+                  ORDER BY tablename = 'changes' LOOP
           EXECUTE format('DELETE FROM %I.%I', '${namespace}', t);
         END LOOP;
+        DELETE FROM "${namespace}".meta WHERE key = 'changes_trimmed_through';
       END $$`);
   },
   drop: dropSchema,

@@ -5,10 +5,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstEvents } from '@ckpt/contract-tests/servers';
+import {
+  expectUpgradedValuesReadAndWatched,
+  firstEvents,
+  plainAndCompressedValues,
+} from '@ckpt/contract-tests/servers';
 import { CheckpointStore, compress, isCkptError } from '@ckpt/core';
 import { storedBytesOf } from '@ckpt/core/adapter';
-import { memory } from '@ckpt/memory';
 import { sqlite } from '@ckpt/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tables } from '../src/schema.js';
@@ -68,19 +71,12 @@ describe("SQLite's change log", () => {
 
   it('comes with schema 5 to a file of schema 4, whose sessions, plain and compressed, read on', async () => {
     const path = fresh();
-    // A compressed value as a store of this version encodes it, held as the schema holds it.
-    const encoder = new CheckpointStore(memory(), { codecs: [compress('gzip')] });
-    const big = { text: 'a value long enough to compress. '.repeat(50) };
-    await encoder.checkpoint('gz', big);
-    const encoded = (await encoder.backend.load('gz', null))!.data;
+    const { values, data } = await plainAndCompressedValues();
     const old = fileAtVersion(path, 4);
     old.transaction(() => {
-      for (const [id, data] of [
-        ['plain', JSON.stringify({ n: 1 })],
-        ['gz', encoded],
-      ] as const) {
+      for (const [id, value] of Object.entries(values)) {
         const body = Number(
-          old.prepare(`INSERT INTO ${t.bodies} (data) VALUES (?)`).run(storedBytesOf(data))
+          old.prepare(`INSERT INTO ${t.bodies} (data) VALUES (?)`).run(storedBytesOf(value))
             .lastInsertRowid,
         );
         old
@@ -96,19 +92,7 @@ describe("SQLite's change log", () => {
     })();
     old.close();
     const store = new CheckpointStore(sqlite({ path }), { codecs: [compress('gzip')] });
-    expect((await store.load('plain'))?.data).toEqual({ n: 1 });
-    expect((await store.load('gz'))?.data).toEqual(big);
-    const stream = store.watch();
-    await stream.ready;
-    await store.checkpoint('plain', { n: 2 });
-    await store.rollback('plain', 1);
-    await store.delete('gz');
-    expect((await firstEvents(stream, 3)).map((e) => [e.sessionId, e.kind, e.seq])).toEqual([
-      ['plain', 'checkpoint', 2],
-      ['plain', 'rollback', 1],
-      ['gz', 'delete', undefined],
-    ]);
+    await expectUpgradedValuesReadAndWatched(store, data);
     await store.close();
-    await encoder.close();
   });
 });

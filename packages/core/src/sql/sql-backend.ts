@@ -133,9 +133,10 @@ export interface SqlBackendParts<S> {
   };
   /**
    * Its change log, where its ids do not come in commit order (see ChangeLog); else, with
-   * `changesAfter` and `changesBounds` among its reads, core reads the log by id.
+   * `changesAfter` and `changesBounds` among its reads, core reads the log by id. `changed` is
+   * called after each write of this backend has committed (to wake watchers elsewhere).
    */
-  changeLog?: ChangeLog;
+  changeLog?: ChangeLog & { changed?(): void };
   /**
    * Mutations the adapter runs itself, in place of statements: each transaction of SQLite's,
    * MySQL's import. With `statements.writes`, those it leaves out (importSession); without,
@@ -203,6 +204,8 @@ export class SqlBackend<S> implements CheckpointBackend {
   readonly #writes: SqlWrites;
   readonly #batched: () => BatchCounts;
   readonly #parts: SqlBackendParts<S>;
+  /** Told after each state write, where the change log wants to know (see changeLog). */
+  readonly #changed: (() => void) | undefined;
 
   constructor(parts: SqlBackendParts<S>) {
     const { driver, statements } = parts;
@@ -230,7 +233,9 @@ export class SqlBackend<S> implements CheckpointBackend {
         `SqlBackend ${parts.name}: no ${missing.join(', ')}; give statements.writes, or writes of its own`,
       );
     }
-    this.#writes = writes as SqlWrites;
+    const changed = parts.changeLog?.changed?.bind(parts.changeLog);
+    this.#writes = changed ? tellingChanges(writes as SqlWrites, changed) : (writes as SqlWrites);
+    this.#changed = changed;
     this.#batched = fromStatements?.batched ?? (() => ({ batches: 0, calls: 0 }));
     this.#parts = parts;
     const { changesAfter, changesBounds } = statements.reads;
@@ -431,11 +436,11 @@ export class SqlBackend<S> implements CheckpointBackend {
   }
 
   stateSet(scope: string, key: string, value: string): Promise<void> {
-    return this.#state.set([scope, key], value);
+    return this.#told(this.#state.set([scope, key], value));
   }
 
   stateDelete(scope: string, key: string): Promise<boolean> {
-    return this.#state.delete([scope, key]);
+    return this.#told(this.#state.delete([scope, key]));
   }
 
   stateCompareAndSet(
@@ -444,7 +449,12 @@ export class SqlBackend<S> implements CheckpointBackend {
     expected: string | null,
     value: string,
   ): Promise<boolean> {
-    return this.#state.compareAndSet([scope, key], expected, value);
+    return this.#told(this.#state.compareAndSet([scope, key], expected, value));
+  }
+
+  /** `write`, telling the change log once it has settled. */
+  #told<T>(write: Promise<T>): Promise<T> {
+    return this.#changed ? write.finally(this.#changed) : write;
   }
 
   stateKeys(
@@ -477,4 +487,17 @@ export class SqlBackend<S> implements CheckpointBackend {
   close(): Promise<void> {
     return this.#parts.opening.close();
   }
+}
+
+/** `writes`, each calling `changed` once it has settled (a write that failed may have changed nothing, and waking costs little). */
+function tellingChanges(writes: SqlWrites, changed: () => void): SqlWrites {
+  const telling: Partial<Record<keyof SqlWrites, unknown>> = {};
+  for (const [name, write] of Object.entries(writes) as [keyof SqlWrites, unknown][]) {
+    telling[name] =
+      typeof write === 'function'
+        ? (...args: unknown[]) =>
+            (write as (...a: unknown[]) => Promise<unknown>)(...args).finally(changed)
+        : write;
+  }
+  return telling as SqlWrites;
 }

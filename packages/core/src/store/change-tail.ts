@@ -47,7 +47,7 @@ export class ChangeTail {
   /** A watcher joins: the tail reads while it has any. Resolves to the log's end now. */
   async join(): Promise<string> {
     this.#watchers++;
-    if (this.#watchers === 1) this.#listen();
+    if (this.#watchers === 1 && !this.#stopped) this.#listen();
     if (this.#position !== null) return this.#position;
     this.#starting ??= this.#start();
     try {
@@ -62,11 +62,7 @@ export class ChangeTail {
   leave(): void {
     this.#watchers--;
     if (this.#watchers > 0) return;
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    const stopping = this.#stopWakes;
-    this.#stopWakes = undefined;
-    void stopping?.then((stop) => stop?.()).catch(() => {});
+    this.#quiet();
     // The next watcher starts from the log's end then, not from where this one stopped.
     this.#kept = [];
     this.#keptFrom = null;
@@ -105,10 +101,23 @@ export class ChangeTail {
     });
   }
 
-  /** Every watcher ends (the store is closing). */
+  /**
+   * Every watcher ends (the store is closing), and the tail stops reading and listening, also
+   * for a watcher that was never iterated, which would otherwise hold them until it is.
+   */
   stop(): void {
     this.#stopped = true;
+    this.#quiet();
     this.#wakeWatchers();
+  }
+
+  /** Stop the poll and the backend's wakes. */
+  #quiet(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    const stopping = this.#stopWakes;
+    this.#stopWakes = undefined;
+    void stopping?.then((stop) => stop?.()).catch(() => {});
   }
 
   async #start(): Promise<string> {
