@@ -11,6 +11,7 @@
  *                               rounds (default 5)
  *   CKPT_BENCH_ONLY=codecs      only the codecs' tables (compression and encryption)
  *   CKPT_BENCH_ONLY=layout      only the bound of a layout of one row a checkpoint on PostgreSQL
+ *   CKPT_BENCH_ONLY=watch       only watch(): commit to event, 1,000 watchers, writers beside them
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -34,6 +35,7 @@ import { printStorage, printTable, type Row, writeJson } from './report.js';
 import { benchRetention, printRetention } from './retention-bench.js';
 import type { Sizes } from './scenarios.js';
 import { benchSqlite, sqliteSettings } from './sqlite.js';
+import { benchWatch, printWatch } from './watch-bench.js';
 
 const quick = process.env.CKPT_BENCH_QUICK === '1';
 const plan: Plan = quick
@@ -57,6 +59,7 @@ async function main() {
   if (process.env.CKPT_BENCH_ONLY === 'concurrency') return concurrencyOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'codecs') return codecsOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'layout') return layoutOnly(dir);
+  if (process.env.CKPT_BENCH_ONLY === 'watch') return watchOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -208,6 +211,15 @@ function layoutOnly(dir: string) {
     );
     console.table(layout.map((row) => ({ part: row.part, bytes: row.bytes.toLocaleString('en') })));
     return { steps, layout };
+  });
+}
+
+/** The watch table alone: commit to event, 1,000 watchers, writers with watchers on. */
+function watchOnly(dir: string) {
+  return tableOnly(dir, 'watch', async () => {
+    const watch = await benchWatch(backends, dir, postgresUrl, plan);
+    printWatch(watch);
+    return { plan, watch };
   });
 }
 

@@ -61,19 +61,27 @@ const mysqlUp = await serviceAvailable(`MySQL/MariaDB at ${mysqlUrl}`, async () 
   const conn = await mysql2.createConnection({ uri: mysqlUrl, connectTimeout: 3000 });
   await conn.end();
 });
+// A probe's client is disconnected whatever happens: one that failed to connect would go on
+// trying, and keep a process that imports this module (a test's worker) from ever exiting.
 const redisUp = await serviceAvailable(`Redis at ${redisUrl}`, async () => {
   const client = quiet(new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 }));
-  await client.connect();
-  client.disconnect();
+  try {
+    await client.connect();
+  } finally {
+    client.disconnect();
+  }
 });
 const clusterUp = await serviceAvailable(
   `Redis Cluster at ${clusterUrl} (scripts/start-redis-cluster.sh)`,
   async () => {
     const client = quiet(new Redis(clusterUrl, { lazyConnect: true, maxRetriesPerRequest: 0 }));
-    await client.connect();
-    const info = String(await client.cluster('INFO'));
-    client.disconnect();
-    if (!info.includes('cluster_state:ok')) throw new Error('cluster_state is not ok');
+    try {
+      await client.connect();
+      const info = String(await client.cluster('INFO'));
+      if (!info.includes('cluster_state:ok')) throw new Error('cluster_state is not ok');
+    } finally {
+      client.disconnect();
+    }
   },
 );
 

@@ -16,6 +16,7 @@ import { registerRetention } from './commands/retention.js';
 import { registerState } from './commands/state.js';
 import { registerStudio } from './commands/studio.js';
 import { registerTransfer } from './commands/transfer.js';
+import { registerWatch } from './commands/watch.js';
 import { Context, type GlobalOptions } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { Interrupted } from './interrupt.js';
@@ -135,6 +136,7 @@ Example:
 `,
     );
   registerInspect(root, ctx);
+  registerWatch(root, ctx);
   registerDiff(root, ctx);
   registerRepair(root, ctx);
   registerRetention(root, ctx);

@@ -135,7 +135,9 @@ export function watchChanges(context: WatchContext, options?: WatchOptions): Cha
     if (checked === 'expired') throw expired(since);
     return since;
   })();
-  start.catch(() => {});
+  // A watcher that cannot start (a cursor refused or expired) holds nothing: it is released
+  // here, since a loop over it may never begin.
+  start.catch(() => release());
 
   async function* iterate(): AsyncGenerator<ChangeEvent> {
     try {
