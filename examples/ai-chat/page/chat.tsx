@@ -10,7 +10,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai';
-import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
 /** Every branch of the chat, as `CkptChatStore.tree()` gives it. */
 interface ChatTree {
@@ -57,6 +57,18 @@ export function Chat({ id, initialMessages }: { id: string; initialMessages: UIM
   useEffect(() => {
     if (status === 'ready') void refresh();
   }, [status, refresh]);
+
+  // What another page (or another server process) did to the chat, as it is saved: the
+  // server's view again, unless this page is in the middle of an answer of its own.
+  const ready = useRef(status === 'ready');
+  ready.current = status === 'ready';
+  useEffect(() => {
+    const changes = new EventSource(api(id, '/watch'));
+    changes.onmessage = () => {
+      if (ready.current) void refresh();
+    };
+    return () => changes.close();
+  }, [id, refresh]);
 
   const switchTo = async (messageId: string) => {
     const response = await fetch(api(id, '/switch'), {

@@ -81,6 +81,30 @@ export function chatRoutes(chats: CkptChatStore, { model, streams }: RouteOption
       });
     },
 
+    /**
+     * `GET /api/chat/:id/watch`: server-sent events, one with the active branch each time the
+     * chat changes (a message sent from another page, an answer saved by another server
+     * process), until the page goes away (`signal`).
+     */
+    watch(id: string, signal: AbortSignal): Response {
+      const encoder = new TextEncoder();
+      const events = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          try {
+            for await (const messages of chats.watch(id, { signal })) {
+              controller.enqueue(encoder.encode(`data: ${JSON.stringify({ messages })}\n\n`));
+            }
+            controller.close();
+          } catch (err) {
+            controller.error(err);
+          }
+        },
+      });
+      return new Response(events, {
+        headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+      });
+    },
+
     /** `GET /api/chat/:id`: the active branch. */
     async messages(id: string): Promise<Response> {
       return Response.json({ messages: await chats.load(id) });

@@ -51,14 +51,15 @@ export async function startServer(options: ServerOptions): Promise<ChatServer> {
     streams: streams?.context,
   });
 
-  const handle = async (req: Request): Promise<Response> => {
+  const handle = async (req: Request, gone: AbortSignal): Promise<Response> => {
     const { pathname } = new URL(req.url);
-    const chat = /^\/api\/chat\/([^/]+)(\/tree|\/switch|\/stream)?$/.exec(pathname);
+    const chat = /^\/api\/chat\/([^/]+)(\/tree|\/switch|\/stream|\/watch)?$/.exec(pathname);
     try {
       if (pathname === '/api/chat' && req.method === 'POST') return await routes.chat(req);
       if (chat) {
         const id = decodeURIComponent(chat[1]!);
         if (chat[2] === '/stream') return await routes.resume(id);
+        if (chat[2] === '/watch') return routes.watch(id, gone);
         if (chat[2] === '/tree') return await routes.tree(id);
         if (chat[2] === '/switch' && req.method === 'POST')
           return await routes.switchBranch(id, req);
@@ -71,7 +72,10 @@ export async function startServer(options: ServerOptions): Promise<ChatServer> {
   };
 
   const server = createServer((req, res) => {
-    handle(toRequest(req)).then(
+    // Aborted when the page goes away: what a route follows for it stops.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    handle(toRequest(req), gone.signal).then(
       (response) => send(response, res),
       (err) => send(errorResponse(err), res),
     );

@@ -2,7 +2,8 @@
  * The example in a real browser: Chromium (Debian's, driven by playwright-core) on the built
  * page, the server on a fresh SQLite file. Messages are answered and still there after a
  * reload; an edit makes a new branch and the old one comes back; a tool approval waits across
- * a reload and runs once; two pages on one chat answer one approval, and only one wins.
+ * a reload and runs once; two pages on one chat answer one approval, and only one wins; a page
+ * shows what another page of its chat sent, without a reload.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -135,6 +136,22 @@ describe('the chat example in Chromium', () => {
     await tab.close();
   });
 
+  it('shows each page of a chat what another page sent, without a reload', async () => {
+    const first = await open('followed');
+    const second = await open('followed');
+    await ask(first, 'Hello from the first page');
+    // The second page was not touched: the question and its answer arrive by themselves.
+    await expect
+      .poll(() => shown(second), SLOW)
+      .toEqual(['Hello from the first page', 'You said: Hello from the first page']);
+    await ask(second, 'And from the second');
+    await expect.poll(async () => (await shown(first)).length, SLOW).toBe(4);
+    expect(await shown(first)).toEqual(await shown(second));
+    // Each page holds a connection open for the chat's events, and a browser opens six at
+    // most to one host over HTTP/1.1: pages left open would hold back later requests.
+    await Promise.all([first.close(), second.close()]);
+  });
+
   it('lets only one of two pages on one chat answer the same approval', async () => {
     const runs = toolRuns.weather;
     const first = await open('two-pages');
@@ -166,6 +183,7 @@ describe('the chat example in Chromium', () => {
       await expect.poll(() => tab.getByTestId('tool').textContent(), SLOW).toBe(outcome);
     }
     expect(toolRuns.weather).toBe(runs + (approved ? 1 : 0));
+    await Promise.all([first.close(), second.close()]);
   });
 
   it.skipIf(!redisUp)('picks an answer up where it is after a reload mid-answer', async () => {

@@ -97,6 +97,13 @@ export interface ChatSummary {
   updatedAt: Date;
 }
 
+/** What `chats.watch()` gives: the active branch after each change, once it holds its place. */
+export interface ChatChanges<UI_MESSAGE extends UIMessage = UIMessage>
+  extends AsyncIterable<UI_MESSAGE[]> {
+  /** Resolves once every change committed from then on is among what it gives. */
+  readonly ready: Promise<void>;
+}
+
 /** A page of a chat's messages, oldest first. */
 export interface MessagePage<UI_MESSAGE extends UIMessage = UIMessage> {
   messages: UI_MESSAGE[];
@@ -186,6 +193,40 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
       this.#rules,
       decisions,
     );
+  }
+
+  /**
+   * The chat's active branch again each time the chat changes, from any process (another tab's
+   * request, another server), as the changes commit: for a route that keeps every open page of
+   * the chat current (the README's recipe). A deleted chat gives `[]`. It holds its place from
+   * the call; `ready` resolves once it does. Ends when `signal` aborts, when the loop stops, or
+   * when the store closes; UNSUPPORTED on a store whose backend has no change log
+   * (`store.capabilities.watch`).
+   */
+  watch(chatId: string, options?: { signal?: AbortSignal }): ChatChanges<UI_MESSAGE> {
+    const unknown = Object.keys(options ?? {}).filter((key) => key !== 'signal');
+    if (unknown.length > 0) {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        `chats.watch() options has no option ${JSON.stringify(unknown[0])}; the only option is signal.`,
+        { details: { argument: 'options' } },
+      );
+    }
+    const started = this.#chat(chatId).then(async ({ store, sessionId }) => {
+      const changes = store.watch({ sessionId, signal: options?.signal });
+      await changes.ready;
+      return changes;
+    });
+    started.catch(() => {});
+    const load = () => this.load(chatId);
+    return {
+      ready: started.then(() => undefined),
+      async *[Symbol.asyncIterator]() {
+        for await (const change of await started) {
+          yield change.kind === 'delete' ? [] : await load();
+        }
+      },
+    };
   }
 
   /**

@@ -8,6 +8,7 @@
  */
 export type { ApprovalDecision } from './approvals.js';
 export {
+  type ChatChanges,
   type ChatSummary,
   type ChatTree,
   CkptChatStore,

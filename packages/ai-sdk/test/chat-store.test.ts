@@ -38,6 +38,36 @@ describe.each(STORES)('CkptChatStore on $name', (backend) => {
     id = `chat-${made++}`;
   });
 
+  describe('watch', () => {
+    it('gives the active branch after each change another store makes, and [] once it is deleted', async () => {
+      if (!store.capabilities.watch) {
+        await expect(chats.watch(id).ready).rejects.toSatisfy(refused('UNSUPPORTED'));
+        return;
+      }
+      const other = new CkptChatStore(await stores.open(), { tools });
+      const changes = chats.watch(id);
+      await changes.ready;
+      const turn = ['user: hello', 'assistant: You said: hello'];
+      const seen: string[][] = [];
+      const following = (async () => {
+        for await (const messages of changes) {
+          seen.push(texts(messages));
+          if (messages.length === 0 && seen.some((s) => s.length === turn.length)) break;
+        }
+      })();
+      // A turn's saves: the chat as each of them left it, the last with the whole turn.
+      await send(other, id, { message: user('u1', 'hello') });
+      await vi.waitFor(() => expect(seen).toContainEqual(turn), { timeout: 15_000 });
+      await other.delete(id);
+      await following;
+      expect(seen.at(-1)).toEqual([]);
+      for (const messages of seen) expect(turn.slice(0, messages.length)).toEqual(messages);
+      expect(() => chats.watch(id, { signl: new AbortController().signal } as never)).toThrow(
+        /no option "signl"/,
+      );
+    });
+  });
+
   describe('load and save', () => {
     it('saves each turn as one checkpoint holding only its new messages', async () => {
       await send(chats, id, { message: user('u1', 'hello') });

@@ -26,6 +26,7 @@ describe('ckpt without a store', () => {
       'tree',
       'transcript',
       'history',
+      'watch',
       'diff',
       'rollback',
       'fork',

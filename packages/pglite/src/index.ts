@@ -45,7 +45,13 @@ export function pglite(options: PgliteOptions = {}): PostgresBackend {
     );
   }
   const db = given ?? new PGlite(path);
-  const backend = postgres({ pool: pgliteAsPool(db), ...rest, preparedStatements: false });
+  // One connection in this process, with no server to open another on: watchers poll.
+  const backend = postgres({
+    pool: pgliteAsPool(db),
+    ...rest,
+    preparedStatements: false,
+    listen: false,
+  });
   if (given === undefined) {
     // The database is this backend's own: it closes with it.
     const close = backend.close.bind(backend);

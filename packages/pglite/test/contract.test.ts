@@ -4,7 +4,7 @@ import { db, namespaces } from './support.js';
 
 runContractTests({
   name: 'pglite (in memory)',
-  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false },
+  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: true },
   modelRuns: 50,
   ...namespaces.harness((namespace) => pglite({ db, namespace })),
 });

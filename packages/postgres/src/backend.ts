@@ -33,18 +33,22 @@ export class PostgresBackend extends SqlBackend<PostgresSql> {
       existing,
       preparedStatements,
       groupCommit,
+      listen,
     } = connect(options);
+    let changeLog: ReturnType<typeof postgresChangeLog> | undefined;
     const opening = openAdapter(
       () => migrate(pool, namespace, existing),
       async () => {
+        await changeLog?.close();
         if (owned && !pool.ended) await pool.end();
       },
     );
+    changeLog = postgresChangeLog(pool, namespace, opening.migrated, listen);
     super({
       name: 'postgres',
       driver: postgresDriver(pool, { prepare: preparedStatements, ready: opening.migrated }),
       statements: backendStatements(namespace),
-      changeLog: postgresChangeLog(pool, namespace, opening.migrated),
+      changeLog,
       groupCommit,
       // Data, transcript items and state values are bytea (schema version 7).
       valueColumns: 'bytes',

@@ -3,8 +3,10 @@
  * transaction that wrote them and then by id, and read only below the oldest transaction still
  * running: no row can appear there later, so a reader going page by page misses none. A
  * position is that pair, `<xid>.<id>`. Watchers are woken by NOTIFY on a connection of their
- * own, which each backend's writes send after they commit (once a turn of the event loop, not
- * inside the write, where NOTIFY would make every writer commit one after another).
+ * own, which each backend sends after its writes commit, one at a time on a connection of its
+ * own: not inside a write, where NOTIFY would make every writer commit one after another (it
+ * holds a lock of the whole server until its commit is done). Without `listen`, watchers read
+ * the log at their poll, and writes notify no one.
  */
 import {
   type ChangeKind,
@@ -20,6 +22,9 @@ import { schemaIdentifier } from './schema.js';
 function channelOf(ns: string): string {
   return `ckpt_changes_${ns}`;
 }
+
+/** The statement that wakes watchers, after writes; never part of a write's round trip. */
+const NOTIFY_STATEMENT = 'SELECT pg_notify($1, $2)';
 
 /** How a listening connection that was cut is made again: at most this long between tries. */
 const MOST_BETWEEN_TRIES_MS = 2_000;
@@ -39,7 +44,8 @@ export function postgresChangeLog(
   pool: pg.Pool,
   ns: string,
   ready: Promise<unknown>,
-): ChangeLog & { changed(): void } {
+  wakes: boolean,
+): ChangeLog & { changed?(): void; close(): Promise<void> } {
   const schema = schemaIdentifier(ns);
   const channel = channelOf(ns);
   const read = `
@@ -51,9 +57,53 @@ export function postgresChangeLog(
     SELECT (SELECT xmin::text FROM horizon) AS horizon,
            (SELECT value FROM ${schema}.meta WHERE key = 'changes_trimmed_through') AS trimmed,
            (SELECT coalesce(json_agg(page ORDER BY page.xid::xid8, page.id), '[]') FROM page)::text AS changes`;
-  let notifying = false;
-  return {
-    async changes({ after, limit }): Promise<ChangesPage | 'expired'> {
+  // One notification in flight at a time, and one more after it for the writes it did not
+  // cover, on a connection of its own: never one the writes wait for (a pool's connection
+  // taken by a notification would send the next write the slow way, as if the pool were
+  // busy). Opened at the first write, let go after a second without one, so that it keeps no
+  // script running and holds no connection while nothing is written.
+  let notifier: pg.Pool | undefined;
+  let inFlight = false;
+  let again = false;
+  let closed = false;
+  const notify = (): void => {
+    if (closed) return;
+    if (inFlight) {
+      again = true;
+      return;
+    }
+    inFlight = true;
+    if (notifier === undefined) {
+      notifier = new pg.Pool({
+        ...pool.options,
+        max: 1,
+        idleTimeoutMillis: 1_000,
+        allowExitOnIdle: true,
+        application_name: `ckpt notify: ${ns}`,
+      });
+      notifier.on('error', () => {});
+    }
+    notifier
+      .query(NOTIFY_STATEMENT, [channel, ''])
+      .catch(() => {
+        // A lost wake costs a watcher its poll's wait, nothing more.
+      })
+      .finally(() => {
+        inFlight = false;
+        if (again) {
+          again = false;
+          notify();
+        }
+      });
+  };
+  const log = {
+    async changes({
+      after,
+      limit,
+    }: {
+      after: string | null;
+      limit: number;
+    }): Promise<ChangesPage | 'expired'> {
       const [xid, id] = after === null ? [0n, 0n] : readLogPosition(after, 2);
       await ready;
       const { rows } = await pool.query<PageRow>(read, [
@@ -85,19 +135,20 @@ export function postgresChangeLog(
       return { changes, position };
     },
 
-    onChanges: (wake) => listen(pool, channel, listenerName(ns), wake),
+    onChanges: (wake: () => void) => listen(pool, channel, listenerName(ns), wake),
 
-    changed() {
-      if (notifying) return;
-      notifying = true;
-      setImmediate(() => {
-        notifying = false;
-        pool.query('SELECT pg_notify($1, $2)', [channel, '']).catch(() => {
-          // A lost wake costs a watcher its poll's wait, nothing more.
-        });
-      });
+    changed: notify,
+
+    async close() {
+      closed = true;
+      const last = notifier;
+      notifier = undefined;
+      await last?.end().catch(() => {});
     },
   };
+  if (wakes) return log;
+  const { onChanges: _listen, changed: _notify, ...polled } = log;
+  return polled;
 }
 
 /**

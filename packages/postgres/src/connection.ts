@@ -25,6 +25,13 @@ export type PostgresOptions = ({ url: string } | { pool: pg.Pool }) & {
    */
   groupCommit?: boolean;
   /**
+   * Wake watchers (`watch()`) with LISTEN/NOTIFY, on connections of their own to the pool's
+   * server (default true). False: watchers read the change log every 100 ms, and writes send no
+   * notification; for a proxy that cannot hold a LISTEN, such as PgBouncer in transaction mode.
+   * The backend's alone; the KV store ignores it.
+   */
+  listen?: boolean;
+  /**
    * Create (and migrate) the schema where it is not there (default true). False opens only a
    * schema that holds the store at this package's version, and writes nothing to open it: a
    * missing one is NOT_FOUND, an older one SCHEMA.
@@ -45,6 +52,7 @@ export interface Connection {
   existing: OpenedConnection<pg.Pool>['existing'];
   preparedStatements: boolean;
   groupCommit: boolean;
+  listen: boolean;
 }
 
 /** Open (or adopt) the pool named by `options`. */
@@ -55,7 +63,7 @@ export function connect(options: PostgresOptions): Connection {
     handleKind: 'a pg.Pool',
     methods: ['query', 'connect'],
     example: 'postgres://user@host:5432/db',
-    switches: { preparedStatements: true, groupCommit: true },
+    switches: { preparedStatements: true, groupCommit: true, listen: true },
     refuseNamespace: checkOwnSchema,
     open(url) {
       // A pool reads its URL only when it first connects; a client reads it at once, so a
@@ -89,6 +97,7 @@ export function connect(options: PostgresOptions): Connection {
         : existing,
     preparedStatements: switches.preparedStatements!,
     groupCommit: switches.groupCommit!,
+    listen: switches.listen!,
   };
 }
 

@@ -78,7 +78,8 @@ describe.skipIf(!available)('postgres leasing a connection the server has just e
     const pool = new pg.Pool({ connectionString: viaProxy.toString(), max: 1 });
     pool.on('error', () => {});
     const namespace = freshNamespace();
-    const store = new CheckpointStore(postgres({ pool, namespace }));
+    // listen: false: no notification connection beside the pool's one, which is under test.
+    const store = new CheckpointStore(postgres({ pool, namespace, listen: false }));
     const uncaught: unknown[] = [];
     const record = (err: unknown) => uncaught.push(err);
     process.on('uncaughtException', record);

@@ -31,12 +31,15 @@ export function freshNamespace(): string {
   return `t${process.pid}_${made++}_${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** A backend on `at` (default: the server) in `namespace` (default: a fresh one), migrated. */
+/**
+ * A backend on `at` (default: the server) in `namespace` (default: a fresh one), migrated.
+ * Through PgBouncer, which cannot hold a LISTEN in transaction mode, its watchers poll.
+ */
 export async function freshBackend(
   at = url,
   namespace = freshNamespace(),
 ): Promise<PostgresBackend> {
-  const backend = postgres({ url: at, namespace });
+  const backend = postgres({ url: at, namespace, listen: at === url });
   await backend.ready();
   return backend;
 }
@@ -95,11 +98,14 @@ export const contractNamespaces = namespacePool({
   empty: async (namespace) => {
     await adminPool().query(`
       DO $$ DECLARE t text; BEGIN
-        FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = '${namespace}' AND tablename <> 'meta'
+        FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = '${namespace}'
                   ORDER BY tablename = 'changes' LOOP
-          EXECUTE format('DELETE FROM %I.%I', '${namespace}', t);
+          IF t = 'meta' THEN
+            EXECUTE format('DELETE FROM %I.meta WHERE key = %L', '${namespace}', 'changes_trimmed_through');
+          ELSE
+            EXECUTE format('DELETE FROM %I.%I', '${namespace}', t);
+          END IF;
         END LOOP;
-        DELETE FROM "${namespace}".meta WHERE key = 'changes_trimmed_through';
       END $$`);
   },
   drop: dropSchema,

@@ -44,14 +44,22 @@ export class ChangeTail {
     return this.#stopped;
   }
 
-  /** A watcher joins: the tail reads while it has any. Resolves to the log's end now. */
+  /**
+   * A watcher joins: the tail reads while it has any. Resolves to the log's end now, once the
+   * backend's wakes are on too, so that a change committed from then on wakes the tail.
+   */
   async join(): Promise<string> {
     this.#watchers++;
     if (this.#watchers === 1 && !this.#stopped) this.#listen();
-    if (this.#position !== null) return this.#position;
+    const listening = this.#stopWakes;
+    if (this.#position !== null) {
+      await listening;
+      return this.#position;
+    }
     this.#starting ??= this.#start();
     try {
-      return await this.#starting;
+      const [end] = await Promise.all([this.#starting, listening]);
+      return end;
     } catch (err) {
       this.#starting = undefined;
       throw err;
