@@ -1,2 +1,7 @@
-export { CkptSaver, type CkptSaverOptions, type PruneThreadOptions } from './saver.js';
+export {
+  CkptSaver,
+  type CkptSaverOptions,
+  type PruneThreadOptions,
+  type ThreadCheckpoints,
+} from './saver.js';
 export type { TranscriptMessage } from './transcript.js';

@@ -81,6 +81,12 @@ const PAGE = 100;
 
 const DEFAULT_SCOPE = 'langgraph';
 
+/** What `saver.watch()` gives: the thread's checkpoints as they are written. */
+export interface ThreadCheckpoints extends AsyncIterable<CheckpointTuple> {
+  /** Resolves once every checkpoint written from then on is among what it gives. */
+  readonly ready: Promise<void>;
+}
+
 /** A LangGraph checkpoint saver on a ckpt `CheckpointStore` (or a store URL, as `openStore` takes). */
 export class CkptSaver extends BaseCheckpointSaver {
   readonly #store: Promise<CheckpointStore>;
@@ -128,6 +134,41 @@ export class CkptSaver extends BaseCheckpointSaver {
     return found === null
       ? undefined
       : this.#tupleOf(store, target, sessionId, found, { remember: true });
+  }
+
+  /**
+   * The thread's checkpoints as they are written, by any process (a worker running the graph,
+   * another server): a tuple for each, read as `getTuple` reads it, oldest first; of the
+   * config's `checkpoint_ns` (default: the root graph's). To follow a run from a page or a
+   * monitor. `ready` resolves once it holds its place: every checkpoint written from then on is
+   * among what it gives. Ends when `signal` aborts, when the loop stops, or when the store
+   * closes; UNSUPPORTED on a store whose backend has no change log.
+   */
+  watch(config: RunnableConfig, options?: { signal?: AbortSignal }): ThreadCheckpoints {
+    const target = requireTarget(config, 'watch');
+    const sessionId = sessionOf(target.threadId, target.namespace);
+    const started = this.#store.then(async (store) => {
+      const changes = store.watch({ sessionId, signal: options?.signal });
+      await changes.ready;
+      return { store, changes };
+    });
+    started.catch(() => {});
+    const tupleAt = async (store: CheckpointStore, seq: number) => {
+      const found = await store.load(sessionId, seq);
+      return found === null ? undefined : this.#tupleOf(store, target, sessionId, found);
+    };
+    return {
+      ready: started.then(() => undefined),
+      async *[Symbol.asyncIterator]() {
+        const { store, changes } = await started;
+        for await (const change of changes) {
+          if (change.kind !== 'checkpoint' || change.seq === undefined) continue;
+          // Gone already (a prune, a delete): nothing of it to give.
+          const tuple = await tupleAt(store, change.seq);
+          if (tuple !== undefined) yield tuple;
+        }
+      },
+    };
   }
 
   async *list(

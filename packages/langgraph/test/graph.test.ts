@@ -47,6 +47,29 @@ describe.each([...STORES, ...SEALED_STORES])('a StateGraph on $name', (backend) 
     return putChain(saver, threadId, 25);
   };
 
+  it("follows a thread run by another process: each checkpoint, as the graph's history reads them", async () => {
+    const thread = `followed-${Date.now()}-${Math.random()}`;
+    const follower = new CkptSaver(await open());
+    const config = threadConfig(thread);
+    const checkpoints = follower.watch(config);
+    if (!(await open()).capabilities.watch) {
+      await expect(checkpoints.ready).rejects.toMatchObject({ code: 'UNSUPPORTED' });
+      return;
+    }
+    await checkpoints.ready;
+    expect(await phase('ask', thread)).toEqual({ interrupted: true });
+    const history = [];
+    for await (const snapshot of agentGraph(follower).getStateHistory(config)) {
+      history.push(snapshot.config.configurable?.checkpoint_id);
+    }
+    const followed = [];
+    for await (const tuple of checkpoints) {
+      followed.push(tuple.config.configurable?.checkpoint_id);
+      if (followed.length === history.length) break;
+    }
+    expect(followed).toEqual(history.reverse());
+  });
+
   it('stops at the approval, resumes after a restart, travels back in time and branches', async () => {
     const thread = `agent-${Date.now()}-${Math.random()}`;
     expect(await phase('ask', thread)).toEqual({ interrupted: true });
