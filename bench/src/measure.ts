@@ -8,6 +8,9 @@ export interface Variant {
   name: string;
   /** One operation, by caller number `caller` (0 when there is one caller). */
   op: (caller: number) => unknown;
+  /** Before each round of this variant, and after it: outside the timing (watchers started and stopped). */
+  enter?: () => Promise<unknown>;
+  leave?: () => Promise<unknown>;
 }
 
 /** What one variant measured. */
@@ -61,6 +64,7 @@ export async function interleaved(
     for (let k = 0; k < variants.length; k++) {
       const v = variants[(round + k) % variants.length]!;
       const out = samples.get(v.name)!;
+      await v.enter?.();
       const began = process.hrtime.bigint();
       await Promise.all(
         callers.map(async (caller) => {
@@ -72,6 +76,7 @@ export async function interleaved(
         }),
       );
       wall.set(v.name, wall.get(v.name)! + Number(process.hrtime.bigint() - began) / 1000);
+      await v.leave?.();
     }
     await afterRound?.();
   }

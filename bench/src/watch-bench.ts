@@ -3,6 +3,7 @@
  * thousand watchers of different sessions in one process (memory, server connections); and
  * what watchers cost the writers, writes with watchers on beside writes with none.
  */
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
@@ -62,6 +63,8 @@ async function measure(target: Target, plan: Plan): Promise<WatchRow> {
     globalThis.gc?.();
     const heapBefore = process.memoryUsage().heapUsed;
     const controller = new AbortController();
+    // One signal for a thousand watchers: each listens to it.
+    setMaxListeners(2_000, controller.signal);
     const thousand = Array.from({ length: 1000 }, (_, i) =>
       watcher.watch({ sessionId: `many-${i}`, signal: controller.signal }),
     );
@@ -72,38 +75,30 @@ async function measure(target: Target, plan: Plan): Promise<WatchRow> {
     const connections = (await target.connections?.()) ?? null;
     controller.abort();
 
-    // Writers alone, then with ten watchers of other sessions on; interleaved rounds.
+    // Writers alone, then with ten watchers of other sessions on, started before each of its
+    // rounds and stopped after, outside the timing; interleaved rounds.
     const state = agentState(10 * 1024);
     let n = 0;
     const write = () => writer.checkpoint(`write-${n++ % 16}`, state);
     let on: AbortController | undefined;
     const result = await interleaved(
       [
-        {
-          name: 'none',
-          op: () => {
-            on?.abort();
-            on = undefined;
-            return write();
-          },
-        },
+        { name: 'none', op: write },
         {
           name: 'ten',
-          op: async () => {
-            if (on === undefined) {
-              on = new AbortController();
-              const streams = Array.from({ length: 10 }, (_, i) =>
-                watcher.watch({ sessionId: `other-${i}`, signal: on!.signal }),
-              );
-              await Promise.all(streams.map((s) => s.ready));
-            }
-            return write();
+          op: write,
+          enter: async () => {
+            on = new AbortController();
+            const streams = Array.from({ length: 10 }, (_, i) =>
+              watcher.watch({ sessionId: `other-${i}`, signal: on!.signal }),
+            );
+            await Promise.all(streams.map((s) => s.ready));
           },
+          leave: async () => on?.abort(),
         },
       ],
       plan,
     );
-    on?.abort();
     return {
       backend: target.backend,
       latencyP50Us: quantile(latencies, 0.5),

@@ -28,13 +28,18 @@ interface BoundsRow {
   trimmed: number | string | null;
 }
 
-/** The change log `reads` read through `run`. */
-export function idChangeLog<S>(run: RunStatement<S>, reads: IdChangeLogReads<S>): ChangeLog {
+/** The change log `reads` read through `run`; watchers read it every `pollMs` (default core's). */
+export function idChangeLog<S>(
+  run: RunStatement<S>,
+  reads: IdChangeLogReads<S>,
+  pollMs?: number,
+): ChangeLog {
   const bounds = async () => {
     const { rows } = await run<BoundsRow>(reads.changesBounds.sql, reads.changesBounds.args({}));
     return { last: Number(rows[0]?.last ?? 0), trimmed: Number(rows[0]?.trimmed ?? 0) };
   };
   return {
+    ...(pollMs === undefined ? {} : { changesPollMs: pollMs }),
     async changes({ after, limit }): Promise<ChangesPage | 'expired'> {
       if (after === null) return { changes: [], position: logPosition((await bounds()).last) };
       const from = Number(readLogPosition(after)[0]);

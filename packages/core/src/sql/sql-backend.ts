@@ -137,6 +137,8 @@ export interface SqlBackendParts<S> {
    * called after each write of this backend has committed (to wake watchers elsewhere).
    */
   changeLog?: ChangeLog & { changed?(): void };
+  /** How often watchers read a log core reads by id (see changeLog); default core's. */
+  changesPollMs?: number;
   /**
    * Mutations the adapter runs itself, in place of statements: each transaction of SQLite's,
    * MySQL's import. With `statements.writes`, those it leaves out (importSession); without,
@@ -242,7 +244,7 @@ export class SqlBackend<S> implements CheckpointBackend {
     const log =
       parts.changeLog ??
       (changesAfter && changesBounds
-        ? idChangeLog(run, { changesAfter, changesBounds })
+        ? idChangeLog(run, { changesAfter, changesBounds }, parts.changesPollMs)
         : undefined);
     this.capabilities = {
       concurrentWriters: true,
