@@ -190,8 +190,8 @@ export class SqlBackend<S> implements CheckpointBackend {
     watch: boolean;
   };
   /** Its change log's, where it has one (see SqlBackendParts.changeLog). */
-  declare readonly changes?: ChangeLog['changes'];
-  declare readonly onChanges?: ChangeLog['onChanges'];
+  declare readonly changes?: NonNullable<ChangeLog['changes']>;
+  declare readonly onChanges?: NonNullable<ChangeLog['onChanges']>;
   declare readonly changesPollMs?: number;
   /**
    * What to do about a failure of the server's or the driver's. A function of its own rather
