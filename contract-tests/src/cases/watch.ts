@@ -197,7 +197,13 @@ export function watchCases(t: ContractContext, caps: BackendCapabilities): void 
     );
 
     withWatch('refuses what is not a cursor of its log, and options it does not have', async () => {
-      for (const since of ['', 'nonsense', '12', 42 as unknown as string]) {
+      // Past the log's end, in each backend's form: a cursor of another store, never made here.
+      const stream = t.store.watch();
+      await stream.ready;
+      await t.store.checkpoint('c', 1);
+      const [made] = await firstEvents(stream, 1);
+      const beyond = made!.cursor.replace(/\d/g, '9');
+      for (const since of ['', 'nonsense', '12', 42 as unknown as string, beyond]) {
         const refusal = (async () => {
           const stream = t.store.watch({ since });
           await stream.ready;

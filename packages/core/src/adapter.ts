@@ -46,7 +46,7 @@ export type {
   StoredLineageEntry,
   StoredSession,
 } from './adapter/backend.js';
-export { logPosition, readLogPosition } from './adapter/change-positions.js';
+export { logPosition, notThisLog, readLogPosition } from './adapter/change-positions.js';
 export { capabilitiesOf, completeBackend } from './adapter/complete-backend.js';
 export {
   type ConnectionSpec,

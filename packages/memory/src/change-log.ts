@@ -6,6 +6,7 @@ import {
   type ChangeKind,
   type ChangesPage,
   logPosition,
+  notThisLog,
   readLogPosition,
   type StoredChange,
 } from '@ckpt/core/adapter';
@@ -37,7 +38,7 @@ export class MemoryChangeLog {
     if (query.after === null) return { changes: [], position: logPosition(end) };
     const [after] = readLogPosition(query.after);
     const from = Number(after!);
-    if (from > end) return { changes: [], position: query.after };
+    if (from > end) throw notThisLog(query.after);
     if (from < this.#first - 1) return 'expired';
     const changes = this.#changes.slice(
       from - this.#first + 1,

@@ -13,6 +13,7 @@ import {
   type ChangeLog,
   type ChangesPage,
   logPosition,
+  notThisLog,
   readLogPosition,
 } from '@ckpt/core/adapter';
 import pg from 'pg';
@@ -25,6 +26,9 @@ function channelOf(ns: string): string {
 
 /** The statement that wakes watchers, after writes; never part of a write's round trip. */
 const NOTIFY_STATEMENT = 'SELECT pg_notify($1, $2)';
+
+/** The largest transaction id or row id a position of this log can hold (bigint's largest). */
+const LARGEST = 2n ** 63n - 1n;
 
 /** How a listening connection that was cut is made again: at most this long between tries. */
 const MOST_BETWEEN_TRIES_MS = 2_000;
@@ -105,6 +109,8 @@ export function postgresChangeLog(
       limit: number;
     }): Promise<ChangesPage | 'expired'> {
       const [xid, id] = after === null ? [0n, 0n] : readLogPosition(after, 2);
+      // Past anything the server numbers: no cursor of this log (nor a value the casts take).
+      if (xid! > LARGEST || id! > LARGEST) throw notThisLog(after!);
       await ready;
       const { rows } = await pool.query<PageRow>(read, [
         String(xid),
@@ -114,6 +120,8 @@ export function postgresChangeLog(
       const { horizon, trimmed, changes: text } = rows[0]!;
       const start = logPosition(horizon, 0);
       if (after === null) return { changes: [], position: start };
+      // Every position the log gives is at or below the horizon, which only grows.
+      if (after > start) throw notThisLog(after);
       if (trimmed !== null && after < trimmed) return 'expired';
       const changes = (
         JSON.parse(text) as {

@@ -21,10 +21,19 @@ export function logPosition(...parts: (number | bigint | string)[]): string {
 export function readLogPosition(position: string, count = 1): bigint[] {
   const parts = position.split('.');
   if (parts.length !== count || !parts.every((part) => PART.test(part))) {
-    throw invalidArgument(
-      'since',
-      `since ${JSON.stringify(position)} is not a cursor of this store's change log; pass the cursor of an event watch() gave on this backend.`,
-    );
+    throw notThisLog(position);
   }
   return parts.map((part) => BigInt(part));
+}
+
+/**
+ * INVALID_ARGUMENT (argument `since`) for `position`, which this log did not make: malformed,
+ * or beyond the log's end (a cursor of another store, or of this one before it was destroyed),
+ * which would otherwise wait for changes that never come.
+ */
+export function notThisLog(position: string) {
+  return invalidArgument(
+    'since',
+    `since ${JSON.stringify(position)} is not a cursor of this store's change log; pass the cursor of an event watch() gave on this store.`,
+  );
 }

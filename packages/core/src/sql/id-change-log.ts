@@ -4,7 +4,7 @@
  * that says up to which id the log let go tells it when what followed its position is gone.
  */
 import type { ChangeKind, ChangeLog, ChangesPage } from '../adapter/backend.js';
-import { logPosition, readLogPosition } from '../adapter/change-positions.js';
+import { logPosition, notThisLog, readLogPosition } from '../adapter/change-positions.js';
 import type { RunStatement } from './run.js';
 import type { SqlStatement } from './statement.js';
 
@@ -51,7 +51,9 @@ export function idChangeLog<S>(
               reads.changesAfter.args({ after: from, limit }),
             );
       // Read after the rows: a trim that came before them would show here.
-      if (from < (await bounds()).trimmed) return 'expired';
+      const { last, trimmed } = await bounds();
+      if (from > last) throw notThisLog(after);
+      if (from < trimmed) return 'expired';
       const changes = rows.map((row) => ({
         position: logPosition(row.id),
         sessionId: row.session_id,
