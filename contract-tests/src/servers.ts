@@ -9,7 +9,7 @@
  */
 export { backendRetentionCases, type RetentionHarness } from './backend-retention.js';
 export { CALLS_AT_ONCE_MAX_PAYLOAD, expectOwnOutcomesForCallsAtOnce } from './calls-at-once.js';
-export { firstEvents } from './cases/watch.js';
+export { expectCursorExpired, firstEvents } from './cases/watch.js';
 export {
   type ConnectionOptionsShape,
   expectBadConnectionOptionsRefused,

@@ -3,6 +3,7 @@ import {
   type BackendCapabilities,
   type ChangeEvent,
   type ChangeStream,
+  type CheckpointStore,
   isCkptError,
 } from '@ckpt/core';
 import { describe, expect, it } from 'vitest';
@@ -37,6 +38,23 @@ export async function firstEvents(stream: ChangeStream, count: number): Promise<
     );
   }
   return events;
+}
+
+/**
+ * That a watcher from `cursor`, which `store`'s log let go of, is refused with EXPIRED saying
+ * to reload, and that the store's other watchers go on.
+ */
+export async function expectCursorExpired(store: CheckpointStore, cursor: string): Promise<void> {
+  const refusal = await store.watch({ since: cursor }).ready.then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(isCkptError(refusal, 'EXPIRED')).toBe(true);
+  expect(String((refusal as Error).message)).toMatch(/reload/);
+  const now = store.watch({ sessionId: 'after expiry' });
+  await now.ready;
+  await store.checkpoint('after expiry', 1);
+  expect((await firstEvents(now, 1)).map((e) => e.seq)).toEqual([1]);
 }
 
 /** An event without its cursor, which each backend makes its own way. */

@@ -8,6 +8,7 @@
 import { type Leftovers, openAdapter } from '@ckpt/core/adapter';
 import { SqlBackend } from '@ckpt/core/sql';
 import type { Pool } from 'mysql2/promise';
+import { mysqlChangeLog } from './change-log.js';
 import { connect, type MysqlOptions } from './connection.js';
 import { destroyNamespace } from './destroy.js';
 import { diagnose } from './diagnose.js';
@@ -49,6 +50,7 @@ export class MysqlBackend extends SqlBackend<MysqlStatement> {
           importSession({ pool, statements: statements.imports, packetBytes }, input),
       },
       groupCommit: connection.groupCommit,
+      changeLog: mysqlChangeLog(pool, namespace, packetBytes),
       // Data, transcript items and state values are bytes since schema version 8.
       valueColumns: 'bytes',
       opening,

@@ -11,7 +11,7 @@
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -137,7 +137,61 @@ export function migrations(ns: string): string[][] {
       `ALTER TABLE ${t.transcripts} MODIFY items ${BYTES} /*M! COMPRESSED */ NOT NULL`,
       `ALTER TABLE ${t.state} MODIFY value ${BYTES} /*M! COMPRESSED */ NOT NULL`,
     ],
+    // The change log that watch() follows: a row for each change of a session's row (a
+    // checkpoint, a rollback, a fork, a prune, a delete) and of a state value, written by
+    // triggers in the transaction that makes the change, so that every statement and every
+    // process records it. InnoDB hands out its ids as rows are inserted, not as they commit:
+    // change-log.ts reads it so that none is skipped. Each trigger inserts with INSERT ...
+    // SELECT, for which InnoDB (innodb_autoinc_lock_mode 0 or 1) holds the table's AUTO-INC
+    // lock until the row is in the index: no id is taken and not yet visible to a locking
+    // read while a later one commits. The rows a call writes and then undoes leave gaps.
+    [
+      `CREATE TABLE ${t.changes} (
+        id         BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        session_id ${ID} NOT NULL,
+        kind       VARCHAR(10) CHARACTER SET ascii NOT NULL,
+        seq        BIGINT NULL
+      ) ${TABLE}`,
+      changeTrigger(
+        t.changes,
+        'at_insert',
+        `AFTER INSERT ON ${t.sessions}`,
+        "NEW.id, IF(NEW.forked_from_id IS NULL, 'checkpoint', 'fork'), NEW.head",
+      ),
+      changeTrigger(
+        t.changes,
+        'at_update',
+        `AFTER UPDATE ON ${t.sessions}`,
+        `NEW.id, CASE WHEN NEW.last_seq <> OLD.last_seq THEN 'checkpoint'
+                      WHEN NEW.head <> OLD.head THEN 'rollback' ELSE 'prune' END, NEW.head
+           FROM DUAL
+          WHERE NEW.last_seq <> OLD.last_seq OR NEW.head <> OLD.head OR NEW.checkpoints < OLD.checkpoints`,
+      ),
+      changeTrigger(
+        t.changes,
+        'at_delete',
+        `AFTER DELETE ON ${t.sessions}`,
+        "OLD.id, 'delete', NULL",
+      ),
+      ...(['INSERT', 'UPDATE', 'DELETE'] as const).map((event) =>
+        changeTrigger(
+          t.changes,
+          `at_state_${event.toLowerCase()}`,
+          `AFTER ${event} ON ${t.state}`,
+          `${event === 'DELETE' ? 'OLD' : 'NEW'}.scope, 'state', NULL`,
+        ),
+      ),
+    ],
   ];
+}
+
+/**
+ * The trigger `<changes>_<name>`, which fires `when` and records in `changes` the change its
+ * SELECT says (session, kind, seq). Frozen with step 10.
+ */
+function changeTrigger(changes: string, name: string, when: string, select: string): string {
+  return `CREATE TRIGGER ${changes}_${name} ${when} FOR EACH ROW
+    INSERT INTO ${changes} (session_id, kind, seq) SELECT ${select}`;
 }
 
 /**

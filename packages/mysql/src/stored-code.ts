@@ -384,6 +384,19 @@ export function procedures(ns: string): string[] {
          COMMIT;
          SELECT v_sessions AS sessions, v_checkpoints AS checkpoints;
        END`,
+    // The change log keeps its latest p_keep changes: the older go, and the meta row says up
+    // to which id, so that a watcher further behind learns it must reload (see change-log.ts).
+    trim_changes: `CREATE PROCEDURE ${ns}_trim_changes(IN p_keep BIGINT)
+       proc: BEGIN
+         DECLARE v_through BIGINT;
+         ${BEGIN}
+         SELECT CAST(MAX(id) AS SIGNED) - p_keep INTO v_through FROM ${t.changes};
+         IF v_through IS NULL OR v_through <= 0 THEN ROLLBACK; LEAVE proc; END IF;
+         INSERT INTO ${t.meta} (k, value) VALUES ('changes_trimmed_through', v_through)
+           ON DUPLICATE KEY UPDATE value = GREATEST(CAST(value AS SIGNED), v_through);
+         DELETE FROM ${t.changes} WHERE id <= v_through;
+         COMMIT;
+       END`,
     delete: `CREATE PROCEDURE ${ns}_delete(IN p_id ${ID})
        proc: BEGIN
          DECLARE v_found BIGINT DEFAULT 0;

@@ -105,7 +105,8 @@ describe.skipIf(!available)('mysql compressed value columns', () => {
   });
 
   it('upgrades a version 8 namespace, keeping every value, plain and encoded', async () => {
-    expect(SCHEMA_VERSION).toBe(9);
+    // Version 10 added the change log only: the other tables have version 9's columns.
+    expect(SCHEMA_VERSION).toBe(10);
     // What a version 8 namespace holds: a store of this version writes the values, and its
     // rows are copied into version 8's tables (the server hands over each value as it was).
     const source = await freshBackend();
@@ -134,7 +135,7 @@ describe.skipIf(!available)('mysql compressed value columns', () => {
 
     const backend: MysqlBackend = mysql({ url, namespace: ns });
     await backend.ready();
-    expect(await query(`SELECT value FROM ${t.meta}`)).toEqual([{ value: '9' }]);
+    expect(await query(`SELECT value FROM ${t.meta}`)).toEqual([{ value: String(SCHEMA_VERSION) }]);
     expect(await compressedColumns(ns)).toEqual(Array(3).fill(await isMariadb()));
 
     const sealed = new CheckpointStore(backend, SEALED);

@@ -9,7 +9,7 @@ const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, 
 if (available) {
   runContractTests({
     name: 'mysql (MariaDB)',
-    capabilities: ALL,
+    capabilities: { ...ALL, watch: true },
     connections: 6,
     ...contractNamespaces.harness((namespace) => freshBackend(namespace)),
   });

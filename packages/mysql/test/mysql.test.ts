@@ -7,6 +7,7 @@ import {
   expectDistinctSeqsFromManyWriters,
   expectOldSessionsReadWhole,
   expectOneStatementPerOperation,
+  firstEvents,
 } from '@ckpt/contract-tests/servers';
 import { CheckpointStore, isCkptError, kvBackend, openStore } from '@ckpt/core';
 import { type MysqlBackend, mysql, mysqlKv, SCHEMA_VERSION } from '@ckpt/mysql';
@@ -129,6 +130,7 @@ describe.skipIf(!available)('mysql', () => {
       'pin',
       'prune',
       'rollback',
+      'trim_changes',
       'unpin',
     ]);
     await store.checkpoint('old', 'next');
@@ -237,11 +239,12 @@ describe.skipIf(!available)('mysql', () => {
 
   it('refuses a newer schema with SCHEMA, saying to upgrade', async () => {
     const backend = await freshBackend();
-    await backend.pool.query(`UPDATE ${backend.namespace}_meta SET value = '10'`);
+    const newer = SCHEMA_VERSION + 1;
+    await backend.pool.query(`UPDATE ${backend.namespace}_meta SET value = ?`, [String(newer)]);
     const again = mysql({ url, namespace: backend.namespace });
     const err = await again.ready().catch((e: unknown) => e);
     expect(isCkptError(err, 'SCHEMA')).toBe(true);
-    expect((err as Error).message).toMatch(/version 10.*upgrade @ckpt\/mysql/);
+    expect((err as Error).message).toMatch(new RegExp(`version ${newer}.*upgrade @ckpt/mysql`));
     await again.close();
     await dropAndClose(backend);
   });
@@ -342,7 +345,7 @@ describe.skipIf(!available)('mysql', () => {
     const user = `ckpt_app_${process.pid}`;
     const database = new URL(url).pathname.slice(1);
     const listed =
-      'SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, CREATE ROUTINE, ALTER ROUTINE, EXECUTE';
+      'SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, CREATE ROUTINE, ALTER ROUTINE, TRIGGER, EXECUTE';
     const asUser = new URL(url);
     asUser.username = user;
     asUser.password = 'app';
@@ -377,13 +380,16 @@ describe.skipIf(!available)('mysql', () => {
         `REVOKE CREATE, ALTER, ALTER ROUTINE ON \`${database}\`.* FROM '${user}'@'%'`,
       );
       const migrated = new CheckpointStore(mysql({ url: asUser.toString(), namespace: granted }));
+      const changes = migrated.watch({ sessionId: 's' });
+      await changes.ready;
       await migrated.checkpoint('s', { step: 4 });
       expect((await migrated.load('s'))?.data).toEqual({ step: 4 });
+      expect((await firstEvents(changes, 1)).map((e) => e.seq)).toEqual([4]);
       await migrated.close();
 
       // And a user that may only read opens it and reads it all; a write fails and writes nothing.
       await admin.query(
-        `REVOKE INSERT, UPDATE, DELETE, EXECUTE ON \`${database}\`.* FROM '${user}'@'%'`,
+        `REVOKE INSERT, UPDATE, DELETE, TRIGGER, EXECUTE ON \`${database}\`.* FROM '${user}'@'%'`,
       );
       const reader = new CheckpointStore(mysql({ url: asUser.toString(), namespace: granted }));
       try {
@@ -395,6 +401,8 @@ describe.skipIf(!available)('mysql', () => {
         expect((await reader.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
         expect(await reader.state('scope').get('k')).toBe(1);
         expect((await reader.state('scope').keys()).items).toEqual(['k']);
+        // It may watch: the change log's reads (a locking one among them) need only SELECT.
+        await reader.watch().ready;
         const refused = await reader.checkpoint('s', { step: 5 }).catch((e: unknown) => e);
         expect(isCkptError(refused, 'BACKEND')).toBe(true);
         expect((refused as Error).message).toMatch(

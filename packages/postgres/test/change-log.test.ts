@@ -4,11 +4,12 @@
  * watcher's cursor, and the step from schema 7 with the values it held.
  */
 import {
+  expectCursorExpired,
   expectUpgradedValuesReadAndWatched,
   firstEvents,
   plainAndCompressedValues,
 } from '@ckpt/contract-tests/servers';
-import { CheckpointStore, compress, isCkptError } from '@ckpt/core';
+import { CheckpointStore, compress } from '@ckpt/core';
 import { storedBytesOf } from '@ckpt/core/adapter';
 import { postgres } from '@ckpt/postgres';
 import { describe, expect, it } from 'vitest';
@@ -117,12 +118,7 @@ describe.runIf(available)("PostgreSQL's change log", () => {
       `INSERT INTO "${namespace}".state (scope, key, value)
        SELECT 'busy', 'k' || i, '\\x31' FROM generate_series(1, 11000) AS i`,
     );
-    const late = store.watch({ since: seen!.cursor });
-    const refusal = await late.ready.then(
-      () => null,
-      (err: unknown) => err,
-    );
-    expect(isCkptError(refusal, 'EXPIRED')).toBe(true);
+    await expectCursorExpired(store, seen!.cursor);
     await store.close();
   });
 
