@@ -20,7 +20,7 @@ export async function diagnose(pool: Pool, namespace: string): Promise<Diagnosis
   const flush = Number(server!.flush);
   const grants = (await query('SHOW GRANTS')).map((row) => String(Object.values(row)[0]));
   const db = String(server!.db);
-  const needed = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'EXECUTE'];
+  const needed = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRIGGER', 'EXECUTE'];
   const lacking = needed.filter(
     (privilege) =>
       !grants.some(
@@ -54,7 +54,7 @@ export async function diagnose(pool: Pool, namespace: string): Promise<Diagnosis
         lacking.length === 0
           ? `this user has ${needed.join(', ')} on the database ${db}`
           : `no grant on the database ${db} (or all databases) gives this user ${lacking.join(', ')}; grants on single tables or routines were not read`,
-      fix: `GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON \`${db}\`.* TO <user> (the @ckpt/mysql README lists what a migration needs besides)`,
+      fix: `GRANT ${needed.join(', ')} ON \`${db}\`.* TO <user> (the @ckpt/mysql README lists what a migration needs besides)`,
     },
   ];
 }

@@ -403,6 +403,15 @@ describe.skipIf(!available)('mysql', () => {
         expect((await reader.state('scope').keys()).items).toEqual(['k']);
         // It may watch: the change log's reads (a locking one among them) need only SELECT.
         await reader.watch().ready;
+        // And `ckpt doctor` names what it lacks to write.
+        const privileges = (await reader.backend.diagnose!()).find((d) => d.check === 'privileges');
+        expect(privileges).toMatchObject({ status: 'warn' });
+        expect(privileges!.detail).toMatch(
+          /gives this user INSERT, UPDATE, DELETE, TRIGGER, EXECUTE;/,
+        );
+        expect(privileges!.fix).toMatch(
+          /^GRANT SELECT, INSERT, UPDATE, DELETE, TRIGGER, EXECUTE ON/,
+        );
         const refused = await reader.checkpoint('s', { step: 5 }).catch((e: unknown) => e);
         expect(isCkptError(refused, 'BACKEND')).toBe(true);
         expect((refused as Error).message).toMatch(
