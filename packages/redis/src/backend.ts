@@ -8,6 +8,7 @@ import {
   type AppendInput,
   type AppendResult,
   afterReady,
+  type ChangesPage,
   type CheckpointBackend,
   type DeleteIdleResult,
   type Diagnosis,
@@ -29,6 +30,8 @@ import {
   type StoredLineageEntry,
   type StoredSession,
 } from '@ckpt/core/adapter';
+import { redisChangeLog } from './change-log.js';
+import { listenForChanges } from './change-wakes.js';
 import { connect, disconnect, type RedisOptions } from './connection.js';
 import { dropNamespace } from './destroy.js';
 import { diagnose } from './diagnose.js';
@@ -47,13 +50,18 @@ export class RedisBackend implements CheckpointBackend {
     concurrentWriters: true,
     listSessions: true,
     listStateKeys: true,
-    watch: false,
+    watch: true,
   };
   readonly namespace: string;
   /** The client commands run on. */
   readonly client: RedisClient;
   readonly #opening: AdapterOpening<void>;
   readonly #layout: LayoutMark;
+  readonly #changeLog: ReturnType<typeof redisChangeLog>;
+  /** What stops each subscription to the change channels that is on (see change-wakes.ts). */
+  readonly #listening = new Set<() => Promise<void>>();
+  /** The reads of the change log under way, which close waits for (see close). */
+  readonly #changeReads = new Set<Promise<unknown>>();
 
   constructor(options: RedisOptions) {
     const connection = connect(options);
@@ -69,9 +77,18 @@ export class RedisBackend implements CheckpointBackend {
       namespace,
       existing ? findNamespace(client, namespace, existing) : markNamespace(client, namespace),
     );
+    this.#changeLog = redisChangeLog(this);
     this.#opening = openAdapter(
       () => this.#layout.marked(),
-      () => disconnect(connection),
+      async () => {
+        // The subscribed connections are the store's own, whoever gave the client. A read of
+        // the change log is two rounds of commands that the store does not count as its calls
+        // (its watchers' one reader makes them): the client is left only once they are done,
+        // so that none is sent after the client was quit.
+        await Promise.all([...this.#listening].map((stop) => stop()));
+        await Promise.allSettled([...this.#changeReads]);
+        await disconnect(connection);
+      },
     );
     // With create: false nothing may reach the namespace before it is found: a write would
     // make a store where there was none.
@@ -211,6 +228,29 @@ export class RedisBackend implements CheckpointBackend {
     query: { prefix: string; after: string | null; limit: number },
   ): Promise<string[]> {
     return scopeState(this, scope).keys(query.prefix, query.after, query.limit);
+  }
+
+  /**
+   * The changes after `after`, merged from the shards' streams up to a horizon that no later
+   * change can go under (see change-log.ts).
+   */
+  changes(query: { after: string | null; limit: number }): Promise<ChangesPage | 'expired'> {
+    const read = this.#changeLog.changes(query);
+    const settled = () => this.#changeReads.delete(read);
+    this.#changeReads.add(read);
+    read.then(settled, settled);
+    return read;
+  }
+
+  /** Wake `wake` at each change, from any process (see change-wakes.ts); resolves once subscribed. */
+  async onChanges(wake: () => void): Promise<() => Promise<void>> {
+    const stop = await listenForChanges(this.client, this.namespace, wake);
+    const stopOnce = async () => {
+      this.#listening.delete(stopOnce);
+      await stop();
+    };
+    this.#listening.add(stopOnce);
+    return stopOnce;
   }
 
   /** The server's persistence and eviction settings, which decide what a resolved call survives. */

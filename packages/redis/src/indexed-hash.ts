@@ -6,7 +6,7 @@
 
 import { storedBytesOrText, textFromStoredBytes } from '@ckpt/core/adapter';
 import { explained, type RedisClient } from './runner.js';
-import type { CatalogEntry, IndexedHashKeys } from './schema.js';
+import { type CatalogEntry, type ChangesKeys, type IndexedHashKeys, logKeys } from './schema.js';
 import { indexedCompareAndSet, indexedDelete, indexedSet } from './statements.js';
 
 // No valid UTF-8 text holds the byte 0xff, so `prefix` + 0xff is above every key that starts
@@ -20,6 +20,12 @@ const ABOVE_ALL_TEXT = Buffer.from([0xff]);
  */
 export type HashValues = 'text' | 'bytes';
 
+/**
+ * The keys of a hash listed in a catalog while it holds a key (a state scope), whose every
+ * change is recorded in its shard's change log; the KV store's hash has neither.
+ */
+export type ListedHashKeys = IndexedHashKeys & { catalog: CatalogEntry; changes: ChangesKeys };
+
 export class IndexedHash {
   readonly #keys: readonly string[];
   /** The catalog member that lists this hash while it holds a key, as the scripts' last value. */
@@ -28,13 +34,14 @@ export class IndexedHash {
 
   constructor(
     readonly client: RedisClient,
-    keys: IndexedHashKeys & { catalog?: CatalogEntry },
+    keys: IndexedHashKeys | ListedHashKeys,
     values: HashValues,
   ) {
-    this.#keys = keys.catalog
-      ? [keys.values, keys.index, keys.catalog.key]
-      : [keys.values, keys.index];
-    this.#listed = keys.catalog ? [keys.catalog.member] : [];
+    this.#keys =
+      'catalog' in keys
+        ? [keys.values, keys.index, keys.catalog.key, ...logKeys(keys.changes)]
+        : [keys.values, keys.index];
+    this.#listed = 'catalog' in keys ? [keys.catalog.member] : [];
     this.#bytes = values === 'bytes';
   }
 

@@ -37,6 +37,15 @@ export const SHARD_TAGS = [
   '15-43',
 ] as const;
 
+/**
+ * The slot of each shard's hash tag (CLUSTER KEYSLOT of `{<tag>}`), where its keys and the
+ * channel of its change log live: a cluster's subscriber asks the master of that slot.
+ */
+export const SHARD_SLOTS = [
+  343, 1920, 2319, 4056, 4903, 5236, 6761, 7358, 8612, 10099, 10610, 11809, 13183, 13736, 15154,
+  15845,
+] as const;
+
 /** Hex of the UTF-8 bytes: only [0-9a-f], ordered as the bytes are. */
 export function hex(text: string): string {
   return Buffer.from(text, 'utf8').toString('hex');
@@ -75,6 +84,27 @@ export function idsKeys(ns: string, shard: number): { ids: string; built: string
   return { ids: `${shardPrefix(ns, shard)}:ids`, built: `${shardPrefix(ns, shard)}:ids:built` };
 }
 
+/**
+ * The change log of `shard` (see change-log.ts): a stream of the changes its scripts make, and
+ * the floor below which no new entry may go, which readers raise. The stream's name is also
+ * the channel the scripts wake watchers on (SPUBLISH), in the same slot.
+ */
+export interface ChangesKeys {
+  stream: string;
+  floor: string;
+}
+
+/**
+ * The entries each shard's change log keeps at least: a watcher further behind in a shard is
+ * told it must reload (EXPIRED).
+ */
+export const KEPT_CHANGES = 10_000;
+
+export function changesKeys(ns: string, shard: number): ChangesKeys {
+  const stream = `${shardPrefix(ns, shard)}:changes`;
+  return { stream, floor: `${stream}:floor` };
+}
+
 /** The keys of one session, in the order the scripts take them. */
 export interface SessionKeys {
   /**
@@ -103,6 +133,8 @@ export interface SessionKeys {
   catalog: string;
   /** The index of its shard's ids (see idsKeys). */
   ids: string;
+  /** The change log of its shard. */
+  changes: ChangesKeys;
   /** The id in hex, as the catalog spells it. */
   hexId: string;
 }
@@ -122,6 +154,7 @@ export function sessionKeys(ns: string, sessionId: string): SessionKeys {
     pins: `${at}p:${hexId}`,
     catalog: catalogKey(ns, shard),
     ids: idsKeys(ns, shard).ids,
+    changes: changesKeys(ns, shard),
     hexId,
   };
 }
@@ -136,10 +169,15 @@ export function ownKeys(k: SessionKeys): string[] {
 
 /**
  * Every key of a session, in the order the scripts that create, remove or replace it whole
- * take them: its own keys, then its shard's catalog and index of ids.
+ * take them: its own keys, then its shard's catalog, index of ids and change log.
  */
 export function wholeSession(k: SessionKeys): string[] {
-  return [...ownKeys(k), k.catalog, k.ids];
+  return [...ownKeys(k), k.catalog, k.ids, ...logKeys(k.changes)];
+}
+
+/** A change log's keys as the scripts take them: stream, floor. */
+export function logKeys(changes: ChangesKeys): string[] {
+  return [changes.stream, changes.floor];
 }
 
 /** A hash of values and the sorted set of their keys that orders them (see IndexedHash). */
@@ -149,10 +187,14 @@ export interface IndexedHashKeys {
 }
 
 /**
- * The values of one state scope, and the catalog of its shard's scopes: a sorted set of the
- * hex of each scope that holds a key, all scores 0 (so ordered as the scopes' bytes).
+ * The values of one state scope, the catalog of its shard's scopes (a sorted set of the hex of
+ * each scope that holds a key, all scores 0, so ordered as the scopes' bytes), and its shard's
+ * change log.
  */
-export function stateKeys(ns: string, scope: string): IndexedHashKeys & { catalog: CatalogEntry } {
+export function stateKeys(
+  ns: string,
+  scope: string,
+): IndexedHashKeys & { catalog: CatalogEntry; changes: ChangesKeys } {
   const shard = shardOf(scope);
   const at = `${shardPrefix(ns, shard)}:`;
   const hexScope = hex(scope);
@@ -160,6 +202,7 @@ export function stateKeys(ns: string, scope: string): IndexedHashKeys & { catalo
     values: `${at}v:${hexScope}`,
     index: `${at}x:${hexScope}`,
     catalog: { key: scopeCatalogKey(ns, shard), member: hexScope },
+    changes: changesKeys(ns, shard),
   };
 }
 

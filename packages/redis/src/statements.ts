@@ -21,6 +21,35 @@
  * pin as `''` when it has none (a nil would end the reply's array there).
  */
 import { Script } from './runner.js';
+import { KEPT_CHANGES } from './schema.js';
+
+// Record a change in its shard's change log (see change-log.ts), in the script that makes it:
+// an entry of the shard's stream, `s` the hex id (or scope), `k` the kind, `q` the seq ('' for
+// none). Its id is `<time>-<n>`, the time in microseconds (not the milliseconds of Redis's own
+// ids: two changes one caller makes one after the other then never share it, and keep their
+// order across shards). It is taken here, never by Redis's clock alone: above the floor that
+// readers raised (so that no entry lands below a position a reader already handed out,
+// whatever this node's clock or a script's duration) and at or above the stream's last id
+// (Redis refuses one below). The stream keeps at least the latest KEPT_CHANGES entries (MAXLEN ~ lets go of
+// whole nodes of entries, never the newest). Then it wakes the watchers on the stream's own
+// name as a shard channel: in the script's slot, so that it stays on this node of a cluster.
+// A server without sharded pub/sub (before Redis 7) only wakes no one.
+const LOG_CHANGE = `
+local function logChange(stream, floor, hexId, kind, seq)
+  local now = redis.call('TIME')
+  local us = math.max(tonumber(now[1]) * 1000000 + tonumber(now[2]),
+    tonumber(redis.call('GET', floor) or '0') + 1)
+  local n = 0
+  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  if last then
+    local lastUs, lastN = string.match(last[1], '^(%d+)-(%d+)$')
+    if tonumber(lastUs) >= us then us, n = tonumber(lastUs), tonumber(lastN) + 1 end
+  end
+  redis.call('XADD', stream, 'MAXLEN', '~', ${KEPT_CHANGES}, string.format('%.0f-%.0f', us, n),
+    's', hexId, 'k', kind, 'q', seq)
+  redis.pcall('SPUBLISH', stream, '')
+end
+`;
 
 // Remove a whole session: its entries in its shard's catalog and index of ids (it was last
 // written at `updated`, its id is `hexId`), and its own keys, given after those.
@@ -32,8 +61,8 @@ local function unlinkSession(catalog, ids, updated, hexId, ...)
 end
 `;
 
-// The session of the scripts that take its every key (its own eight, then catalog and ids:
-// see wholeSession in schema.ts), removed whole.
+// The session of the scripts that take its every key (its own eight, then catalog, ids and its
+// shard's change log: see wholeSession in schema.ts), removed whole.
 const UNLINK_THIS_SESSION = `${UNLINK_SESSION}
 local function unlinkThisSession(updated, hexId)
   unlinkSession(KEYS[9], KEYS[10], updated, hexId, unpack(KEYS, 1, 8))
@@ -54,12 +83,12 @@ end
 // Each script says whether it writes: a write cut off by a broken connection may or may not
 // have run, a read has nothing to leave half-done.
 
-// KEYS: session info data transcript seqs idempotency needs pins catalog ids
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor
 // ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId needs
 // (needs: `<seq>,<seq>,…`, '' for none)
 export const append = new Script(
   'write',
-  `
+  `${LOG_CHANGE}
 local session, info, data, transcript, seqs, idem, needs, pins, catalog, ids =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 if ARGV[6] == '1' then
@@ -100,6 +129,7 @@ if ARGV[10] ~= '' then
 end
 redis.call('ZADD', seqs, seq, seq)
 if ARGV[6] == '1' then redis.call('HSET', idem, ARGV[7], seq) end
+logChange(KEYS[11], KEYS[12], ARGV[9], 'checkpoint', seq)
 return {'written', seq, head}
 `,
 );
@@ -190,10 +220,10 @@ return out
 `,
 );
 
-// KEYS: session info data catalog pins. ARGV: seq expectFlag expectedHead now hexId
+// KEYS: session info data catalog pins changes floor. ARGV: seq expectFlag expectedHead now hexId
 export const rollback = new Script(
   'write',
-  `
+  `${LOG_CHANGE}
 local current = redis.call('HMGET', KEYS[1], 'head', 'updated')
 if not current[1] then return {'no_session'} end
 if ARGV[2] == '1' and current[1] ~= ARGV[3] then return {'conflict', current[1]} end
@@ -204,6 +234,7 @@ redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4], 'hseq', ARGV[1]
   'hinfo', record, 'hdata', redis.call('HGET', KEYS[3], ARGV[1]),
   'hpin', ARGV[1] .. ' ' .. (redis.call('HGET', KEYS[5], ARGV[1]) or ''))
 redis.call('ZADD', KEYS[4], 0, ARGV[4] .. ':' .. ARGV[5])
+logChange(KEYS[6], KEYS[7], ARGV[5], 'rollback', ARGV[1])
 return {'done'}
 `,
 );
@@ -250,13 +281,13 @@ return out
 `,
 );
 
-// KEYS: session info data transcript seqs catalog needs ids pins.
+// KEYS: session info data transcript seqs catalog needs ids pins changes floor.
 // ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) needs ('' for
 // none) per checkpoint. The whole copy appears at once, or not at all: the publishing step on
 // the new id's slot. It copies no pins.
 export const forkWrite = new Script(
   'write',
-  `
+  `${LOG_CHANGE}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 redis.call('DEL', KEYS[9])
 local copied = 0
@@ -275,18 +306,19 @@ redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
   'hseq', ARGV[4], 'hinfo', ARGV[6], 'hdata', ARGV[7], 'hpin', ARGV[4] .. ' ')
 redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[8], 0, ARGV[2])
+logChange(KEYS[10], KEYS[11], ARGV[2], 'fork', ARGV[4])
 return 'done'
 `,
 );
 
-// KEYS: session info data transcript seqs needs pins.
-// ARGV: keepLast ('' for none) createdBefore (ms, '' for none) dryRun.
+// KEYS: session info data transcript seqs needs pins changes floor.
+// ARGV: keepLast ('' for none) createdBefore (ms, '' for none) dryRun hexId.
 // A checkpoint goes when it is not among the keepLast highest seqs and was created before
 // createdBefore (each rule only when given), unless it is the head, pinned, or needed by a
 // kept one, directly or through one another. Returns how many went (with dryRun: would go).
 export const prune = new Script(
   'write',
-  `
+  `${LOG_CHANGE}
 local head = redis.call('HGET', KEYS[1], 'head')
 if not head then return 0 end
 local keepLast = ARGV[1] ~= '' and tonumber(ARGV[1]) or 0
@@ -346,18 +378,23 @@ for _, seq in ipairs(candidates) do
     removed = removed + 1
   end
 end
-if removed > 0 and ARGV[3] ~= '1' then redis.call('HINCRBY', KEYS[1], 'count', -removed) end
+if removed > 0 and ARGV[3] ~= '1' then
+  redis.call('HINCRBY', KEYS[1], 'count', -removed)
+  logChange(KEYS[8], KEYS[9], ARGV[4], 'prune', head)
+end
 return removed
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency needs pins catalog ids. ARGV: hexId
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor.
+// ARGV: hexId
 export const deleteSession = new Script(
   'write',
-  `${UNLINK_THIS_SESSION}
+  `${UNLINK_THIS_SESSION}${LOG_CHANGE}
 local updated = redis.call('HGET', KEYS[1], 'updated')
 if not updated then return 0 end
 unlinkThisSession(updated, ARGV[1])
+logChange(KEYS[11], KEYS[12], ARGV[1], 'delete', '')
 return 1
 `,
 );
@@ -389,32 +426,36 @@ return 1
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency needs pins catalog ids.
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor.
 // ARGV: hexId idleBefore (ms) dryRun. Deletes the session only if it was last written before
 // idleBefore and holds no pin; returns how many checkpoints it held, or -1 when it stays.
 export const deleteIdle = new Script(
   'write',
-  `${UNLINK_THIS_SESSION}${IDLE}
+  `${UNLINK_THIS_SESSION}${IDLE}${LOG_CHANGE}
 local current = idle(KEYS[1], KEYS[8], tonumber(ARGV[2]))
 if not current then return -1 end
-if ARGV[3] ~= '1' then unlinkThisSession(current[1], ARGV[1]) end
+if ARGV[3] ~= '1' then
+  unlinkThisSession(current[1], ARGV[1])
+  logChange(KEYS[11], KEYS[12], ARGV[1], 'delete', '')
+end
 return tonumber(current[2])
 `,
 );
 
-// KEYS: catalog ids of one shard, then session info data transcript seqs idempotency needs
-// pins of each session to decide about (all of that shard). ARGV: idleBefore (ms), then the
+// KEYS: catalog ids changes floor of one shard, then session info data transcript seqs
+// idempotency needs pins of each session to decide about (all of that shard). ARGV: idleBefore (ms), then the
 // hex id of each. Deletes, each decided as deleteIdle decides, those last written before
 // idleBefore that hold no pin. Returns how many sessions went, and how many checkpoints.
 export const deleteIdleBatch = new Script(
   'write',
-  `${UNLINK_SESSION}${IDLE}
+  `${UNLINK_SESSION}${IDLE}${LOG_CHANGE}
 local before, sessions, checkpoints = tonumber(ARGV[1]), 0, 0
 for n = 2, #ARGV do
-  local at = 2 + 8 * (n - 2)
+  local at = 4 + 8 * (n - 2)
   local current = idle(KEYS[at + 1], KEYS[at + 8], before)
   if current then
     unlinkSession(KEYS[1], KEYS[2], current[1], ARGV[n], unpack(KEYS, at + 1, at + 8))
+    logChange(KEYS[3], KEYS[4], ARGV[n], 'delete', '')
     sessions, checkpoints = sessions + 1, checkpoints + tonumber(current[2])
   end
 end
@@ -451,14 +492,17 @@ return out
 // An indexed hash (state scopes, the KV store): values in a hash, their keys in a sorted set
 // (all scores 0, so it orders them by bytes) for prefix listings. KEYS: values index, and for a
 // state scope its shard's catalog of scopes, which lists it (ARGV's last: its member) while
-// it holds a key.
+// it holds a key, and its shard's change log (changes floor), where each change is recorded.
 
 // ARGV: key value [member]
 export const indexedSet = new Script(
   'write',
-  `
+  `${LOG_CHANGE}
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
-if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[3]) end
+if KEYS[3] then
+  redis.call('ZADD', KEYS[3], 0, ARGV[3])
+  logChange(KEYS[4], KEYS[5], ARGV[3], 'state', '')
+end
 return 1
 `,
 );
@@ -466,10 +510,13 @@ return 1
 // ARGV: key [member]. Returns 1 when it was there.
 export const indexedDelete = new Script(
   'write',
-  `
+  `${LOG_CHANGE}
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
-if KEYS[3] and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
+if KEYS[3] then
+  if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[2]) end
+  logChange(KEYS[4], KEYS[5], ARGV[2], 'state', '')
+end
 return 1
 `,
 );
@@ -479,7 +526,7 @@ return 1
 // when written.
 export const indexedCompareAndSet = new Script(
   'write',
-  `
+  `${LOG_CHANGE}
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[2] == '0' then
   if current then return 0 end
@@ -488,7 +535,10 @@ elseif current ~= ARGV[3] and current ~= ARGV[4] then
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[5])
 if not current then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
-if KEYS[3] then redis.call('ZADD', KEYS[3], 0, ARGV[6]) end
+if KEYS[3] then
+  redis.call('ZADD', KEYS[3], 0, ARGV[6])
+  logChange(KEYS[4], KEYS[5], ARGV[6], 'state', '')
+end
 return 1
 `,
 );
@@ -532,13 +582,13 @@ return 1
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency needs pins catalog ids.
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor.
 // ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
 // transcript needs ('' for none) pin ('' for none) per checkpoint, seq ascending. The whole
 // session appears at once, or not at all.
 export const importSession = new Script(
   'write',
-  `${UNLINK_THIS_SESSION}
+  `${UNLINK_THIS_SESSION}${LOG_CHANGE}
 local old = redis.call('HGET', KEYS[1], 'updated')
 if old then
   if ARGV[1] ~= '1' then return 'exists' end
@@ -564,6 +614,7 @@ redis.call('HSET', KEYS[1], 'head', ARGV[3], 'last', last, 'count', count,
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5]) end
 redis.call('ZADD', KEYS[9], 0, ARGV[7] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[10], 0, ARGV[2])
+logChange(KEYS[11], KEYS[12], ARGV[2], 'checkpoint', ARGV[3])
 return 'imported'
 `,
 );
@@ -579,5 +630,53 @@ local current = redis.call('GET', KEYS[1])
 if current and current ~= ARGV[1] and current ~= ARGV[2] then return current end
 if current ~= ARGV[1] then redis.call('SET', KEYS[1], ARGV[1]) end
 return ARGV[1]
+`,
+);
+
+// A shard's change log, as change-log.ts reads it in two rounds.
+
+// KEYS: changes floor. Returns how far the shard's log reaches, in microseconds: the higher of
+// its floor and its last entry's time ('0' for a shard that never logged a change). Reads only.
+export const changesReach = new Script(
+  'read',
+  `
+local reach = tonumber(redis.call('GET', KEYS[2]) or '0')
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if last then reach = math.max(reach, tonumber(string.match(last[1], '^%d+'))) end
+return string.format('%.0f', reach)
+`,
+);
+
+// KEYS: changes floor. ARGV: horizon (microseconds) from (an entry id, inclusive) count.
+// Raises the floor to the horizon, so that no entry is added at or below it from now on, and
+// returns the id the stream keeps entries from when it let go of some ('0-0' when it let go of
+// none: every entry it was given is there; the trim lets go of the oldest only, so every
+// entry below that id may be gone, and none at or above it is), then id, hex id, kind, seq
+// of each entry from `from` up to the horizon, at most count. It writes (the floor) but
+// changes no data: a reader that lost its connection just reads again.
+export const changesRead = new Script(
+  'read',
+  `
+if tonumber(ARGV[1]) > tonumber(redis.call('GET', KEYS[2]) or '0') then
+  redis.call('SET', KEYS[2], ARGV[1])
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'0-0'} end
+local info, stream = redis.call('XINFO', 'STREAM', KEYS[1]), {}
+for n = 1, #info, 2 do stream[info[n]] = info[n + 1] end
+if not stream['entries-added'] then
+  return redis.error_reply('watch() needs Redis 7.0 or later, whose streams count what they let go')
+end
+local out = {stream['entries-added'] > stream['length'] and stream['recorded-first-entry-id'] or '0-0'}
+if tonumber(ARGV[3]) > 0 then
+  for _, entry in ipairs(redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[1], 'COUNT', ARGV[3])) do
+    local fields = {}
+    for n = 1, #entry[2], 2 do fields[entry[2][n]] = entry[2][n + 1] end
+    out[#out + 1] = entry[1]
+    out[#out + 1] = fields.s
+    out[#out + 1] = fields.k
+    out[#out + 1] = fields.q
+  end
+end
+return out
 `,
 );

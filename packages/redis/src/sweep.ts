@@ -8,7 +8,15 @@
  */
 import { catalogPage, oldestFirst } from './catalog.js';
 import { explained, type RedisNamespace } from './runner.js';
-import { catalogKey, ownKeys, type SessionKeys, SHARDS, sessionKeys, unhex } from './schema.js';
+import {
+  catalogKey,
+  logKeys,
+  ownKeys,
+  type SessionKeys,
+  SHARDS,
+  sessionKeys,
+  unhex,
+} from './schema.js';
 import { padTime } from './script-values.js';
 import * as lua from './statements.js';
 
@@ -75,7 +83,7 @@ async function deleteIn(
   const keys = sessions.flatMap(ownKeys);
   const [deleted, checkpoints] = await lua.deleteIdleBatch.run<(number | string)[]>(
     on.client,
-    [first!.catalog, first!.ids, ...keys],
+    [first!.catalog, first!.ids, ...logKeys(first!.changes), ...keys],
     [idleBefore, ...sessions.map((k) => k.hexId)],
   );
   return [Number(deleted), Number(checkpoints)];

@@ -19,7 +19,7 @@ import {
   storedBytesOrText,
 } from '@ckpt/core/adapter';
 import type { RedisNamespace } from './runner.js';
-import { type SessionKeys, sessionKeys, wholeSession } from './schema.js';
+import { logKeys, type SessionKeys, sessionKeys, wholeSession } from './schema.js';
 import {
   type BytesReply,
   checkpoint,
@@ -92,7 +92,7 @@ export async function rollback(on: RedisNamespace, input: RollbackInput): Promis
   const k = sessionKeys(on.namespace, input.sessionId);
   const [status, head] = await lua.rollback.run<Reply>(
     on.client,
-    [k.session, k.info, k.data, k.catalog, k.pins],
+    [k.session, k.info, k.data, k.catalog, k.pins, ...logKeys(k.changes)],
     [
       String(input.seq),
       input.expectedHead === undefined ? '0' : '1',
@@ -123,7 +123,18 @@ export async function fork(on: RedisNamespace, input: ForkInput): Promise<ForkRe
   const to = sessionKeys(on.namespace, input.newId);
   const published = await lua.forkWrite.run<string>(
     on.client,
-    [to.session, to.info, to.data, to.transcript, to.seqs, to.catalog, to.needs, to.ids, to.pins],
+    [
+      to.session,
+      to.info,
+      to.data,
+      to.transcript,
+      to.seqs,
+      to.catalog,
+      to.needs,
+      to.ids,
+      to.pins,
+      ...logKeys(to.changes),
+    ],
     [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
   );
   return published === 'done' ? { status: 'done', seq: Number(textOf(at)) } : { status: 'exists' };
@@ -138,12 +149,13 @@ export async function prune(
   const k = sessionKeys(on.namespace, sessionId);
   return lua.prune.count(
     on.client,
-    [k.session, k.info, k.data, k.transcript, k.seqs, k.needs, k.pins],
+    [k.session, k.info, k.data, k.transcript, k.seqs, k.needs, k.pins, ...logKeys(k.changes)],
     // Times as plain numbers, not padded: a cutoff before 1970 (a huge olderThan) is negative.
     [
       rule.keepLast === null ? '' : String(rule.keepLast),
       rule.createdBefore === null ? '' : String(rule.createdBefore),
       dryRun ? '1' : '0',
+      k.hexId,
     ],
   );
 }

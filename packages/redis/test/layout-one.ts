@@ -6,7 +6,7 @@
  */
 import type { AppendInput, AppendResult } from '@ckpt/core/adapter';
 import type { RedisBackend } from '@ckpt/redis';
-import { markerKey, sessionKeys, stateKeys, wholeSession } from '../src/schema.js';
+import { logKeys, markerKey, sessionKeys, stateKeys, wholeSession } from '../src/schema.js';
 import type { Reply } from '../src/script-values.js';
 import { append, indexedSet } from '../src/statements.js';
 import { appendArgs } from '../src/writes.js';
@@ -22,7 +22,7 @@ export function writingLayoutOne(backend: RedisBackend): RedisBackend {
       const k = stateKeys(backend.namespace, scope);
       await indexedSet.run(
         backend.client,
-        [k.values, k.index, k.catalog.key],
+        [k.values, k.index, k.catalog.key, ...logKeys(k.changes)],
         [key, value, k.catalog.member],
       );
     },

@@ -237,7 +237,7 @@ describe.skipIf(!available)('redis', () => {
     const tags = SHARD_TAGS.join('|');
     // Every key but the namespace's marker, which says the namespace holds a store.
     const layout = new RegExp(
-      `^${backend.namespace}:(\\{(${tags})\\}:(sessions|scopes|ids|ids:built|[a-z]:[0-9a-f]+)|schema_version)$`,
+      `^${backend.namespace}:(\\{(${tags})\\}:(sessions|scopes|ids|ids:built|changes|changes:floor|[a-z]:[0-9a-f]+)|schema_version)$`,
     );
     for (const key of keys) expect(key).toMatch(layout);
     // One session's keys: six kinds, all under the shard tag of its id.
@@ -344,8 +344,14 @@ describe.skipIf(!available)('redis', () => {
       true,
       true,
     ]);
-    // What is left is the marker that says the namespace holds a store, under the prefix too.
-    expect(await keysOf(admin(), `app:${namespace}`)).toEqual([`app:${namespace}:schema_version`]);
+    // What is left is the marker that says the namespace holds a store, and the change log of
+    // each shard written (the deletes are in it), under the prefix too.
+    const left = await keysOf(admin(), `app:${namespace}`);
+    expect(left).toContain(`app:${namespace}:schema_version`);
+    for (const key of left.filter((k) => !k.endsWith(':schema_version'))) {
+      expect(key).toMatch(new RegExp(`^app:${namespace}:\\{[^}]+\\}:changes$`));
+    }
+    expect(left.length).toBeGreaterThan(1);
   });
 
   it('leaves a client it was given open, and quits one it opened', async () => {
