@@ -19,7 +19,7 @@ export type { Codec } from './codecs/codec.js';
 export { type CompressionKind, compress } from './codecs/compress.js';
 export { type EncryptOptions, encrypt } from './codecs/encrypt.js';
 export { type KvBackendOptions, kvBackend } from './kv/kv-backend.js';
-export type { KvStore } from './kv/kv-store.js';
+export type { KvChange, KvChangesPage, KvStore } from './kv/kv-store.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './store/paging.js';
 export type {
   ReencodeOptions,

@@ -156,7 +156,7 @@ describe('kvBackend(kv, options)', () => {
     );
     expect(refusal(() => kvBackend(minimal(), 'ckpt:' as never)).details.argument).toBe('options');
     expect(refusal(() => kvBackend(minimal(), { prefx: 'a:' } as never)).message).toBe(
-      'kvBackend() options has no option "prefx"; its only option is prefix.',
+      'kvBackend() options has no option "prefx"; the options are prefix and watchByPolling.',
     );
   });
 });

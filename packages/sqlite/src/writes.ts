@@ -339,6 +339,8 @@ export function sqliteTransactions(
   });
   const dropTables = db.transaction(() => {
     for (const table of Object.values(t)) db.exec(`DROP TABLE IF EXISTS ${table}`);
+    // sqliteKv's log of its writes (kv.ts), which SQL_TABLES, shared with the servers, lacks.
+    db.exec(`DROP TABLE IF EXISTS ${t.kv}_changes`);
   });
   // Prepared once per text: the state table's writes are a handful of statements.
   const prepared = new Map<string, Database.Statement>();

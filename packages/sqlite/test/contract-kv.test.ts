@@ -1,4 +1,7 @@
-/** The KvStore cases on sqliteKv(), and the contract suite on kvBackend(sqliteKv()). */
+/**
+ * The KvStore cases on sqliteKv(), and the contract suite on kvBackend(sqliteKv()): every
+ * group, watch among them, which reads sqliteKv's log of its writes.
+ */
 import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { kvBackend } from '@ckpt/core';
 import { sqliteKv } from '@ckpt/sqlite';
@@ -11,7 +14,7 @@ runKvStoreTests({ name: 'sqliteKv()', create: () => sqliteKv({ path: files.fresh
 
 runContractTests({
   name: 'kvBackend(sqliteKv())',
-  capabilities: ALL,
+  capabilities: { ...ALL, watch: true },
   create: () => open(files.fresh('kv')),
   connect: (backend) => open(files.where(backend).path),
 });

@@ -8,7 +8,7 @@
 import { compareCodePoints } from '../adapter/order.js';
 import { invalidArgument } from '../values/errors.js';
 import { describe, methodList, missingMethods } from '../values/validate.js';
-import type { KvStore } from './kv-store.js';
+import type { KvChangesPage, KvStore } from './kv-store.js';
 
 const REQUIRED = ['get', 'set', 'delete'] as const;
 const OPTIONAL = [
@@ -16,6 +16,8 @@ const OPTIONAL = [
   'getWithVersion',
   'setIfVersion',
   'list',
+  'changes',
+  'onChanges',
   'close',
   'errorHint',
 ] as const;
@@ -36,17 +38,33 @@ export function conformingKv(given: unknown): KvStore {
   if (missing.length > 0 || broken.length > 0) {
     throw invalidArgument(
       'kv',
-      `kvBackend(kv) needs a KvStore: get(), set() and delete(), and optionally compareAndSet() or the pair getWithVersion() and setIfVersion(), list(), close() and errorHint(); got ${describe(given)}, which lacks ${methodList([...missing, ...broken])}.`,
+      `kvBackend(kv) needs a KvStore: get(), set() and delete(), and optionally compareAndSet() or the pair getWithVersion() and setIfVersion(), list(), changes() (with onChanges() if it can wake watchers), close() and errorHint(); got ${describe(given)}, which lacks ${methodList([...missing, ...broken])}.`,
     );
   }
   const kv = given as KvStore;
-  const { compareAndSet, getWithVersion, setIfVersion, list, close, errorHint } = kv;
+  const {
+    compareAndSet,
+    getWithVersion,
+    setIfVersion,
+    list,
+    changes,
+    onChanges,
+    close,
+    errorHint,
+  } = kv;
   if ((getWithVersion === undefined) !== (setIfVersion === undefined)) {
     throw invalidArgument(
       'kv',
       `kvBackend(kv) takes getWithVersion() and setIfVersion() together or not at all: a version read is of use only to a write conditional on it; got ${getWithVersion ? 'getWithVersion()' : 'setIfVersion()'} alone.`,
     );
   }
+  if (onChanges !== undefined && changes === undefined) {
+    throw invalidArgument(
+      'kv',
+      'kvBackend(kv) takes onChanges() only with changes(): a wake tells watchers to read the log of writes that changes() answers; got onChanges() alone.',
+    );
+  }
+  const pollMs = checkedPollMs(kv.changesPollMs, changes !== undefined);
   return {
     get: async (key) => storedText(await kv.get(key)),
     set: (key, value) => kv.set(key, value),
@@ -64,6 +82,11 @@ export function conformingKv(given: unknown): KvStore {
     ...(list && {
       list: async (prefix, page) => checkedKeys(await list.call(kv, prefix, page), prefix, page),
     }),
+    ...(changes && {
+      changes: async (query) => checkedChanges(await changes.call(kv, query), query),
+    }),
+    ...(onChanges && { onChanges: (wake) => onChanges.call(kv, wake) }),
+    ...(pollMs !== undefined && { changesPollMs: pollMs }),
     ...(close && { close: () => close.call(kv) }),
     ...(errorHint && { errorHint: (err) => errorHint.call(kv, err) }),
   };
@@ -121,4 +144,76 @@ function checkedKeys(
     previous = key;
   }
   return keys;
+}
+
+/** The store's `changesPollMs`, refused unless it is a positive number given with changes(). */
+function checkedPollMs(given: unknown, hasChanges: boolean): number | undefined {
+  if (given === undefined) return undefined;
+  if (!hasChanges || typeof given !== 'number' || !(given > 0) || !Number.isFinite(given)) {
+    throw invalidArgument(
+      'kv',
+      `kvBackend(kv): kv.changesPollMs must be a positive number of milliseconds, given with changes(), the log it says how often to read; got ${describe(given)}${hasChanges ? '' : ' without changes()'}.`,
+    );
+  }
+  return given;
+}
+
+/**
+ * What `changes()` answered, refused when it breaks its contract: a log that answered writes
+ * out of order, or at or before `after`, would make watchers give changes twice or skip them,
+ * and one that ignored `limit` would make them read without end.
+ */
+function checkedChanges(
+  answer: unknown,
+  query: { after: string | null; limit: number },
+): KvChangesPage | 'expired' | 'unknown' {
+  const { after, limit } = query;
+  if (answer === 'expired' || answer === 'unknown') {
+    if (after !== null) return answer;
+    throw new Error(
+      `kv.changes() must answer the log's end to a read with after null; it answered ${JSON.stringify(answer)}`,
+    );
+  }
+  const page = answer as Partial<KvChangesPage> | null;
+  if (
+    typeof page !== 'object' ||
+    page === null ||
+    !Array.isArray(page.changes) ||
+    typeof page.position !== 'string'
+  ) {
+    throw new Error(
+      `kv.changes() must answer { changes, position }, 'expired' or 'unknown'; it answered ${describe(answer)}`,
+    );
+  }
+  const allowed = after === null ? 0 : limit;
+  if (page.changes.length > allowed) {
+    throw new Error(
+      `kv.changes() answered ${page.changes.length} writes when asked for at most ${allowed}${after === null ? ' (none after null: only the position of its end)' : ''}`,
+    );
+  }
+  let previous = after;
+  for (const change of page.changes as unknown[]) {
+    const { key, value, position } = (change ?? {}) as Record<string, unknown>;
+    if (
+      typeof key !== 'string' ||
+      (typeof value !== 'string' && value !== null) ||
+      typeof position !== 'string'
+    ) {
+      throw new Error(
+        `kv.changes() must answer writes as { key, value, position } (value a string, or null for a delete); it answered ${describe(change)}`,
+      );
+    }
+    if (previous !== null && position <= previous) {
+      throw new Error(
+        `kv.changes() must answer writes in the order of its log, each after the position asked for, positions sorting as strings; it answered ${JSON.stringify(position)} after ${JSON.stringify(previous)}`,
+      );
+    }
+    previous = position;
+  }
+  if (previous !== null && page.position < previous) {
+    throw new Error(
+      `kv.changes() must answer a page's position at or after its last write's; it answered ${JSON.stringify(page.position)} after ${JSON.stringify(previous)}`,
+    );
+  }
+  return page as KvChangesPage;
 }

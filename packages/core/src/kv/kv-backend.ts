@@ -35,6 +35,8 @@ import { CkptError, invalidArgument } from '../values/errors.js';
 import { checkOptions, describe } from '../values/validate.js';
 import { type Cell, cellsOf } from './cells.js';
 import { conformingKv } from './conformance.js';
+import { kvChangeLog } from './kv-change-log.js';
+import { DEFAULT_POLL_MS, pollingChangeLog } from './kv-change-poll.js';
 import type { KvStore } from './kv-store.js';
 import {
   type Body,
@@ -43,6 +45,7 @@ import {
   makeBody,
   parseBody,
   parseHeader,
+  type RecordChange,
   type SessionRecord,
   TOMBSTONE,
   token,
@@ -62,6 +65,13 @@ import {
 export interface KvBackendOptions {
   /** Prefix of every key written; default `ckpt:`. */
   prefix?: string;
+  /**
+   * For a KV store without `changes()` (and with `list()`): give `watch()` by polling, every
+   * `everyMs` (default 1,000), reading the whole catalog and every state value at each poll.
+   * Weaker than a log: changes between two polls come as one event a session, and a cursor
+   * works only in the process that made it (elsewhere, EXPIRED). See the core README.
+   */
+  watchByPolling?: boolean | { everyMs?: number };
 }
 
 /** A session record and the cell it was read as, which a conditional write must present. */
@@ -79,9 +89,12 @@ interface Slot {
   expected: Cell | null;
 }
 
-/** A record's text: with a fresh `rev`, so that it never equals the text of an earlier one. */
-function recordText(rec: SessionRecord, rev = token()): string {
-  return JSON.stringify({ ...rec, rev });
+/**
+ * A record's text, as written by a change of kind `change` (which a store's log of its writes
+ * shows watchers): with a fresh `rev`, so that it never equals the text of an earlier one.
+ */
+function recordText(rec: SessionRecord, change: RecordChange, rev = token()): string {
+  return JSON.stringify({ ...rec, change, rev });
 }
 
 /**
@@ -105,6 +118,42 @@ function withPin(rec: SessionRecord, body: Body): StoredCheckpoint & Body {
   return { ...body, pinned: pin !== undefined, pinNote: pin?.[1] ?? null };
 }
 
+/**
+ * How watchers poll a KV store without a log of its writes, as `watchByPolling` asks; undefined
+ * for no polling.
+ */
+function checkPolling(given: unknown, kv: KvStore): number | undefined {
+  if (given === undefined || given === false) return undefined;
+  const { everyMs = DEFAULT_POLL_MS } =
+    given === true
+      ? {}
+      : checkOptions(given as { everyMs?: unknown }, 'watchByPolling', ['everyMs'], 'kvBackend()');
+  if (
+    given === null ||
+    typeof everyMs !== 'number' ||
+    !(everyMs > 0) ||
+    !Number.isFinite(everyMs)
+  ) {
+    throw invalidArgument(
+      'watchByPolling',
+      `watchByPolling must be true, false or { everyMs } with a positive number of milliseconds, got ${describe(given === null ? given : everyMs)}.`,
+    );
+  }
+  if (kv.changes) {
+    throw invalidArgument(
+      'watchByPolling',
+      'watchByPolling is for a KV store without changes(): this one keeps a log of its writes, which watch() reads with every change and none missed; leave watchByPolling out.',
+    );
+  }
+  if (!kv.list) {
+    throw invalidArgument(
+      'watchByPolling',
+      'watchByPolling needs a KV store with list(): each poll lists the session records and state keys to read them.',
+    );
+  }
+  return everyMs;
+}
+
 function checkPrefix(prefix: unknown = 'ckpt:'): string {
   if (typeof prefix !== 'string') {
     throw invalidArgument('prefix', `prefix must be a string, got ${describe(prefix)}.`);
@@ -121,7 +170,9 @@ const RACED = Symbol('raced');
 export function kvBackend(given: KvStore, options?: KvBackendOptions): CheckpointBackend {
   const kv = conformingKv(given);
   const cells = cellsOf(kv);
-  const prefix = checkPrefix(checkOptions(options, 'options', ['prefix'], 'kvBackend()').prefix);
+  const opts = checkOptions(options, 'options', ['prefix', 'watchByPolling'], 'kvBackend()');
+  const prefix = checkPrefix(opts.prefix);
+  const pollMs = checkPolling(opts.watchByPolling, kv);
   const keys = kvKeys(prefix);
   const { session: sessionKey, body: bodyKey, idempotencyPrefix: idemPrefix } = keys;
   const stateKey = (scope: string, key: string) => keys.statePrefix(scope) + key;
@@ -137,10 +188,12 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
 
   /**
    * Change the session's record with `change` (given the settled record; null: leave it and
-   * answer `unchanged`), by compare-and-set, again from a fresh read whenever it races.
+   * answer `unchanged`), by compare-and-set, again from a fresh read whenever it races; `kind`
+   * is the kind of change the write is.
    */
   const changeRecord = async <T>(
     id: string,
+    kind: RecordChange,
     absent: T,
     change: (rec: SessionRecord) => { next: SessionRecord; answer: T } | { unchanged: T },
   ): Promise<T> => {
@@ -149,7 +202,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       if (snap === null) return absent;
       const outcome = change(snap.rec);
       if ('unchanged' in outcome) return outcome.unchanged;
-      if (await cells.swap(sessionKey(id), snap.cell, recordText(outcome.next))) {
+      if (await cells.swap(sessionKey(id), snap.cell, recordText(outcome.next, kind))) {
         return outcome.answer;
       }
     }
@@ -204,7 +257,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       ...(needy === undefined ? {} : { needy }),
       ...(rec?.pins === undefined ? {} : { pins: rec.pins }),
     };
-    return cells.swap(sessionKey(id), from, recordText(next));
+    return cells.swap(sessionKey(id), from, recordText(next, 'checkpoint'));
   };
 
   const readBody = async (id: string, rec: SessionRecord, seq: number) => {
@@ -300,6 +353,14 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     }
   };
 
+  // The store's own log of its writes where it keeps one; else a poll, when asked for; else none,
+  // and watch() is UNSUPPORTED.
+  const changeLog = kv.changes
+    ? kvChangeLog({ ...kv, changes: kv.changes }, keys)
+    : pollMs !== undefined
+      ? pollingChangeLog(kv, keys, listAll, pollMs)
+      : undefined;
+
   const backend: CheckpointBackend = {
     name: 'kv',
     // As its methods show them (see the end), said here too so that a store calls it as it is.
@@ -307,8 +368,9 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       concurrentWriters: cells.atomic,
       listSessions: typeof kv.list === 'function',
       listStateKeys: typeof kv.list === 'function',
-      watch: false,
+      watch: changeLog !== undefined,
     },
+    ...changeLog,
 
     async append(input: AppendInput): Promise<AppendResult> {
       const id = input.sessionId;
@@ -376,7 +438,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
             continue;
           }
           const rev = token();
-          if (!(await cells.swap(sessionKey(id), expected, recordText(rec, rev)))) {
+          if (!(await cells.swap(sessionKey(id), expected, recordText(rec, 'quiet', rev)))) {
             continue;
           }
           if (await cells.swap(at, found, bodyOn(rev))) mine = { gen, seq, parent: head };
@@ -472,7 +534,9 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           : null;
         if (body === null) return { status: 'not_found', missing: 'seq' };
         const next = { ...rec, head: input.seq, metadata: body.metadata, updatedAt: input.now };
-        if (await cells.swap(sessionKey(input.sessionId), snap.cell, recordText(next))) {
+        if (
+          await cells.swap(sessionKey(input.sessionId), snap.cell, recordText(next, 'rollback'))
+        ) {
           return { status: 'done' };
         }
       }
@@ -533,7 +597,9 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           ...(needy.length > 0 ? { needy: rangesFrom(needy) } : {}),
         };
         // The copies are the fork's own: no pin of the source comes with them.
-        if (!(await cells.swap(sessionKey(input.newId), target.expected, recordText(created)))) {
+        if (
+          !(await cells.swap(sessionKey(input.newId), target.expected, recordText(created, 'fork')))
+        ) {
           return { status: 'exists' };
         }
         return { status: 'done', seq: at };
@@ -598,7 +664,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           seqs: rangesFrom(all(rec.seqs).filter((seq) => keep.has(seq))),
           ...(needy === undefined ? {} : { needy }),
         };
-        if (await cells.swap(sessionKey(sessionId), snap.cell, recordText(next))) {
+        if (await cells.swap(sessionKey(sessionId), snap.cell, recordText(next, 'prune'))) {
           // The record no longer names these bodies; deleting them only frees space.
           for (const seq of removed) await kv.delete(bodyKey(sessionId, rec.gen, seq));
           return removed.length;
@@ -610,6 +676,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     async pin({ sessionId, seq, note }): Promise<PinResult> {
       return changeRecord<PinResult>(
         sessionId,
+        'quiet',
         { status: 'not_found', missing: 'session' },
         (rec) => {
           if (!rangesHas(rec.seqs, seq)) {
@@ -624,7 +691,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     },
 
     async unpin(sessionId, seq) {
-      return changeRecord<boolean>(sessionId, false, (rec) => {
+      return changeRecord<boolean>(sessionId, 'quiet', false, (rec) => {
         const pins = (rec.pins ?? []).filter(([pinned]) => pinned !== seq);
         if (pins.length === (rec.pins ?? []).length) return { unchanged: false };
         const { pins: _, ...rest } = rec;
@@ -717,7 +784,8 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       if (needy.length > 0) record.needy = rangesFrom(needy);
       const pins = checkpoints.filter((cp) => cp.pinned).map((cp) => [cp.seq, cp.pinNote]);
       if (pins.length > 0) record.pins = pins as [number, string | null][];
-      const raw = recordText(record);
+      // An import is a checkpoint to watchers, as on the memory backend.
+      const raw = recordText(record, 'checkpoint');
       for (let race = 0; race < MAX_RACES; race++) {
         if (await cells.swap(sessionKey(id), expected, raw)) {
           if (snap !== null) await dropIncarnation(id, snap.rec);

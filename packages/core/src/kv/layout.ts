@@ -6,8 +6,9 @@
  *
  *   s:ID                 session record (JSON): head, last seq, stored seqs, the last write
  *                        (its seq, nonce and idempotency key), which of them need others (only
- *                        once one does) and the pins (only while there are some); or, once a
- *                        sweep deleted the session, a tombstone (see TOMBSTONE)
+ *                        once one does), the pins (only while there are some) and the kind of
+ *                        change that wrote it; or, once a sweep deleted the session, a
+ *                        tombstone (see TOMBSTONE)
  *   c:ID:GEN:SEQ         checkpoint body: header line (with its needs, if any, and the nonce
  *                        and key of the call that wrote it), data, metadata, transcript
  *   i:ID:GEN:KEY         idempotency key -> seq, for every key but the last write's
@@ -45,7 +46,19 @@ export interface SessionRecord {
   needy?: SeqRanges;
   /** The pinned seqs, ascending, each with its note: absent while there are none. */
   pins?: [number, string | null][];
+  /**
+   * The change that wrote this record, set on every write of it, so that a store's log of its
+   * writes says what each write of a record was (see kv-change-log.ts). Absent in records that
+   * writes before it was kept made: those were checkpoints, or changes read as one.
+   */
+  change?: RecordChange;
 }
+
+/**
+ * What a write of a session record was: a change `watch()` gives, or `quiet` for one it does
+ * not (a pin, an unpin, or the record written again to turn away a stale append's body).
+ */
+export type RecordChange = 'checkpoint' | 'rollback' | 'fork' | 'prune' | 'quiet';
 
 /**
  * What a sweep leaves at the record of a session it deleted as idle. A KvStore can only delete
