@@ -217,7 +217,12 @@ function layoutOnly(dir: string) {
 /** The watch table alone: commit to event, 1,000 watchers, writers with watchers on. */
 function watchOnly(dir: string) {
   return tableOnly(dir, 'watch', async () => {
-    const watch = await benchWatch(backends, dir, postgresUrl, plan);
+    const watch = await benchWatch(
+      backends,
+      dir,
+      { postgres: postgresUrl, mysql: mysqlUrl, redis: redisUrl },
+      plan,
+    );
     printWatch(watch);
     return { plan, watch };
   });

@@ -5,10 +5,13 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
+import { type CheckpointBackend, CheckpointStore, kvBackend } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
+import { mysql } from '@ckpt/mysql';
 import { postgres } from '@ckpt/postgres';
-import { sqlite } from '@ckpt/sqlite';
+import { redis } from '@ckpt/redis';
+import { sqlite, sqliteKv } from '@ckpt/sqlite';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { interleaved, type Plan } from './measure.js';
 import { agentState } from './payloads.js';
@@ -118,9 +121,10 @@ async function measure(target: Target, plan: Plan): Promise<WatchRow> {
 export async function benchWatch(
   backends: string[],
   dir: string,
-  postgresUrl: string,
+  servers: { postgres: string; mysql: string; redis: string },
   plan: Plan,
 ): Promise<WatchRow[]> {
+  const postgresUrl = servers.postgres;
   const targets: Target[] = [];
   const shared = memory();
   if (backends.includes('memory') || backends.includes('sqlite')) {
@@ -131,6 +135,14 @@ export async function benchWatch(
     targets.push({
       backend: 'sqlite',
       open: () => ({ writer: sqlite({ path }), watcher: sqlite({ path }) }),
+    });
+    const kvPath = join(dir, 'watch-kv.db');
+    targets.push({
+      backend: 'kvBackend(sqliteKv)',
+      open: () => ({
+        writer: kvBackend(sqliteKv({ path: kvPath })),
+        watcher: kvBackend(sqliteKv({ path: kvPath })),
+      }),
     });
   }
   if (backends.includes('postgres')) {
@@ -152,6 +164,37 @@ export async function benchWatch(
       cleanup: async () => {
         await admin.query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`);
         await admin.end();
+      },
+    });
+  }
+  if (backends.includes('mysql')) {
+    const namespace = `bench_${Date.now().toString(36)}_watch`;
+    targets.push({
+      backend: 'mysql',
+      open: () => ({
+        writer: mysql({ url: servers.mysql, namespace }),
+        watcher: mysql({ url: servers.mysql, namespace }),
+      }),
+      cleanup: () => new CheckpointStore(mysql({ url: servers.mysql, namespace })).destroy(),
+    });
+  }
+  if (backends.includes('redis')) {
+    const namespace = `bench_${Date.now().toString(36)}_watch`;
+    const admin = new Redis(servers.redis);
+    targets.push({
+      backend: 'redis',
+      open: () => ({
+        writer: redis({ url: servers.redis, namespace }),
+        watcher: redis({ url: servers.redis, namespace }),
+      }),
+      connections: async () => {
+        const list = String(await admin.client('LIST'));
+        return list.split('\n').filter((line) => line.includes(`name=ckpt-watch-${namespace}`))
+          .length;
+      },
+      cleanup: async () => {
+        await new CheckpointStore(redis({ url: servers.redis, namespace })).destroy();
+        admin.disconnect();
       },
     });
   }
