@@ -1,7 +1,7 @@
 /**
  * `ckpt studio` in a browser: the built command serving a store, a headless Chromium looking
  * at it as a person would, on SQLite and PostgreSQL, on the demo's store and on a store this
- * test fills. Also measures (and prints, never asserts) how long a session of 10,000
+ * test fills; live, by the store's watch alone (the poll an hour away). Also measures (and prints, never asserts) how long a session of 10,000
  * checkpoints and the first page of a catalog of 100,000 sessions take to draw.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -138,7 +138,13 @@ describe.runIf(haveChromium).each(BACKENDS)('ckpt studio in a browser on $name',
     store = await openStore(url);
     await emptyStore(store, ['prefs']);
     await fillAgent(store);
-    [readOnly, writable] = await Promise.all([startStudio(url), startStudio(url, ['--write'])]);
+    // The poll an hour away: what the pages show live comes by the store's watch (both stores
+    // have a change log), which tells the studio of each change as it commits.
+    const live = ['--poll', '1h'];
+    [readOnly, writable] = await Promise.all([
+      startStudio(url, live),
+      startStudio(url, ['--write', ...live]),
+    ]);
   }, 120_000);
   afterAll(async () => {
     await Promise.all([readOnly?.stop(), writable?.stop()]);
@@ -365,7 +371,7 @@ describe.runIf(haveChromium).each(BACKENDS)('ckpt studio in a browser on $name',
     await close();
   });
 
-  it('shows a checkpoint written by another process, and a new session, without a reload', async () => {
+  it('shows a checkpoint written by another process, and a new session, without a reload, as the watch tells it', async () => {
     const { page, close } = await open(readOnly);
     await page.goto(`${readOnly.origin}/sessions/agent`);
     await nodeWith(page, 42, 'head');

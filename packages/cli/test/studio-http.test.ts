@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { redactor, STATUS } from '../src/studio/errors.js';
 import { hostWarning } from '../src/studio/host-warning.js';
 import { buildCli, CKPT, ckpt } from './support/binary.js';
+import { openEvents } from './support/event-stream.js';
 import { FILLED_IDS, FILLED_SCOPES, fill } from './support/store-fill.js';
 import { type StudioProcess, startStudio } from './support/studio.js';
 
@@ -129,7 +130,12 @@ describe('ckpt studio over HTTP', () => {
   beforeAll(async () => {
     store = await openStore(url);
     await fill(store);
-    [readOnly, writable] = await Promise.all([startStudio(url), startStudio(url, ['--write'])]);
+    // The read-only one polls an hour apart, so that what its event streams send came by the
+    // store's watch.
+    [readOnly, writable] = await Promise.all([
+      startStudio(url, ['--poll', '1h']),
+      startStudio(url, ['--write']),
+    ]);
   }, 60_000);
   afterAll(async () => {
     await Promise.all([readOnly?.stop(), writable?.stop()]);
@@ -520,38 +526,23 @@ describe('ckpt studio over HTTP', () => {
   });
 
   it('sends an event when a watched session changes, and a first one at once', async () => {
-    const events: string[] = [];
-    const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-      httpRequest(
-        {
-          host: '127.0.0.1',
-          port: readOnly.port,
-          path: '/api/events?session=main',
-          headers: { cookie: client(readOnly).cookie },
-        },
-        resolve,
-      )
-        .on('error', reject)
-        .end();
-    });
-    expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
-    const next = () =>
-      new Promise<string>((resolve) => {
-        const onData = (chunk: Buffer) => {
-          const text = chunk.toString();
-          if (!text.startsWith('event:')) return;
-          res.off('data', onData);
-          events.push(text);
-          resolve(text);
-        };
-        res.on('data', onData);
-      });
-    const first = await next();
-    expect(first).toMatch(/^event: session\ndata: \{"sessionId":"main","head":7,/);
-    const written = next();
+    // The read-only studio polls an hour apart: the event comes by the store's watch.
+    const events = await openEvents(readOnly.origin, readOnly.token, '/api/events?session=main');
+    const first = await events.next();
+    expect(first).toMatchObject({ event: 'session', data: { sessionId: 'main', head: 7 } });
     await store.checkpoint('main', { from: 'another process' });
-    expect(await written).toMatch(/^event: session\ndata: \{"sessionId":"main","head":8,/);
-    res.destroy();
+    expect(await events.next()).toMatchObject({
+      event: 'session',
+      data: { sessionId: 'main', head: 8 },
+    });
+    await events.close();
+  });
+
+  it('refuses a --poll without a unit, before it listens', async () => {
+    const run = await ckpt(['--store', url, 'studio', '--port', '0', '--poll', '5']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('poll must be a whole number with a unit');
+    expect(run.stdout).toBe('');
   });
 
   it('warns of an address other machines can reach, below the address, and not of a loopback one', () => {

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { isCkptError } from '@ckpt/core';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Context } from '../context.js';
+import { duration } from '../parse.js';
 import { hostWarning } from '../studio/host-warning.js';
 import { type Studio, startStudio } from '../studio/server.js';
 import { example } from './help.js';
@@ -71,9 +72,14 @@ export function registerStudio(program: Command, ctx: Context): void {
         'allow changes from the page: rollback, fork, prune, delete, state set and delete',
       )
       .option('--open', 'open the address in a browser')
+      .option(
+        '--poll <duration>',
+        'how often live views read a store that cannot watch its changes (default 1s); one that can is read when it changes',
+        duration('poll'),
+      )
       .action(
         async (
-          opts: { port?: number; host?: string; write?: boolean; open?: boolean },
+          opts: { port?: number; host?: string; write?: boolean; open?: boolean; poll?: number },
           command: Command,
         ) => {
           const store = await ctx.store();
@@ -92,6 +98,7 @@ export function registerStudio(program: Command, ctx: Context): void {
                 host,
                 port: p,
                 write: opts.write,
+                pollMs: opts.poll,
                 keyNames: ctx.keyNames,
               });
               break;

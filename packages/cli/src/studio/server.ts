@@ -34,7 +34,7 @@ export interface StudioOptions {
   write?: boolean;
   /** The folder of the built front end (default: `studio/` beside the command). */
   assetsDir?: string;
-  /** How often live views read the store, in ms. */
+  /** How often live views read a store that cannot watch its changes, in ms (one that can is read when it changes). */
   pollMs?: number;
   /** The names of the keys the store was opened with (never their bytes), for the messages on a value sealed under another. */
   keyNames?: string[];
