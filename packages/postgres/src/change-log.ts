@@ -3,10 +3,8 @@
  * transaction that wrote them and then by id, and read only below the oldest transaction still
  * running: no row can appear there later, so a reader going page by page misses none. A
  * position is that pair, `<xid>.<id>`. Watchers are woken by NOTIFY on a connection of their
- * own, which each backend sends after its writes commit, one at a time on a connection of its
- * own: not inside a write, where NOTIFY would make every writer commit one after another (it
- * holds a lock of the whole server until its commit is done). Without `listen`, watchers read
- * the log at their poll, and writes notify no one.
+ * own, which each backend sends after its writes commit (see notifier.ts). Without `listen`,
+ * watchers read the log at their poll, and writes notify no one.
  */
 import {
   type ChangeKind,
@@ -17,15 +15,13 @@ import {
   readLogPosition,
 } from '@ckpt/core/adapter';
 import pg from 'pg';
+import { notifierFor } from './notifier.js';
 import { schemaIdentifier } from './schema.js';
 
 /** The name of the channel the notifications of namespace `ns` go on. */
 function channelOf(ns: string): string {
   return `ckpt_changes_${ns}`;
 }
-
-/** The statement that wakes watchers, after writes; never part of a write's round trip. */
-const NOTIFY_STATEMENT = 'SELECT pg_notify($1, $2)';
 
 /** The largest transaction id or row id a position of this log can hold (bigint's largest). */
 const LARGEST = 2n ** 63n - 1n;
@@ -61,45 +57,8 @@ export function postgresChangeLog(
     SELECT (SELECT xmin::text FROM horizon) AS horizon,
            (SELECT value FROM ${schema}.meta WHERE key = 'changes_trimmed_through') AS trimmed,
            (SELECT coalesce(json_agg(page ORDER BY page.xid::xid8, page.id), '[]') FROM page)::text AS changes`;
-  // One notification in flight at a time, and one more after it for the writes it did not
-  // cover, on a connection of its own: never one the writes wait for (a pool's connection
-  // taken by a notification would send the next write the slow way, as if the pool were
-  // busy). Opened at the first write, let go after a second without one, so that it keeps no
-  // script running and holds no connection while nothing is written.
-  let notifier: pg.Pool | undefined;
-  let inFlight = false;
-  let again = false;
+  const notify = notifierFor(pool.options, channel, `ckpt notify: ${ns}`);
   let closed = false;
-  const notify = (): void => {
-    if (closed) return;
-    if (inFlight) {
-      again = true;
-      return;
-    }
-    inFlight = true;
-    if (notifier === undefined) {
-      notifier = new pg.Pool({
-        ...pool.options,
-        max: 1,
-        idleTimeoutMillis: 1_000,
-        allowExitOnIdle: true,
-        application_name: `ckpt notify: ${ns}`,
-      });
-      notifier.on('error', () => {});
-    }
-    notifier
-      .query(NOTIFY_STATEMENT, [channel, ''])
-      .catch(() => {
-        // A lost wake costs a watcher its poll's wait, nothing more.
-      })
-      .finally(() => {
-        inFlight = false;
-        if (again) {
-          again = false;
-          notify();
-        }
-      });
-  };
   const log = {
     async changes({
       after,
@@ -145,13 +104,13 @@ export function postgresChangeLog(
 
     onChanges: (wake: () => void) => listen(pool, channel, listenerName(ns), wake),
 
-    changed: notify,
+    changed() {
+      if (!closed) notify();
+    },
 
     async close() {
+      // The notifier is the process's, shared: it lets go of its connection once idle.
       closed = true;
-      const last = notifier;
-      notifier = undefined;
-      await last?.end().catch(() => {});
     },
   };
   if (wakes) return log;

@@ -18,14 +18,17 @@ import { migrations } from '../src/schema.js';
 import { functions } from '../src/stored-code.js';
 import { adminPool, available, freshBackend, namespaceToDrop, url } from './support.js';
 
-/** The listening connections of namespace `ns` on the server now. */
-async function listeners(ns: string): Promise<number> {
+/** The connections named `name` on the server now. */
+async function named(name: string): Promise<number> {
   const { rows } = await adminPool().query<{ n: number }>(
     'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
-    [listenerName(ns)],
+    [name],
   );
   return rows[0]!.n;
 }
+
+/** The listening connections of namespace `ns` on the server now. */
+const listeners = (ns: string) => named(listenerName(ns));
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let tries = 0; tries < 300; tries++) {
@@ -104,6 +107,34 @@ describe.runIf(available)("PostgreSQL's change log", () => {
     await until(async () => (await listeners(namespace)) === 1, 'listening again');
     await store.close();
     await until(async () => (await listeners(namespace)) === 0, 'released at close');
+  });
+
+  it('notifies on one connection a process for every backend on the namespace, let go once idle and made again', async () => {
+    const namespace = namespaceToDrop();
+    const notifiers = () => named(`ckpt notify: ${namespace}`);
+    const watching = new CheckpointStore(await freshBackend(url, namespace));
+    const writers = [0, 1, 2].map(() => new CheckpointStore(postgres({ url, namespace })));
+    const stream = watching.watch({ prefix: 'w' });
+    await stream.ready;
+    await Promise.all(writers.map((writer, i) => writer.checkpoint(`w${i}`, 1)));
+    // Sent after the writes resolved: once one connection is there, the others would be too.
+    await until(async () => (await notifiers()) > 0, 'notifying');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await notifiers()).toBe(1);
+    await until(async () => (await notifiers()) === 0, 'let go while idle');
+    await writers[0]!.checkpoint('w0', 2);
+    expect((await firstEvents(stream, 4)).map(brief)).toEqual(
+      expect.arrayContaining([
+        ['w0', 'checkpoint', 1],
+        ['w1', 'checkpoint', 1],
+        ['w2', 'checkpoint', 1],
+        ['w0', 'checkpoint', 2],
+      ]),
+    );
+    await until(async () => (await notifiers()) > 0, 'notifying again');
+    expect(await notifiers()).toBe(1);
+    for (const writer of writers) await writer.close();
+    await watching.close();
   });
 
   it('fails a watcher whose cursor the log let go of with EXPIRED', async () => {
