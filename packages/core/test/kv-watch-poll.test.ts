@@ -15,6 +15,7 @@ import {
   type KvStore,
   kvBackend,
 } from '../src/index.js';
+import { logEnd } from './support/logged-kv.js';
 
 /** A poll: the changes since `after`, and the position to poll from next. */
 async function poll(backend: CheckpointBackend, after: string) {
@@ -26,12 +27,6 @@ async function poll(backend: CheckpointBackend, after: string) {
   };
 }
 
-async function firstPoll(backend: CheckpointBackend): Promise<string> {
-  const end = await backend.changes!({ after: null, limit: 0 });
-  if (end === 'expired') throw new Error('expired');
-  return end.position;
-}
-
 describe('kvBackend watchByPolling', () => {
   it('tells, at each poll, each session and state scope that changed since the last', async () => {
     const kv = memoryKv();
@@ -39,7 +34,7 @@ describe('kvBackend watchByPolling', () => {
     const store = new CheckpointStore(backend);
     await store.checkpoint('old', 1);
     await store.state('sc').set('k', 1);
-    let at = await firstPoll(backend);
+    let at = await logEnd(backend);
     // The first poll only noted what there was; a poll with nothing written tells nothing.
     expect((await poll(backend, at)).changes).toEqual([]);
 
@@ -96,7 +91,7 @@ describe('kvBackend watchByPolling', () => {
   it("fails a cursor of another process's poll with EXPIRED, and refuses one no poll made", async () => {
     const kv = memoryKv();
     const elsewhere = kvBackend(kv, { watchByPolling: true });
-    const cursor = await firstPoll(elsewhere);
+    const cursor = await logEnd(elsewhere);
     const backend = kvBackend(kv, { watchByPolling: true });
     const store = new CheckpointStore(backend);
     const failure = async (since: string) => {
@@ -108,7 +103,7 @@ describe('kvBackend watchByPolling', () => {
       return undefined;
     };
     expect(isCkptError(await failure(cursor), 'EXPIRED')).toBe(true);
-    const own = await firstPoll(backend);
+    const own = await logEnd(backend);
     for (const since of ['nonsense', '12', own.replace(/\d/g, '9')]) {
       expect(isCkptError(await failure(since), 'INVALID_ARGUMENT')).toBe(true);
     }

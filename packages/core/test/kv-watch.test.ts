@@ -14,7 +14,7 @@ import {
   type KvStore,
   kvBackend,
 } from '../src/index.js';
-import { loggedKv } from './support/logged-kv.js';
+import { logEnd, loggedKv } from './support/logged-kv.js';
 
 const brief = (e: { sessionId: string; kind: string; seq?: number }) =>
   e.seq === undefined ? [e.sessionId, e.kind] : [e.sessionId, e.kind, e.seq];
@@ -30,12 +30,6 @@ async function changesAfter(backend: CheckpointBackend, after: string, limit: nu
     if (page.changes.length < limit) return all;
     from = page.position;
   }
-}
-
-async function endOf(backend: CheckpointBackend): Promise<string> {
-  const end = await backend.changes!({ after: null, limit: 0 });
-  if (end === 'expired') throw new Error('expired');
-  return end.position;
 }
 
 describe('kvBackend watch() on a log of writes', () => {
@@ -86,7 +80,7 @@ describe('kvBackend watch() on a log of writes', () => {
     const { kv } = loggedKv();
     const backend = kvBackend(kv);
     const store = new CheckpointStore(backend);
-    const start = await endOf(backend);
+    const start = await logEnd(backend);
     // Each checkpoint writes a body before its record, and a key's entry before that.
     for (let n = 1; n <= 4; n++) await store.checkpoint('s', n, { idempotencyKey: `k${n}` });
     await store.state('scope').set('x', 1);

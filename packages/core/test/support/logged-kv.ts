@@ -6,7 +6,7 @@
  * 'expired'.
  */
 import { logPosition } from '../../src/adapter.js';
-import { compareCodePoints, type KvStore } from '../../src/index.js';
+import { type CheckpointBackend, compareCodePoints, type KvStore } from '../../src/index.js';
 
 /** One write, as the log keeps it. */
 interface Write {
@@ -77,4 +77,11 @@ export function loggedKv({ kept = 10_000 }: { kept?: number } = {}) {
     },
   };
   return { kv, values, log: () => log };
+}
+
+/** Where `backend`'s change log ends now: a watcher's first read. */
+export async function logEnd(backend: CheckpointBackend): Promise<string> {
+  const end = await backend.changes!({ after: null, limit: 0 });
+  if (end === 'expired') throw new Error('a change log answered expired to a read of its end');
+  return end.position;
 }
