@@ -14,6 +14,8 @@ const KEPT = 2_000;
 /** Polls without a push (the backend's own wake-ups), and with one, as a guard. */
 const POLL_MS = 100;
 const GUARD_POLL_MS = 2_000;
+/** How long the tail waits before reading changes that came during its last read. */
+const SETTLE_MS = 20;
 
 /** What the tail answers a watcher at `position`: what followed it, or null when it kept none of that. */
 export type TailAnswer = ChangesPage | null;
@@ -163,8 +165,14 @@ export class ChangeTail {
       .finally(() => {
         this.#reading = undefined;
         if (this.#again) {
-          this.#again = false;
-          this.#read();
+          // Changes came during the read: read them a moment later, with those that follow, so
+          // that a burst of writes costs the writers a read every few milliseconds, not one a
+          // write. A change after a quiet spell is read at once.
+          this.#reading = new Promise((resolve) => setTimeout(resolve, SETTLE_MS)).then(() => {
+            this.#reading = undefined;
+            this.#again = false;
+            this.#read();
+          });
         }
       });
   }
