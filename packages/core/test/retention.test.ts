@@ -185,6 +185,14 @@ describe('the retention option', () => {
     expect((await store.load('s'))?.data).toBe(RETENTION_INTERVAL);
   });
 
+  it('names the store option whose rule has a misspelt name', () => {
+    expect(
+      () => new CheckpointStore(new MemoryBackend(), { retention: { keep: 3 } as never }),
+    ).toThrow(
+      `the store's option retention has no option "keep"; the options are keepLast and olderThan.`,
+    );
+  });
+
   it('prunes nothing between intervals', async () => {
     const base = new MemoryBackend();
     let prunes = 0;

@@ -122,7 +122,12 @@ export function checkRetention(
   value: unknown,
 ): ((seq: number, now: number) => PruneRule | null) | undefined {
   if (value === undefined) return undefined;
-  const given = checkOptions(value as RetentionPolicy, 'retention', ['keepLast', 'olderThan']);
+  const given = checkOptions(
+    value as RetentionPolicy,
+    'retention',
+    ['keepLast', 'olderThan'],
+    "the store's option",
+  );
   const parts = checkRuleParts(given, (name) => `retention.${name}`);
   if (parts.keepLast === null && parts.olderThan === null) {
     throw invalidArgument(
