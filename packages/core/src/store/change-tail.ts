@@ -16,6 +16,8 @@ const POLL_MS = 100;
 const GUARD_POLL_MS = 2_000;
 /** How long the tail waits before reading changes that came during its last read. */
 const SETTLE_MS = 20;
+/** The least time between the starts of two reads. */
+const MIN_GAP_MS = 2;
 
 /** What the tail answers a watcher at `position`: what followed it, or null when it kept none of that. */
 export type TailAnswer = ChangesPage | null;
@@ -32,6 +34,8 @@ export class ChangeTail {
   #starting: Promise<string> | undefined;
   #reading: Promise<void> | undefined;
   #again = false;
+  /** When the last read started (performance.now()). */
+  #lastRead = Number.NEGATIVE_INFINITY;
   #timer: ReturnType<typeof setInterval> | undefined;
   #stopWakes: Promise<(() => Promise<void>) | undefined> | undefined;
   /** Watchers waiting for the tail to move past their position, and those to end at close(). */
@@ -151,30 +155,42 @@ export class ChangeTail {
     }
   }
 
-  /** Read what is new, one read at a time; a wake during a read reads again after it. */
+  /**
+   * Read what is new, one read at a time. A change after a quiet spell is read at once; the
+   * changes that come during a read are read SETTLE_MS after it, together, and reads start at
+   * least MIN_GAP_MS apart (a log in the process answers at once, so no read is ever in
+   * flight to gather a burst): a burst of writes costs the writers a read every few
+   * milliseconds, not one a write.
+   */
   #read(): void {
     if (this.#reading !== undefined) {
       this.#again = true;
       return;
     }
     if (this.#position === null || this.#stopped) return;
+    const wait = this.#lastRead + MIN_GAP_MS - performance.now();
+    if (wait > 0) {
+      this.#readAfter(wait);
+      return;
+    }
+    this.#lastRead = performance.now();
     this.#reading = this.#readAll()
       // A failed read (the server away) is retried at the next wake or poll; the watchers wait
       // meanwhile, and miss nothing: the log still holds what came after the tail.
       .catch(() => {})
       .finally(() => {
         this.#reading = undefined;
-        if (this.#again) {
-          // Changes came during the read: read them a moment later, with those that follow, so
-          // that a burst of writes costs the writers a read every few milliseconds, not one a
-          // write. A change after a quiet spell is read at once.
-          this.#reading = new Promise((resolve) => setTimeout(resolve, SETTLE_MS)).then(() => {
-            this.#reading = undefined;
-            this.#again = false;
-            this.#read();
-          });
-        }
+        if (this.#again) this.#readAfter(SETTLE_MS);
       });
+  }
+
+  /** Read `ms` from now, with every change that comes meanwhile. */
+  #readAfter(ms: number): void {
+    this.#reading = new Promise((resolve) => setTimeout(resolve, ms)).then(() => {
+      this.#reading = undefined;
+      this.#again = false;
+      this.#read();
+    });
   }
 
   async #readAll(): Promise<void> {
