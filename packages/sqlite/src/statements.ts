@@ -52,11 +52,14 @@ const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 /** The reads every SQL backend has, in SQLite's SQL. */
 function reads(t: Tables): SqlReadsWithChanges<string> {
   return {
-    changesAfter: named(`
-      SELECT id, session_id, kind, seq FROM ${t.changes} WHERE id > :after ORDER BY id LIMIT :limit`),
-    changesBounds: named(`
-      SELECT (SELECT max(id) FROM ${t.changes}) AS last,
-             (SELECT CAST(value AS INTEGER) FROM ${t.meta} WHERE key = 'changes_trimmed_through') AS trimmed`),
+    changesPage: named(`
+      SELECT c.id, c.session_id, c.kind, c.seq, b.last, b.trimmed
+        FROM (SELECT (SELECT max(id) FROM ${t.changes}) AS last,
+                     (SELECT CAST(value AS INTEGER) FROM ${t.meta}
+                       WHERE key = 'changes_trimmed_through') AS trimmed) b
+        LEFT JOIN (SELECT id, session_id, kind, seq FROM ${t.changes}
+                    WHERE id > :after ORDER BY id LIMIT :limit) c ON 1
+       ORDER BY c.id`),
     loadHead: named(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at,
              s.metadata, ${storedValue('b.data')} AS data, ${PINNED}

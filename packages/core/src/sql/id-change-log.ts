@@ -8,22 +8,22 @@ import { logPosition, notThisLog, readLogPosition } from '../adapter/change-posi
 import type { RunStatement } from './run.js';
 import type { SqlStatement } from './statement.js';
 
-/** The two reads of an id-ordered change log. */
+/** The read of an id-ordered change log. */
 export interface IdChangeLogReads<S> {
-  /** Rows id, session_id, kind, seq with id above `after`, id ascending, at most `limit`. */
-  changesAfter: SqlStatement<S, { after: number; limit: number }>;
-  /** One row: last (the highest id, 0 for none), trimmed (the highest id let go, 0 for none). */
-  changesBounds: SqlStatement<S, Record<string, never>>;
+  /**
+   * The rows id, session_id, kind, seq with id above `after`, id ascending, at most `limit`,
+   * each with the log's bounds, from one snapshot: last (the highest id, 0 for none) and
+   * trimmed (the highest id let go, 0 for none); with no row above `after`, one row of the
+   * bounds alone (id null).
+   */
+  changesPage: SqlStatement<S, { after: number; limit: number }>;
 }
 
-interface ChangeRow {
-  id: number | string;
+interface PageRow {
+  id: number | string | null;
   session_id: string;
   kind: ChangeKind;
   seq: number | string | null;
-}
-
-interface BoundsRow {
   last: number | string | null;
   trimmed: number | string | null;
 }
@@ -34,32 +34,27 @@ export function idChangeLog<S>(
   reads: IdChangeLogReads<S>,
   pollMs?: number,
 ): ChangeLog {
-  const bounds = async () => {
-    const { rows } = await run<BoundsRow>(reads.changesBounds.sql, reads.changesBounds.args({}));
-    return { last: Number(rows[0]?.last ?? 0), trimmed: Number(rows[0]?.trimmed ?? 0) };
-  };
   return {
     ...(pollMs === undefined ? {} : { changesPollMs: pollMs }),
     async changes({ after, limit }): Promise<ChangesPage | 'expired'> {
-      if (after === null) return { changes: [], position: logPosition((await bounds()).last) };
-      const from = Number(readLogPosition(after)[0]);
-      const { rows } =
-        limit === 0
-          ? { rows: [] }
-          : await run<ChangeRow>(
-              reads.changesAfter.sql,
-              reads.changesAfter.args({ after: from, limit }),
-            );
-      // Read after the rows: a trim that came before them would show here.
-      const { last, trimmed } = await bounds();
+      const from = after === null ? 0 : Number(readLogPosition(after)[0]);
+      const { rows } = await run<PageRow>(
+        reads.changesPage.sql,
+        reads.changesPage.args({ after: from, limit: after === null ? 0 : limit }),
+      );
+      const last = Number(rows[0]?.last ?? 0);
+      if (after === null) return { changes: [], position: logPosition(last) };
       if (from > last) throw notThisLog(after);
-      if (from < trimmed) return 'expired';
-      const changes = rows.map((row) => ({
-        position: logPosition(row.id),
-        sessionId: row.session_id,
-        kind: row.kind,
-        seq: row.seq === null ? null : Number(row.seq),
-      }));
+      // The bounds come from the rows' snapshot: a trim that took rows of the page shows here.
+      if (from < Number(rows[0]?.trimmed ?? 0)) return 'expired';
+      const changes = rows
+        .filter((row) => row.id !== null)
+        .map((row) => ({
+          position: logPosition(row.id!),
+          sessionId: row.session_id,
+          kind: row.kind,
+          seq: row.seq === null ? null : Number(row.seq),
+        }));
       return { changes, position: changes.at(-1)?.position ?? after };
     },
   };

@@ -133,7 +133,7 @@ export interface SqlBackendParts<S> {
   };
   /**
    * Its change log, where its ids do not come in commit order (see ChangeLog); else, with
-   * `changesAfter` and `changesBounds` among its reads, core reads the log by id. `changed` is
+   * `changesPage` among its reads, core reads the log by id. `changed` is
    * called after each write of this backend has committed (to wake watchers elsewhere).
    */
   changeLog?: ChangeLog & { changed?(): void };
@@ -240,12 +240,10 @@ export class SqlBackend<S> implements CheckpointBackend {
     this.#changed = changed;
     this.#batched = fromStatements?.batched ?? (() => ({ batches: 0, calls: 0 }));
     this.#parts = parts;
-    const { changesAfter, changesBounds } = statements.reads;
+    const { changesPage } = statements.reads;
     const log =
       parts.changeLog ??
-      (changesAfter && changesBounds
-        ? idChangeLog(run, { changesAfter, changesBounds }, parts.changesPollMs)
-        : undefined);
+      (changesPage ? idChangeLog(run, { changesPage }, parts.changesPollMs) : undefined);
     this.capabilities = {
       concurrentWriters: true,
       listSessions: true,
