@@ -21,6 +21,7 @@ import { needsCases } from './cases/needs.js';
 import { retentionCases } from './cases/retention.js';
 import { stateCases } from './cases/state.js';
 import { surfaceCases } from './cases/surface.js';
+import { tagCases } from './cases/tags.js';
 import { transferCases } from './cases/transfer.js';
 import { valueCases } from './cases/values.js';
 import { watchCases } from './cases/watch.js';
@@ -48,6 +49,7 @@ const GROUPS = {
   surface: (t, h) => surfaceCases(t, h.capabilities, h.namespaced !== undefined),
   destroy: (t, h) => destroyCases(t, h.capabilities, h.namespaced !== undefined),
   watch: (t, h) => watchCases(t, h.capabilities),
+  tags: (t, h) => tagCases(t, h.capabilities, h.namespaced !== undefined),
   model: (t, h) => modelCases(t, h.capabilities, h.modelRuns ?? 200),
 } satisfies Record<string, (t: ContractContext, harness: ContractHarness) => void>;
 

@@ -83,11 +83,12 @@ describe('runContractTests(harness, { groups })', () => {
         listSessions: true,
         listStateKeys: true,
         watch: false,
+        tags: false,
       },
       create: () => new MemoryBackend(),
     };
     expect(() => runContractTests(harness, { groups: ['idempotence' as never] })).toThrow(
-      'runContractTests: no group named "idempotence"; the groups are checkpoints, lifecycle, needs, listings, values, inputs, idempotency, state, concurrency, transfer, retention, codecs, surface, destroy, watch, model.',
+      'runContractTests: no group named "idempotence"; the groups are checkpoints, lifecycle, needs, listings, values, inputs, idempotency, state, concurrency, transfer, retention, codecs, surface, destroy, watch, tags, model.',
     );
   });
 });

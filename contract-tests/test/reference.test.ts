@@ -4,7 +4,13 @@ import { runContractTests, runKvStoreTests } from '@ckpt/contract-tests';
 import { type CheckpointBackend, compareCodePoints, type KvStore, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
+const ALL = {
+  concurrentWriters: true,
+  listSessions: true,
+  listStateKeys: true,
+  watch: false,
+  tags: false,
+};
 
 /** A KV with only the three required methods: the single-writer profile. */
 function minimalKv(): KvStore {
@@ -14,7 +20,7 @@ function minimalKv(): KvStore {
 
 runContractTests({
   name: 'memory() reference',
-  capabilities: { ...ALL, watch: true },
+  capabilities: { ...ALL, watch: true, tags: true },
   create: () => memory(),
 });
 
@@ -85,6 +91,7 @@ runContractTests({
     listSessions: false,
     listStateKeys: false,
     watch: false,
+    tags: false,
   },
   create: () => kvBackend(minimalKv()),
 });
@@ -148,6 +155,7 @@ runContractTests({
     listSessions: false,
     listStateKeys: false,
     watch: false,
+    tags: false,
   },
   create: () => requiredOnly(false),
 });

@@ -110,6 +110,7 @@ export function checkpointCases(t: ContractContext): void {
         metadata: { step: 'two' },
         createdAt: first.createdAt,
         updatedAt: second.createdAt,
+        tags: {},
       });
     });
 

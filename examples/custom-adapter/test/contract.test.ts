@@ -26,7 +26,13 @@ runKvStoreTests({
 
 runContractTests({
   name: 'kvBackend(json-file-kv)',
-  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false },
+  capabilities: {
+    concurrentWriters: true,
+    listSessions: true,
+    listStateKeys: true,
+    watch: false,
+    tags: false,
+  },
   create: () => open(join(dir, `${crypto.randomUUID()}.json`)),
   // Another "connection": a second store on the same file.
   connect: (backend) => open(files.get(backend)!),

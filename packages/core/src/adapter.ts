@@ -45,6 +45,7 @@ export type {
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
+  Tags,
 } from './adapter/backend.js';
 export { logPosition, notThisLog, readLogPosition } from './adapter/change-positions.js';
 export { capabilitiesOf, completeBackend } from './adapter/complete-backend.js';
@@ -89,4 +90,5 @@ export {
 } from './adapter/stored-bytes.js';
 export { codecLabelsOf } from './codecs/chain.js';
 export { type ErrorHint, errorCode, invalidArgument, redactPasswords } from './values/errors.js';
+export { tagsMatch } from './values/tags.js';
 export { checkOptions } from './values/validate.js';

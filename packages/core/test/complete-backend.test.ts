@@ -42,6 +42,7 @@ describe('completeBackend', () => {
       listSessions: false,
       listStateKeys: false,
       watch: false,
+      tags: false,
     });
   });
 
@@ -51,12 +52,14 @@ describe('completeBackend', () => {
       listSessions: true,
       listStateKeys: true,
       watch: true,
+      tags: true,
     });
-    expect(capabilitiesOf(without(['sessions', 'stateScopes', 'changes']))).toEqual({
+    expect(capabilitiesOf(without(['sessions', 'stateScopes', 'changes', 'setTags']))).toEqual({
       concurrentWriters: false,
       listSessions: false,
       listStateKeys: false,
       watch: false,
+      tags: false,
     });
   });
 

@@ -25,7 +25,13 @@ function harnessOf(makeKv: () => KvStore) {
 
 runContractTests({
   name: 'kvBackend over a KV with a log of its writes',
-  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: true },
+  capabilities: {
+    concurrentWriters: true,
+    listSessions: true,
+    listStateKeys: true,
+    watch: true,
+    tags: false,
+  },
   ...harnessOf(() => loggedKv().kv),
 });
 
@@ -37,6 +43,7 @@ runContractTests(
       listSessions: false,
       listStateKeys: false,
       watch: true,
+      tags: false,
     },
     ...harnessOf(() => {
       const { get, set, delete: remove, changes } = loggedKv().kv;

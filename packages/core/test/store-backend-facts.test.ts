@@ -31,6 +31,7 @@ describe('CheckpointStore: facts about its backend', () => {
       listSessions: true,
       listStateKeys: true,
       watch: true,
+      tags: true,
     });
     const { get, set, delete: remove } = memoryKv();
     const minimal = new CheckpointStore(kvBackend({ get, set, delete: remove }));

@@ -25,6 +25,7 @@ import {
   type StoredCheckpoint,
   type StoredLineageEntry,
   type StoredSession,
+  type Tags,
 } from '@ckpt/core/adapter';
 import { MemoryChangeLog } from './change-log.js';
 import { checkMemoryOptions, type MemoryOptions } from './options.js';
@@ -44,6 +45,7 @@ interface MemorySession {
   /** Insertion order is ascending seq: appends add above the top, forks copy oldest first. */
   checkpoints: Map<number, MemoryCheckpoint>;
   idempotency: Map<string, number>;
+  tags: Tags;
 }
 
 /** The in-memory backend (see `memory()`). */
@@ -54,11 +56,14 @@ export class MemoryBackend implements CheckpointBackend {
     listSessions: true,
     listStateKeys: true,
     watch: true,
+    tags: true,
   };
   /** The namespace this instance was opened with. */
   readonly namespace: string;
   readonly #sessions = new Map<string, MemorySession>();
   readonly #state = new Map<string, Map<string, string>>();
+  /** The tag index: the ids of the sessions that have each tag (see tagKey). */
+  readonly #tagged = new Map<string, Set<string>>();
   readonly #log = new MemoryChangeLog();
 
   constructor(options: MemoryOptions = {}) {
@@ -95,6 +100,7 @@ export class MemoryBackend implements CheckpointBackend {
     target.last = seq;
     target.updatedAt = input.now;
     if (input.idempotencyKey !== undefined) target.idempotency.set(input.idempotencyKey, seq);
+    if (input.tags) this.#tag(input.sessionId, target, input.tags);
     this.#log.record(input.sessionId, 'checkpoint', seq);
     return { status: 'written', seq, parent: head };
   }
@@ -191,6 +197,7 @@ export class MemoryBackend implements CheckpointBackend {
     }
     copy.head = at;
     copy.last = at;
+    this.#tag(input.newId, copy, source.tags);
     this.#log.record(input.newId, 'fork', at);
     return { status: 'done', seq: at };
   }
@@ -251,22 +258,44 @@ export class MemoryBackend implements CheckpointBackend {
     if (!session || session.updatedAt >= idleBefore) return { status: 'kept' };
     for (const cp of session.checkpoints.values()) if (cp.pinned) return { status: 'kept' };
     if (!dryRun) {
-      this.#sessions.delete(sessionId);
+      this.#remove(sessionId);
       this.#log.record(sessionId, 'delete', null);
     }
     return { status: 'deleted', checkpoints: session.checkpoints.size };
   }
 
   async delete(sessionId: string): Promise<boolean> {
-    const deleted = this.#sessions.delete(sessionId);
+    const deleted = this.#remove(sessionId);
     if (deleted) this.#log.record(sessionId, 'delete', null);
     return deleted;
   }
 
-  async sessions(query: { after: SessionPosition | null; limit: number; prefix: string }) {
+  async setTags(sessionId: string, tags: Tags): Promise<boolean> {
+    const session = this.#sessions.get(sessionId);
+    if (!session) return false;
+    this.#tag(sessionId, session, tags);
+    return true;
+  }
+
+  async sessions(query: {
+    after: SessionPosition | null;
+    limit: number;
+    prefix: string;
+    where?: Tags;
+  }) {
     const { after, prefix } = query;
-    return [...this.#sessions]
-      .filter(([id]) => id.startsWith(prefix))
+    const where = Object.entries(query.where ?? {});
+    // The smallest set of the index among the pairs asked for; the others filter it.
+    const candidates =
+      where.length === 0
+        ? this.#sessions.keys()
+        : where
+            .map(([key, value]) => this.#tagged.get(tagKey(key, value)) ?? new Set<string>())
+            .reduce((a, b) => (b.size < a.size ? b : a));
+    return [...candidates]
+      .filter((id) => id.startsWith(prefix))
+      .map((id) => [id, this.#sessions.get(id)!] as const)
+      .filter(([, session]) => where.every(([key, value]) => session.tags[key] === value))
       .map(([id, session]) => this.#describe(id, session))
       .filter((s) => after === null || compareSessionsNewestFirst(s, after) > 0)
       .sort(compareSessionsNewestFirst)
@@ -300,7 +329,9 @@ export class MemoryBackend implements CheckpointBackend {
 
   async importSession(input: ImportInput): Promise<'imported' | 'exists'> {
     if (this.#sessions.has(input.sessionId) && !input.replace) return 'exists';
+    this.#remove(input.sessionId);
     const session = this.#createSession(input.sessionId, input.createdAt, input.forkedFrom);
+    this.#tag(input.sessionId, session, input.tags ?? {});
     for (const cp of input.checkpoints) {
       session.checkpoints.set(cp.seq, { ...cp, needs: [...cp.needs] });
     }
@@ -359,6 +390,7 @@ export class MemoryBackend implements CheckpointBackend {
   async destroy(): Promise<void> {
     this.#sessions.clear();
     this.#state.clear();
+    this.#tagged.clear();
   }
 
   async changes(query: { after: string | null; limit: number }) {
@@ -384,6 +416,7 @@ export class MemoryBackend implements CheckpointBackend {
       updatedAt: now,
       checkpoints: new Map(),
       idempotency: new Map(),
+      tags: {},
     };
     this.#sessions.set(sessionId, session);
     return session;
@@ -398,7 +431,31 @@ export class MemoryBackend implements CheckpointBackend {
       metadata: session.checkpoints.get(session.head)?.metadata ?? '{}',
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
+      tags: session.tags,
     };
+  }
+
+  /** Give the session `tags` in place of its own, in the index too. */
+  #tag(sessionId: string, session: MemorySession, tags: Tags): void {
+    for (const [key, value] of Object.entries(session.tags)) {
+      const ids = this.#tagged.get(tagKey(key, value));
+      ids?.delete(sessionId);
+      if (ids?.size === 0) this.#tagged.delete(tagKey(key, value));
+    }
+    session.tags = { ...tags };
+    for (const [key, value] of Object.entries(tags)) {
+      const ids = this.#tagged.get(tagKey(key, value)) ?? new Set<string>();
+      ids.add(sessionId);
+      this.#tagged.set(tagKey(key, value), ids);
+    }
+  }
+
+  /** Remove the session and its tags; false when there was none. */
+  #remove(sessionId: string): boolean {
+    const session = this.#sessions.get(sessionId);
+    if (!session) return false;
+    this.#tag(sessionId, session, {});
+    return this.#sessions.delete(sessionId);
   }
 
   #scope(scope: string): Map<string, string> {
@@ -409,6 +466,11 @@ export class MemoryBackend implements CheckpointBackend {
     }
     return values;
   }
+}
+
+/** A tag as the index names it: a key cannot hold NUL, so NUL divides it from its value. */
+function tagKey(key: string, value: string): string {
+  return `${key}\0${value}`;
 }
 
 function withoutTranscript({

@@ -3,11 +3,17 @@ import { isCkptError, kvBackend } from '@ckpt/core';
 import { memory, memoryKv } from '@ckpt/memory';
 import { describe, expect, it } from 'vitest';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
+const ALL = {
+  concurrentWriters: true,
+  listSessions: true,
+  listStateKeys: true,
+  watch: false,
+  tags: false,
+};
 
 runContractTests({
   name: 'memory()',
-  capabilities: { ...ALL, watch: true },
+  capabilities: { ...ALL, watch: true, tags: true },
   create: () => memory(),
 });
 

@@ -4,12 +4,18 @@ import { mysqlKv } from '@ckpt/mysql';
 import { describe, it } from 'vitest';
 import { available, contractNamespaces, freshBackend, url } from './support.js';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
+const ALL = {
+  concurrentWriters: true,
+  listSessions: true,
+  listStateKeys: true,
+  watch: false,
+  tags: false,
+};
 
 if (available) {
   runContractTests({
     name: 'mysql (MariaDB)',
-    capabilities: { ...ALL, watch: true },
+    capabilities: { ...ALL, watch: true, tags: false },
     connections: 6,
     ...contractNamespaces.harness((namespace) => freshBackend(namespace)),
   });

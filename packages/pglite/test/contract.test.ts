@@ -4,7 +4,13 @@ import { db, namespaces } from './support.js';
 
 runContractTests({
   name: 'pglite (in memory)',
-  capabilities: { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: true },
+  capabilities: {
+    concurrentWriters: true,
+    listSessions: true,
+    listStateKeys: true,
+    watch: true,
+    tags: false,
+  },
   modelRuns: 50,
   ...namespaces.harness((namespace) => pglite({ db, namespace })),
 });

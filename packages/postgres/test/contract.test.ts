@@ -11,8 +11,14 @@ import {
   url,
 } from './support.js';
 
-const KV = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
-const ALL = { ...KV, watch: true };
+const KV = {
+  concurrentWriters: true,
+  listSessions: true,
+  listStateKeys: true,
+  watch: false,
+  tags: false,
+};
+const ALL = { ...KV, watch: true, tags: false };
 
 /** The contract suite against PostgreSQL reached at `at` (the server, or PgBouncer in front of it). */
 function postgresContract(name: string, at: string) {

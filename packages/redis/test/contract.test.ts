@@ -15,9 +15,15 @@ import {
   url,
 } from './support.js';
 
-const ALL = { concurrentWriters: true, listSessions: true, listStateKeys: true, watch: false };
+const ALL = {
+  concurrentWriters: true,
+  listSessions: true,
+  listStateKeys: true,
+  watch: false,
+  tags: false,
+};
 /** The native backend has a change log besides (see change-log.ts); kvBackend over redisKv none. */
-const NATIVE = { ...ALL, watch: true };
+const NATIVE = { ...ALL, watch: true, tags: false };
 
 /**
  * The contract suite on the single server or the cluster. Each backend gets a client of its

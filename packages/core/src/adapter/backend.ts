@@ -5,6 +5,10 @@
  * operation: it either happens completely or not at all.
  */
 
+import type { Tags } from '../values/tags.js';
+
+export type { Tags };
+
 /**
  * What a store on a backend can do beyond the required methods: the listings follow from the
  * methods the backend has (see completeBackend); `concurrentWriters` it declares.
@@ -18,6 +22,11 @@ export interface BackendCapabilities {
   listStateKeys: boolean;
   /** The backend has `changes()`, its change log; without it `watch()` raises UNSUPPORTED. */
   watch: boolean;
+  /**
+   * The backend has `setTags()`: it keeps sessions' tags, and its `sessions()` takes `where`.
+   * Without it, a tag given to the store raises UNSUPPORTED, before anything is written.
+   */
+  tags: boolean;
 }
 
 /**
@@ -69,6 +78,8 @@ export interface StoredSession {
   metadata: string;
   createdAt: number;
   updatedAt: number;
+  /** The session's tags (see Tags); absent or empty when it has none. */
+  tags?: Tags;
 }
 
 /** The position just past an item of the session catalog, ordered by updatedAt then id, both descending. */
@@ -96,6 +107,12 @@ export interface AppendInput {
    * as the write, those that are stored at that moment, and drops the others.
    */
   needs: number[];
+  /**
+   * Optional: the session's tags from this checkpoint on, replacing those it had (`{}`: none),
+   * in the same atomic step as the write, and only if it is written (not on a replay or a
+   * conflict); undefined leaves them as they are. Never given to a backend without `setTags`.
+   */
+  tags?: Tags;
 }
 
 /** How `append` ended. */
@@ -188,6 +205,11 @@ export interface ImportInput {
   checkpoints: ExportedStoredCheckpoint[];
   /** Replace a session of the same id (its checkpoints, transcript and keys); else leave it. */
   replace: boolean;
+  /**
+   * Optional: its tags (`{}` or undefined: none). Never given with a tag to a backend without
+   * `setTags`.
+   */
+  tags?: Tags;
 }
 
 /** One finding of a backend's `diagnose()`, as `ckpt doctor` shows it. */
@@ -243,7 +265,8 @@ export interface CheckpointLog {
   rollback(input: RollbackInput): Promise<RollbackResult>;
   /**
    * Optional: create `newId` holding `atSeq`, its stored ancestors and, transitively, every
-   * checkpoint those need (each with its needs, none pinned), head at `atSeq`. Without it, core
+   * checkpoint those need (each with its needs, none pinned), head at `atSeq`, with the source's
+   * tags (where the backend keeps tags). Without it, core
    * reads the session with `exportCheckpoints` and writes the fork with `importSession`.
    */
   fork?(input: ForkInput): Promise<ForkResult>;
@@ -267,7 +290,21 @@ export interface CheckpointLog {
     after: SessionPosition | null;
     limit: number;
     prefix: string;
+    /**
+     * Only the sessions that have every one of these tags (absent or `{}`: no filter; never a
+     * tag on a backend without `setTags`). Served by an index of the tags that yields the sessions
+     * in the listing's order, so that a page costs the same however many sessions the store
+     * holds, not by reading sessions that do not match.
+     */
+    where?: Tags;
   }): Promise<StoredSession[]>;
+  /**
+   * Optional: replace the session's tags with `tags` (`{}`: none), in one atomic step; false
+   * (writing nothing) when the session does not exist. Changes nothing else (not updatedAt).
+   * With it, the backend keeps tags (capability `tags`): `append`, `importSession`, `fork` and
+   * `sessions()` take and give them, and `delete` removes them.
+   */
+  setTags?(sessionId: string, tags: Tags): Promise<boolean>;
 }
 
 /** The state store: small JSON text values in scopes, beside the checkpoints (`store.state()`). */
@@ -499,8 +536,8 @@ export interface CheckpointBackend
 
 /** The methods core derives for a backend that leaves them out. */
 export type DerivedMethod = 'listCheckpoints' | 'lineage' | 'fork';
-/** The listings a backend may leave out, which its capabilities then say it lacks. */
-export type ListingMethod = 'sessions' | 'stateKeys' | 'stateScopes';
+/** The listings (and tags) a backend may leave out, which its capabilities then say it lacks. */
+export type ListingMethod = 'sessions' | 'stateKeys' | 'stateScopes' | 'setTags';
 
 /**
  * A backend as the store calls it (see completeBackend): every method there, those it left out

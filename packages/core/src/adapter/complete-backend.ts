@@ -30,6 +30,7 @@ export function capabilitiesOf(backend: CheckpointBackend): BackendCapabilities 
     listSessions: has('sessions'),
     listStateKeys: has('stateKeys') && has('stateScopes'),
     watch: typeof backend.changes === 'function',
+    tags: typeof backend.setTags === 'function',
   };
 }
 
@@ -44,7 +45,7 @@ export function completeBackend(backend: CheckpointBackend): CompleteBackend {
   if (!backend.listCheckpoints) derived.listCheckpoints = listCheckpointsOf(backend);
   if (!backend.lineage) derived.lineage = lineageOf(backend);
   if (!backend.fork) derived.fork = forkOf(backend);
-  for (const method of ['sessions', 'stateKeys', 'stateScopes'] as const) {
+  for (const method of ['sessions', 'stateKeys', 'stateScopes', 'setTags'] as const) {
     if (!backend[method]) derived[method] = () => Promise.reject(cannotList(backend, method));
   }
   // A backend that has every method and says what they show is called as it is: no view in
@@ -68,7 +69,8 @@ export function completeBackend(backend: CheckpointBackend): CompleteBackend {
 
 /** UNSUPPORTED, for a listing the backend does not have. */
 function cannotList(backend: CheckpointBackend, method: ListingMethod): CkptError {
-  const capability = method === 'sessions' ? 'listSessions' : 'listStateKeys';
+  const capability =
+    method === 'sessions' ? 'listSessions' : method === 'setTags' ? 'tags' : 'listStateKeys';
   return unsupported(backend.name, `${method}()`, capability);
 }
 
@@ -156,6 +158,7 @@ function forkOf(backend: CheckpointBackend): (input: ForkInput) => Promise<ForkR
       updatedAt: now,
       checkpoints,
       replace: false,
+      ...(session.tags ? { tags: session.tags } : {}),
     });
     return imported === 'exists' ? { status: 'exists' } : { status: 'done', seq: at };
   };

@@ -58,6 +58,8 @@ export {
   needsFromColumn,
   type SessionRow,
   type StoredValue,
+  tagsArg,
+  tagsFromColumn,
 } from './rows.js';
 export type { RunStatement, SqlResult } from './run.js';
 export {
@@ -66,6 +68,8 @@ export {
   type SqlReads,
   type SqlReadsWithChanges,
   type SqlWrites,
+  type TaggedQuery,
+  type TaggedShape,
 } from './sql-backend.js';
 export { named, prepareEach, type SqlStatement } from './statement.js';
 export type {

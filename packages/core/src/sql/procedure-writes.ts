@@ -13,6 +13,7 @@ import type {
   PruneRule,
   RollbackInput,
   RollbackResult,
+  Tags,
 } from '../adapter/backend.js';
 import {
   type AppendRow,
@@ -22,6 +23,7 @@ import {
   idleBatchFromRow,
   pinResultFromRow,
   rollbackResultFromRow,
+  tagsArg,
 } from './rows.js';
 import type { RunStatement } from './run.js';
 import type { SqlWrites } from './sql-backend.js';
@@ -44,6 +46,12 @@ export interface AppendValues {
   now: number;
   /** JSON text of the array of seqs it needs, `[]` when none. */
   needs: string;
+  /**
+   * Whether the append sets the session's tags: to `tags` (null: none); else it leaves them. A
+   * flag and a value, as the expected head.
+   */
+  setTags: boolean;
+  tags: string | null;
 }
 
 /** A checkpoint's values as the append procedure takes them (see AppendValues). */
@@ -58,6 +66,8 @@ export function appendValues(input: AppendInput): AppendValues {
     idempotencyKey: input.idempotencyKey ?? null,
     now: input.now,
     needs: needsArg(input.needs),
+    setTags: input.tags !== undefined,
+    tags: tagsArg(input.tags),
   };
 }
 
@@ -100,6 +110,12 @@ export interface SqlProcedures<S> {
    * (see CheckpointBackend.pruneBatch). Without it, a batch runs the prunes side by side.
    */
   pruneBatch?: SqlStatement<S, PruneBatchValues>;
+  /**
+   * Optional: one row, `done` (true or a count above 0 when the session exists), having set its
+   * tags to `tags` (JSON text as tagsArg makes it; null: none) in one step: the row's column
+   * and the tag index. With it, and `taggedSessions` among the reads, the backend keeps tags.
+   */
+  setTags?: SqlStatement<S, { sessionId: string; tags: string | null }>;
 }
 
 /** A prune as the prune procedure takes it: the rule's two bounds (null: none) and dryRun. */
@@ -127,8 +143,19 @@ export function procedureWrites<S>(
 ): Omit<SqlWrites, 'importSession' | 'rewriteCheckpoint'> {
   const call = <In, Row>(statement: SqlStatement<S, In>, input: In) =>
     run<Row>(statement.sql, statement.args(input)).then(({ rows }) => rows[0]!);
-  const { pruneBatch } = procedures;
+  const { pruneBatch, setTags } = procedures;
   return {
+    ...(setTags && {
+      setTags: async (sessionId: string, tags: Tags) =>
+        Number(
+          (
+            await call<{ sessionId: string; tags: string | null }, { done: boolean | number }>(
+              setTags,
+              { sessionId, tags: tagsArg(tags) },
+            )
+          ).done,
+        ) > 0,
+    }),
     ...(pruneBatch && {
       pruneBatch: async (sessionIds: readonly string[], rule: PruneRule, dryRun: boolean) =>
         Number(

@@ -14,6 +14,7 @@ import type {
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
+  Tags,
 } from '../adapter/backend.js';
 import { textFromStoredBytes } from '../adapter/stored-bytes.js';
 import type { BatchOutcome } from './busy-pool-batches.js';
@@ -33,6 +34,8 @@ export interface SessionRow {
   metadata: string;
   created_at: Num;
   updated_at: Num;
+  /** JSON text of the session's tags (keys ascending); null or absent when it has none. */
+  tags?: string | null;
 }
 
 /**
@@ -87,7 +90,18 @@ export function sessionFromRow(row: SessionRow): StoredSession {
     metadata: row.metadata,
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
+    tags: tagsFromColumn(row.tags),
   };
+}
+
+/** Tags as a statement takes them: JSON text of the object, keys ascending (null: none). */
+export function tagsArg(tags: Tags | undefined): string | null {
+  return tags === undefined || Object.keys(tags).length === 0 ? null : JSON.stringify(tags);
+}
+
+/** Tags from their column: JSON text of the object, or null or `{}` for none. */
+export function tagsFromColumn(column: string | null | undefined): Tags {
+  return column === null || column === undefined || column === '' ? {} : JSON.parse(column);
 }
 
 /** The checkpoint a row describes. */
@@ -175,6 +189,7 @@ export function importedSessionRow(input: ImportInput) {
     created_at: input.createdAt,
     updated_at: input.updatedAt,
     pinned: importedPins(input).length,
+    tags: tagsArg(input.tags),
   };
 }
 

@@ -27,6 +27,7 @@ import type {
   StoredCheckpointInfo,
   StoredLineageEntry,
   StoredSession,
+  Tags,
 } from '../adapter/backend.js';
 import type { AdapterOpening } from '../adapter/open-adapter.js';
 import { sessionIdPrefixBound } from '../adapter/order.js';
@@ -90,6 +91,33 @@ export interface SqlReads<S> {
   exportCheckpoints: SqlStatement<S, { sessionId: string; afterSeq: number | null; limit: number }>;
   /** `scope` of each scope with a state key after `after` (null: from the first), ascending. */
   stateScopes: SqlStatement<S, { after: string | null; limit: number }>;
+  /**
+   * Optional, with the `setTags` procedure or write: the statement of a page of the sessions
+   * that have every tag of `where` (as sessionsFirst: session rows, updated_at then id
+   * descending), for a query of this shape: how many pairs, whether a prefix (a range of ids)
+   * and whether a position to start after. Read through the tag index, in the listing's order.
+   */
+  taggedSessions?(shape: TaggedShape): SqlStatement<S, TaggedQuery>;
+}
+
+/** The shape of a tagged listing, which picks its statement (see SqlReads.taggedSessions). */
+export interface TaggedShape {
+  /** How many pairs `where` has (1 to MAX_TAGS). */
+  pairs: number;
+  prefix: boolean;
+  after: boolean;
+}
+
+/** What a tagged listing's statement is given. */
+export interface TaggedQuery {
+  /** The pairs, keys ascending. */
+  where: [key: string, value: string][];
+  /** With a prefix: the ids `prefix <= id < bound`; else both ''. */
+  prefix: string;
+  bound: string;
+  /** With a position: the last session of the page before; else null. */
+  after: After | null;
+  limit: number;
 }
 
 /** A SQL backend's reads, with those of a change log whose ids come in commit order. */
@@ -115,7 +143,7 @@ export type SqlWrites = Required<
     | 'rewriteCheckpoint'
   >
 > &
-  Pick<CheckpointBackend, 'pruneBatch'>;
+  Pick<CheckpointBackend, 'pruneBatch' | 'setTags'>;
 
 /** The parts a `SqlBackend` is built from. */
 export interface SqlBackendParts<S> {
@@ -188,11 +216,14 @@ export class SqlBackend<S> implements CheckpointBackend {
     listSessions: true;
     listStateKeys: true;
     watch: boolean;
+    tags: boolean;
   };
   /** Its change log's, where it has one (see SqlBackendParts.changeLog). */
   declare readonly changes?: NonNullable<ChangeLog['changes']>;
   declare readonly onChanges?: NonNullable<ChangeLog['onChanges']>;
   declare readonly changesPollMs?: number;
+  /** Where its statements keep tags (see SqlReads.taggedSessions). */
+  declare readonly setTags?: NonNullable<CheckpointBackend['setTags']>;
   /**
    * What to do about a failure of the server's or the driver's. A function of its own rather
    * than a method on private state, so that a backend made with `Object.create(backend)` (a
@@ -206,6 +237,8 @@ export class SqlBackend<S> implements CheckpointBackend {
   readonly #writes: SqlWrites;
   readonly #batched: () => BatchCounts;
   readonly #parts: SqlBackendParts<S>;
+  /** The statements of tagged listings, by shape, made once each. */
+  readonly #tagged = new Map<string, SqlStatement<S, TaggedQuery>>();
   /** Told after each state write, where the change log wants to know (see changeLog). */
   readonly #changed: (() => void) | undefined;
 
@@ -244,12 +277,17 @@ export class SqlBackend<S> implements CheckpointBackend {
     const log =
       parts.changeLog ??
       (changesPage ? idChangeLog(run, { changesPage }, parts.changesPollMs) : undefined);
+    const setTags = this.#writes.setTags;
+    const tags = setTags !== undefined && statements.reads.taggedSessions !== undefined;
     this.capabilities = {
       concurrentWriters: true,
       listSessions: true,
       listStateKeys: true,
       watch: log?.changes !== undefined,
+      tags,
     };
+    // An own property, as the log's methods: present only where the statements keep tags.
+    if (tags) Object.assign(this, { setTags });
     if (log?.changes) {
       // Own properties, as errorHint's below: methods of the log, not of the class.
       Object.assign(this, {
@@ -338,12 +376,23 @@ export class SqlBackend<S> implements CheckpointBackend {
     after: SessionPosition | null;
     limit: number;
     prefix: string;
+    where?: Tags;
   }): Promise<StoredSession[]> {
     const { after, limit, prefix } = query;
     const reads = this.#reads;
     const page = <In>(read: SqlStatement<S, In>, input: In) =>
       this.#run<SessionRow>(read.sql, read.args(input));
     const bound = prefix === '' ? '' : sessionIdPrefixBound(prefix);
+    const where = Object.entries(query.where ?? {});
+    if (where.length > 0) {
+      const read = this.#taggedRead({
+        pairs: where.length,
+        prefix: prefix !== '',
+        after: after !== null,
+      });
+      const { rows } = await page(read, { where, prefix, bound, after, limit });
+      return rows.map(sessionFromRow);
+    }
     const { rows } =
       prefix === ''
         ? after === null
@@ -353,6 +402,17 @@ export class SqlBackend<S> implements CheckpointBackend {
           ? await page(reads.prefixSessionsFirst, { prefix, bound, limit })
           : await page(reads.prefixSessionsAfter, { prefix, bound, ...after, limit });
     return rows.map(sessionFromRow);
+  }
+
+  /** The statement of a tagged listing of `shape`, made the first time it is asked for. */
+  #taggedRead(shape: TaggedShape): SqlStatement<S, TaggedQuery> {
+    const key = `${shape.pairs}:${shape.prefix}:${shape.after}`;
+    let read = this.#tagged.get(key);
+    if (!read) {
+      read = this.#reads.taggedSessions!(shape);
+      this.#tagged.set(key, read);
+    }
+    return read;
   }
 
   async exportCheckpoints(

@@ -130,14 +130,17 @@ export function statementWrites<S>(
   };
 }
 
-/** `direct` first where a checkpoint has no key and no needs; the procedure where it wrote nothing. */
+/**
+ * `direct` first where a checkpoint has no key, no needs and no tags; the procedure where it
+ * wrote nothing.
+ */
 function directFirst<S>(
   run: RunStatement<S>,
   direct: SqlStatement<S, AppendValues>,
   procedure: (input: AppendInput) => Promise<AppendResult>,
 ): (input: AppendInput) => Promise<AppendResult> {
   return async (input) => {
-    if (input.idempotencyKey === undefined && input.needs.length === 0) {
+    if (input.idempotencyKey === undefined && input.needs.length === 0 && !input.tags) {
       const { rows } = await run(direct.sql, direct.args(appendValues(input)));
       const written = appendOutcome(rows as never);
       if (written) return written;

@@ -11,6 +11,7 @@ export const SQL_TABLES = [
   'state',
   'kv',
   'changes',
+  'tags',
 ] as const;
 
 /** The name of one of the SQL tables. */

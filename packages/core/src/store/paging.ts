@@ -26,9 +26,9 @@ export interface PageRequest<P> {
 
 /** Validate `page` and decode its cursor for `owner`. */
 export function readPage<P>(
-  page: (PageOptions & { prefix?: string; beforeSeq?: number }) | undefined,
+  page: (PageOptions & { prefix?: string; beforeSeq?: number; where?: object }) | undefined,
   owner: CursorOwner,
-  known: readonly ('limit' | 'cursor' | 'prefix' | 'beforeSeq')[] = ['limit', 'cursor'],
+  known: readonly ('limit' | 'cursor' | 'prefix' | 'beforeSeq' | 'where')[] = ['limit', 'cursor'],
 ): PageRequest<P> {
   const options = checkOptions(page, 'page', known, `${owner.method}()`);
   const limit = options.limit === undefined ? DEFAULT_PAGE_LIMIT : options.limit;

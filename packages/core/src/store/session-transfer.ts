@@ -5,7 +5,7 @@
  * order of sessions) answers as the original did.
  */
 import type {
-  CheckpointBackend,
+  CompleteBackend,
   ExportedStoredCheckpoint,
   StoredSession,
 } from '../adapter/backend.js';
@@ -17,8 +17,9 @@ import {
   encodeMetadata,
   encodeTranscript,
 } from '../values/encode.js';
-import { CkptError, invalidArgument } from '../values/errors.js';
+import { CkptError, invalidArgument, unsupported } from '../values/errors.js';
 import type { JsonValue } from '../values/json.js';
+import { checkTags } from '../values/tags.js';
 import { checkName, checkOptions, checkPositiveInteger, describe } from '../values/validate.js';
 import { decodeCheckpoint } from './decode.js';
 import { type SessionValues, sealCheckpointValue } from './session-values.js';
@@ -42,6 +43,7 @@ export async function exportSession(
     forkedFrom: found.forkedFrom,
     createdAt: new Date(found.createdAt),
     updatedAt: new Date(found.updatedAt),
+    tags: { ...found.tags },
     count: found.checkpoints,
     checkpoints: pages(values, run, found),
   };
@@ -114,7 +116,7 @@ async function decoded(
  * Nothing is written when anything in it is refused.
  */
 export async function importSession(
-  backend: CheckpointBackend,
+  backend: CompleteBackend,
   run: Runner,
   session: SessionImport,
   options: ImportOptions | undefined,
@@ -132,6 +134,10 @@ export async function importSession(
   const forkedFrom = checkForkedFrom(session.forkedFrom);
   const createdAt = checkTime(session.createdAt, 'session.createdAt');
   const updatedAt = checkTime(session.updatedAt, 'session.updatedAt');
+  const tags = session.tags === undefined ? {} : checkTags(session.tags, 'session.tags');
+  if (Object.keys(tags).length > 0 && !backend.capabilities.tags) {
+    throw unsupported(backend.name, 'importSession() of a session with tags', 'tags');
+  }
   const checkpoints = await checkCheckpoints(session.checkpoints, maxPayloadBytes);
   for (const cp of checkpoints) {
     cp.data = sealCheckpointValue(codecs, sessionId, 'data', cp.data);
@@ -152,6 +158,7 @@ export async function importSession(
       updatedAt,
       checkpoints,
       replace: ifExists === 'replace',
+      tags,
     }),
   );
   if (outcome === 'imported') return 'imported';

@@ -12,6 +12,7 @@ import type {
   SessionPosition,
   StoredCheckpoint,
   StoredSession,
+  Tags,
 } from '../adapter/backend.js';
 import { completeBackend } from '../adapter/complete-backend.js';
 import { checkNeeds } from '../adapter/needs.js';
@@ -32,6 +33,7 @@ import {
   unsupported,
 } from '../values/errors.js';
 import type { JsonCompatible, JsonInput, JsonValue } from '../values/json.js';
+import { checkTags } from '../values/tags.js';
 import {
   checkExpectedHead,
   checkName,
@@ -178,7 +180,7 @@ export class CheckpointStore<T = JsonValue> {
       const opts = checkOptions(
         options,
         'options',
-        ['metadata', 'transcript', 'expectedHead', 'idempotencyKey', 'needs'],
+        ['metadata', 'transcript', 'expectedHead', 'idempotencyKey', 'needs', 'tags'],
         'checkpoint()',
       );
       const expectedHead = checkExpectedHead(opts.expectedHead, true);
@@ -190,6 +192,7 @@ export class CheckpointStore<T = JsonValue> {
       const metadata = encodeMetadata(opts.metadata, 'metadata');
       const transcript = encodeTranscript(opts.transcript, 'transcript');
       const needs = checkNeeds(opts.needs, 'needs');
+      const tags = opts.tags === undefined ? undefined : this.#checkedTags(opts.tags, 'tags');
       checkCheckpointSize(
         'checkpoint',
         encoded.text,
@@ -208,6 +211,7 @@ export class CheckpointStore<T = JsonValue> {
         idempotencyKey,
         now,
         needs,
+        ...(tags ? { tags } : {}),
       });
       switch (result.status) {
         case 'written':
@@ -251,7 +255,7 @@ export class CheckpointStore<T = JsonValue> {
     const opts = checkOptions(
       options,
       'options',
-      ['metadata', 'transcript', 'maxAttempts'],
+      ['metadata', 'transcript', 'maxAttempts', 'tags'],
       'update()',
     );
     const maxAttempts =
@@ -265,6 +269,7 @@ export class CheckpointStore<T = JsonValue> {
         return (await this.#checkpoint(sessionId, next, {
           metadata: opts.metadata,
           transcript: opts.transcript,
+          tags: opts.tags,
           expectedHead: current === null ? null : current.seq,
         })) as Checkpoint<D>;
       } catch (err) {
@@ -310,6 +315,29 @@ export class CheckpointStore<T = JsonValue> {
       const stored = await this.#backend.session(sessionId);
       return stored === null ? null : toSessionInfo(stored);
     });
+  }
+
+  /**
+   * Replace the session's tags with `tags` (`{}` removes them all), on their own: the session's
+   * checkpoints, head and updatedAt stay as they are. NOT_FOUND when the session does not exist.
+   */
+  async setTags(sessionId: string, tags: Record<string, string>): Promise<void> {
+    return this.#run(async () => {
+      checkName(sessionId, 'sessionId');
+      const checked = this.#checkedTags(tags, 'tags');
+      if (!(await this.#backend.setTags(sessionId, checked))) {
+        throw notFound(sessionId, 'session', null);
+      }
+    });
+  }
+
+  /** `tags` checked (see checkTags), on a backend that keeps tags; else UNSUPPORTED. */
+  #checkedTags(tags: unknown, argument: string): Tags {
+    const checked = checkTags(tags, argument);
+    if (!this.#backend.capabilities.tags) {
+      throw unsupported(this.#backend.name, `${argument} given to the store`, 'tags');
+    }
+    return checked;
   }
 
   /** The active timeline: the head and its stored ancestors, oldest first. */
@@ -483,25 +511,40 @@ export class CheckpointStore<T = JsonValue> {
   }
 
   /**
-   * The sessions (only those whose id starts with `prefix`, when given), most recently updated
-   * first (then by id, descending). A cursor continues the listing it came from: the same
-   * prefix, or none.
+   * The sessions (only those whose id starts with `prefix`, and that have every tag of `where`,
+   * when given), most recently updated first (then by id, descending). A cursor continues the
+   * listing it came from: the same prefix and `where`, or none.
    */
   async sessions(page?: SessionsOptions): Promise<Page<SessionInfo>> {
     return this.#run(async () => {
       const prefix =
         page?.prefix === undefined || page.prefix === '' ? '' : checkName(page.prefix, 'prefix');
-      const owner: CursorOwner = { method: 'sessions', listing: prefix };
-      const { limit, after } = readPage<[number, string]>(page, owner, [
+      const where = page?.where === undefined ? {} : checkTags(page.where, 'where');
+      const filtered = Object.keys(where).length > 0;
+      const owner: CursorOwner = {
+        method: 'sessions',
+        // A listing without `where` keeps the cursors it gave before tags existed.
+        listing: filtered ? JSON.stringify([prefix, where]) : prefix,
+      };
+      const { limit, after } = readPage<[number, string]>(cursorFromAfter(page), owner, [
         'limit',
         'cursor',
         'prefix',
+        'where',
       ]);
       if (!this.#backend.capabilities.listSessions) {
         throw unsupported(this.#backend.name, 'sessions()', 'listSessions');
       }
+      if (filtered && !this.#backend.capabilities.tags) {
+        throw unsupported(this.#backend.name, 'sessions() with where', 'tags');
+      }
       const position: SessionPosition | null = after === null ? null : sessionPosition(after);
-      const rows = await this.#backend.sessions({ after: position, limit: limit + 1, prefix });
+      const rows = await this.#backend.sessions({
+        after: position,
+        limit: limit + 1,
+        prefix,
+        where,
+      });
       return toPage(rows.map(toSessionInfo), limit, owner, (last) => [
         last.updatedAt.getTime(),
         last.sessionId,
@@ -716,7 +759,22 @@ function toSessionInfo(stored: StoredSession): SessionInfo {
     metadata: decodeMetadata(stored.metadata),
     createdAt: new Date(stored.createdAt),
     updatedAt: new Date(stored.updatedAt),
+    tags: { ...stored.tags },
   };
+}
+
+/**
+ * `page` with `after`, the other name of `cursor`, read as `cursor`; both given must agree.
+ */
+function cursorFromAfter(page: SessionsOptions | undefined): SessionsOptions | undefined {
+  if (page === undefined || page === null || typeof page !== 'object' || !('after' in page)) {
+    return page;
+  }
+  const { after, ...rest } = page;
+  if (rest.cursor !== undefined && rest.cursor !== null && rest.cursor !== after) {
+    throw invalidArgument('after', 'after is the other name of cursor; give one of them.');
+  }
+  return { ...rest, cursor: rest.cursor ?? after };
 }
 
 function headConflict(sessionId: string, expected: number | null, actual: number | null) {

@@ -36,6 +36,8 @@ export interface SessionInfo {
   createdAt: Date;
   /** The last checkpoint or rollback. */
   updatedAt: Date;
+  /** Its tags (`{}` when none), keys in ascending order: set with a checkpoint or `setTags`. */
+  tags: Record<string, string>;
 }
 
 /** One transcript item, with the checkpoint that appended it. */
@@ -114,12 +116,21 @@ export interface CheckpointOptions<I = JsonValue> {
    * Those that are not stored when the checkpoint is written are left out.
    */
   needs?: number[];
+  /**
+   * The session's tags from this checkpoint on, replacing those it had (`{}` removes them all);
+   * omitted, they stay as they are. At most 16; see "Tags" in core's README.
+   */
+  tags?: Record<string, string>;
 }
 
 /** A page of `CheckpointStore.sessions`, optionally only the sessions whose id starts with `prefix`. */
 export interface SessionsOptions extends PageOptions {
   /** Only sessions whose id starts with it (`''`, the default: every session). */
   prefix?: string;
+  /** Only sessions that have every one of these tags, such as `{ user: 'ann', status: 'open' }`. */
+  where?: Record<string, string>;
+  /** The same as `cursor`: the cursor of the page before. */
+  after?: string | null;
 }
 
 /** Options of `CheckpointStore.update`, whose transcript items are of type `I`. */
@@ -129,6 +140,8 @@ export interface UpdateOptions<I = JsonValue> {
   transcript?: readonly JsonCompatible<I>[];
   /** How many times to try before giving up with CONFLICT. Default 10. */
   maxAttempts?: number;
+  /** The session's tags from the checkpoint written on, as `CheckpointOptions.tags`. */
+  tags?: Record<string, string>;
 }
 
 /** A small JSON key-value space beside the checkpoints, whose values are of type `V`. */
@@ -171,6 +184,8 @@ export interface SessionImport {
   forkedFrom: { sessionId: string; seq: number } | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Its tags (omitted or `{}`: none). */
+  tags?: Record<string, string>;
   /** Every stored checkpoint, on every branch (any order; each seq once). */
   checkpoints: Iterable<ExportedCheckpoint> | AsyncIterable<ExportedCheckpoint>;
 }
@@ -179,6 +194,8 @@ export interface SessionImport {
 export interface SessionExport extends SessionImport {
   /** How many checkpoints `checkpoints` gives. */
   count: number;
+  /** Its tags (`{}` when none). */
+  tags: Record<string, string>;
   /** Every stored checkpoint, on every branch, seq ascending, read a page at a time. */
   checkpoints: AsyncIterable<ExportedCheckpoint>;
 }

@@ -118,13 +118,14 @@ function hintFor(err: unknown, errorHint: ErrorHint | undefined): string | undef
 export function unsupported(
   backendName: string,
   call: string,
-  capability: 'listSessions' | 'listStateKeys' | 'watch',
+  capability: 'listSessions' | 'listStateKeys' | 'watch' | 'tags',
 ): CkptError {
   const needs = {
     listSessions: 'sessions() of a native backend, or list() of the KV store under kvBackend',
     listStateKeys:
       'stateKeys() and stateScopes() of a native backend, or list() of the KV store under kvBackend',
     watch: 'changes() of a native backend: its change log',
+    tags: 'setTags() of a native backend, and an index of the tags behind its sessions()',
   }[capability];
   return new CkptError(
     'UNSUPPORTED',
