@@ -12,6 +12,7 @@
  *   CKPT_BENCH_ONLY=codecs      only the codecs' tables (compression and encryption)
  *   CKPT_BENCH_ONLY=layout      only the bound of a layout of one row a checkpoint on PostgreSQL
  *   CKPT_BENCH_ONLY=watch       only watch(): commit to event, 1,000 watchers, writers beside them
+ *   CKPT_BENCH_ONLY=tags        only tags: a filtered page as the store grows to 1,000,000 sessions
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -35,6 +36,7 @@ import { printStorage, printTable, type Row, writeJson } from './report.js';
 import { benchRetention, printRetention } from './retention-bench.js';
 import type { Sizes } from './scenarios.js';
 import { benchSqlite, sqliteSettings } from './sqlite.js';
+import { benchTags, printTags } from './tags-bench.js';
 import { benchWatch, printWatch } from './watch-bench.js';
 
 const quick = process.env.CKPT_BENCH_QUICK === '1';
@@ -60,6 +62,7 @@ async function main() {
   if (process.env.CKPT_BENCH_ONLY === 'codecs') return codecsOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'layout') return layoutOnly(dir);
   if (process.env.CKPT_BENCH_ONLY === 'watch') return watchOnly(dir);
+  if (process.env.CKPT_BENCH_ONLY === 'tags') return tagsOnly(dir);
   try {
     const settings: Record<string, unknown> = {};
     const rows: Row[] = [];
@@ -175,6 +178,17 @@ async function tableOnly(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The tags table alone: a filtered page as one store grows. */
+function tagsOnly(dir: string) {
+  return tableOnly(dir, 'tags', async () => {
+    const sizes = quick ? [1_000, 10_000, 100_000] : [10_000, 100_000, 1_000_000];
+    const reps = quick ? 50 : 300;
+    const tags = await benchTags(backends, dir, postgresUrl, sizes, reps);
+    printTags(tags);
+    return { sizes, reps, tags };
+  });
 }
 
 /** The chat table alone. */
