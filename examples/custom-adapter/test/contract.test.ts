@@ -31,7 +31,7 @@ runContractTests({
     listSessions: true,
     listStateKeys: true,
     watch: false,
-    tags: false,
+    tags: true,
   },
   create: () => open(join(dir, `${crypto.randomUUID()}.json`)),
   // Another "connection": a second store on the same file.

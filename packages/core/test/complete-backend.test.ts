@@ -29,7 +29,7 @@ describe('completeBackend', () => {
     expect(completeBackend(kv)).toBe(kv);
   });
 
-  it('leaves the listings out of kvBackend on a KV without list()', () => {
+  it('leaves the listings out of kvBackend on a KV without list(), and keeps tags', () => {
     const values = new Map<string, string>();
     const kv = kvBackend({
       get: async (key) => values.get(key),
@@ -37,12 +37,14 @@ describe('completeBackend', () => {
       delete: async (key) => values.delete(key),
     });
     expect(['sessions', 'stateKeys', 'stateScopes'].filter((method) => method in kv)).toEqual([]);
+    // Tags are kept with each session (info, export, fork), whether or not they can be listed.
+    expect(typeof kv.setTags).toBe('function');
     expect(completeBackend(kv).capabilities).toEqual({
       concurrentWriters: false,
       listSessions: false,
       listStateKeys: false,
       watch: false,
-      tags: false,
+      tags: true,
     });
   });
 

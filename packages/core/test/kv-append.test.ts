@@ -3,7 +3,8 @@
  * that meet each other's bodies, and a caller cut short after any of its calls.
  */
 import { describe, expect, it } from 'vitest';
-import { CheckpointStore, type KvStore, kvBackend } from '../src/index.js';
+import { CheckpointStore, kvBackend } from '../src/index.js';
+import { failingAt } from './support/failing-kv.js';
 import { versionedKv } from './support/versioned-kv.js';
 
 /**
@@ -101,27 +102,6 @@ describe('kvBackend append on a store that compares versions', () => {
     expect((await store.list('s')).items.map((cp) => cp.seq)).toEqual([3, 2, 1]);
   });
 });
-
-/** `kv` failing its `n`th call from now: before it reaches the store, or after it did. */
-function failingAt(kv: KvStore, n: number, after: boolean): KvStore {
-  let calls = 0;
-  const wrap =
-    <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      calls++;
-      if (calls !== n) return method(...args);
-      if (after) await method(...args);
-      throw new Error(`cut short at call ${n}`);
-    };
-  return {
-    get: wrap(kv.get),
-    set: wrap(kv.set),
-    delete: wrap(kv.delete),
-    getWithVersion: wrap(kv.getWithVersion!),
-    setIfVersion: wrap(kv.setIfVersion!),
-    list: wrap(kv.list!),
-  };
-}
 
 describe('kvBackend append cut short after any of its calls', () => {
   for (const after of [false, true]) {

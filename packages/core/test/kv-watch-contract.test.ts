@@ -30,7 +30,7 @@ runContractTests({
     listSessions: true,
     listStateKeys: true,
     watch: true,
-    tags: false,
+    tags: true,
   },
   ...harnessOf(() => loggedKv().kv),
 });
@@ -43,7 +43,7 @@ runContractTests(
       listSessions: false,
       listStateKeys: false,
       watch: true,
-      tags: false,
+      tags: true,
     },
     ...harnessOf(() => {
       const { get, set, delete: remove, changes } = loggedKv().kv;

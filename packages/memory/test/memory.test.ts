@@ -19,7 +19,7 @@ runContractTests({
 
 runContractTests({
   name: 'kvBackend(memoryKv())',
-  capabilities: ALL,
+  capabilities: { ...ALL, tags: true },
   create: () => kvBackend(memoryKv()),
 });
 

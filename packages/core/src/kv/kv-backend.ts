@@ -6,8 +6,14 @@
  * at the next seq (a write only if the key is absent), and swaps the record to name it: three
  * calls. A body at the next seq that the record does not name yet is another caller's append
  * in flight, or one cut short: a caller that meets it commits it for its writer when it was
- * written against the very record read (see `fits`), else takes its place, and goes on. A crash at any step leaves the record naming only bodies that can be read, so a session
- * is never unreadable and its head never dangles.
+ * written against the very record read (see `fits`), else takes its place, and goes on. A
+ * crash at any step leaves the record naming only bodies that can be read, so a session is
+ * never unreadable and its head never dangles.
+ *
+ * Tags are on the record, and in an index of their own (tag-index.ts) whose entries every write
+ * that changes a session's tags or updatedAt writes before it swaps the record, and removes
+ * after: an append writes those of the record it would make before its body, since whoever
+ * commits the body makes that record.
  */
 import type {
   AppendInput,
@@ -23,6 +29,7 @@ import type {
   StoredCheckpoint,
   StoredLineageEntry,
   StoredSession,
+  Tags,
 } from '../adapter/backend.js';
 import { closeOverNeedsAsync } from '../adapter/needs.js';
 import {
@@ -60,6 +67,7 @@ import {
   rangesHas,
   type SeqRanges,
 } from './seq-ranges.js';
+import { sameTags, tagFields, tagIndex, untagged } from './tag-index.js';
 
 /** Options of `kvBackend`. */
 export interface KvBackendOptions {
@@ -176,6 +184,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
   const keys = kvKeys(prefix);
   const { session: sessionKey, body: bodyKey, idempotencyPrefix: idemPrefix } = keys;
   const stateKey = (scope: string, key: string) => keys.statePrefix(scope) + key;
+  const index = tagIndex(kv, keys);
 
   const readSlot = async (id: string): Promise<Slot> => {
     const cell = await cells.read(sessionKey(id));
@@ -256,9 +265,57 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       tip: { seq, nonce: header.nonce, ...(header.key === undefined ? {} : { key: header.key }) },
       ...(needy === undefined ? {} : { needy }),
       ...(rec?.pins === undefined ? {} : { pins: rec.pins }),
+      ...tagFields(header.tags ?? rec?.tags, header.nonce),
     };
-    return cells.swap(sessionKey(id), from, recordText(next, 'checkpoint'));
+    if (!(await cells.swap(sessionKey(id), from, recordText(next, 'checkpoint')))) return false;
+    // The new record's entries were written with its body (see append); the old one's go.
+    if (rec !== null) await index.remove(index.entriesOf(id, rec));
+    return true;
   };
+
+  /**
+   * The tag index's entries of the record that committing the body with `header` onto `rec`
+   * (null: no session) makes, as `commit` makes it.
+   */
+  const entriesOfCommit = (
+    id: string,
+    rec: SessionRecord | null,
+    header: BodyHeader & { nonce: string },
+  ): string[] =>
+    index.entriesOf(id, {
+      ...tagFields(header.tags ?? rec?.tags, header.nonce),
+      updatedAt: header.createdAt,
+    });
+
+  /**
+   * Swap the session's record from `from` (holding `prev`; null: none) to `next`, written as
+   * `text`, the tag index in step (see tag-index.ts): when `next` stands for other entries than
+   * `prev`, they are written before the swap, and `prev`'s are removed after it (or `next`'s,
+   * when it failed). A write that changes tags or updatedAt gives `next` a fresh token.
+   */
+  const swapRecord = async (
+    id: string,
+    from: Cell | null,
+    prev: SessionRecord | null,
+    next: SessionRecord,
+    text: string,
+  ): Promise<boolean> => {
+    const moved = next.tagged !== prev?.tagged;
+    const entries = moved ? index.entriesOf(id, next) : [];
+    await index.write(entries);
+    if (!(await cells.swap(sessionKey(id), from, text))) {
+      await index.remove(entries);
+      return false;
+    }
+    if (moved && prev !== null) await index.remove(index.entriesOf(id, prev));
+    return true;
+  };
+
+  /** `rec` with `tags` in place of its own, under a fresh token (see tag-index.ts). */
+  const retagged = (rec: SessionRecord, tags: Tags | undefined = rec.tags): SessionRecord => ({
+    ...untagged(rec),
+    ...tagFields(tags, token()),
+  });
 
   const readBody = async (id: string, rec: SessionRecord, seq: number) => {
     const body = await kv.get(bodyKey(id, rec.gen, seq));
@@ -303,6 +360,12 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     }
   };
 
+  /** Free what a session held once its record is gone: its incarnation and its tag entries. */
+  const dropSession = async (id: string, rec: SessionRecord) => {
+    await index.remove(index.entriesOf(id, rec));
+    await dropIncarnation(id, rec);
+  };
+
   /**
    * Whether the append whose body this call wrote at `mine`, but whose swap of the record
    * failed, was committed by another caller, as `rec` (read since) says. When it was not, it
@@ -338,6 +401,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
     metadata: rec.metadata,
     createdAt: rec.createdAt,
     updatedAt: rec.updatedAt,
+    ...(rec.tags === undefined ? {} : { tags: rec.tags }),
   });
 
   const listAll = async (prefix: string): Promise<string[]> => {
@@ -369,6 +433,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       listSessions: typeof kv.list === 'function',
       listStateKeys: typeof kv.list === 'function',
       watch: changeLog !== undefined,
+      tags: true,
     },
     ...changeLog,
 
@@ -376,14 +441,29 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       const id = input.sessionId;
       const key = input.idempotencyKey;
       const nonce = token();
-      /** Where this call's body was written, while it may still be committed. */
-      let mine: { gen: string; seq: number; parent: number | null } | null = null;
+      /**
+       * Where this call's body was written, while it may still be committed, and the tag
+       * index's entries of the record committing it makes.
+       */
+      let mine: { gen: string; seq: number; parent: number | null; entries: string[] } | null =
+        null;
+      /** The tag index's entries this call wrote, for the records its bodies would make. */
+      const indexed = new Set<string>();
+      /**
+       * `result`, once the entries this call wrote that stand for no record are removed: all but
+       * `kept`, those of the record that committed its body. Only when it ends on an answer: a
+       * body of it that was not committed by then never will be (see writtenFor).
+       */
+      const settle = async <T>(result: T, kept: readonly string[] = []): Promise<T> => {
+        await index.remove([...indexed].filter((entry) => !kept.includes(entry)));
+        return result;
+      };
       for (let race = 0; race < MAX_RACES; race++) {
         const { snap, expected } = await readSlot(id);
         const rec = snap?.rec ?? null;
         if (mine !== null) {
           if (await writtenFor(id, rec, mine, nonce)) {
-            return { status: 'written', seq: mine.seq, parent: mine.parent };
+            return settle({ status: 'written', seq: mine.seq, parent: mine.parent }, mine.entries);
           }
           mine = null;
         }
@@ -392,12 +472,16 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           if (seen === RACED) continue;
           if (seen !== null) {
             const body = rangesHas(rec.seqs, seen) ? await readBody(id, rec, seen) : null;
-            return { status: 'replayed', seq: seen, checkpoint: body && withPin(rec, body) };
+            return settle({
+              status: 'replayed',
+              seq: seen,
+              checkpoint: body && withPin(rec, body),
+            });
           }
         }
         const head = rec?.head ?? null;
         if (input.expectedHead !== undefined && input.expectedHead !== head) {
-          return { status: 'conflict', head };
+          return settle({ status: 'conflict', head });
         }
         const seq = (rec?.last ?? 0) + 1;
         // A new session's generation is this call's own, so nobody else writes under it.
@@ -414,10 +498,16 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           nonce,
           ...(key === undefined ? {} : { key }),
           ...(base === undefined ? {} : { base }),
+          ...(input.tags === undefined ? {} : { tags: input.tags }),
         });
         const bodyOn = (base: string | undefined) =>
           makeBody(headerOn(base), input.data, input.metadata, input.transcript);
         const at = bodyKey(id, gen, seq);
+        // Before the body: once it is there, any caller may commit it (see fits), and the
+        // record it makes must find its entries there.
+        const entries = entriesOfCommit(id, rec, headerOn(undefined));
+        await index.write(entries.filter((entry) => !indexed.has(entry)));
+        for (const entry of entries) indexed.add(entry);
         if (rec === null) {
           await kv.set(at, bodyOn(undefined));
         } else if (!(await cells.swap(at, null, bodyOn(rec.rev)))) {
@@ -430,10 +520,12 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           if (found === undefined) continue;
           const other = parseHeader(found.value);
           if (fits(other, rec)) {
-            if (other.nonce === nonce) mine = { gen, seq, parent: other.parent };
+            if (other.nonce === nonce) {
+              mine = { gen, seq, parent: other.parent, entries: entriesOfCommit(id, rec, other) };
+            }
             const metadata = parseBody(found.value).metadata;
             if ((await commit(id, expected, rec, gen, other, metadata)) && mine !== null) {
-              return { status: 'written', seq, parent: other.parent };
+              return settle({ status: 'written', seq, parent: other.parent }, mine.entries);
             }
             continue;
           }
@@ -441,12 +533,12 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           if (!(await cells.swap(sessionKey(id), expected, recordText(rec, 'quiet', rev)))) {
             continue;
           }
-          if (await cells.swap(at, found, bodyOn(rev))) mine = { gen, seq, parent: head };
+          if (await cells.swap(at, found, bodyOn(rev))) mine = { gen, seq, parent: head, entries };
           continue;
         }
-        mine = { gen, seq, parent: head };
+        mine = { gen, seq, parent: head, entries };
         if (await commit(id, expected, rec, gen, headerOn(rec?.rev), input.metadata)) {
-          return { status: 'written', seq, parent: head };
+          return settle({ status: 'written', seq, parent: head }, entries);
         }
       }
       throw tooManyRaces(id);
@@ -533,10 +625,14 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           ? await readBody(input.sessionId, rec, input.seq)
           : null;
         if (body === null) return { status: 'not_found', missing: 'seq' };
-        const next = { ...rec, head: input.seq, metadata: body.metadata, updatedAt: input.now };
-        if (
-          await cells.swap(sessionKey(input.sessionId), snap.cell, recordText(next, 'rollback'))
-        ) {
+        const next = retagged({
+          ...rec,
+          head: input.seq,
+          metadata: body.metadata,
+          updatedAt: input.now,
+        });
+        const text = recordText(next, 'rollback');
+        if (await swapRecord(input.sessionId, snap.cell, rec, next, text)) {
           return { status: 'done' };
         }
       }
@@ -595,11 +691,11 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
           createdAt: input.now,
           updatedAt: input.now,
           ...(needy.length > 0 ? { needy: rangesFrom(needy) } : {}),
+          ...tagFields(rec.tags, token()),
         };
-        // The copies are the fork's own: no pin of the source comes with them.
-        if (
-          !(await cells.swap(sessionKey(input.newId), target.expected, recordText(created, 'fork')))
-        ) {
+        // The copies are the fork's own: no pin of the source comes with them; its tags do.
+        const text = recordText(created, 'fork');
+        if (!(await swapRecord(input.newId, target.expected, null, created, text))) {
           return { status: 'exists' };
         }
         return { status: 'done', seq: at };
@@ -709,7 +805,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         if (dryRun) return { status: 'deleted', checkpoints };
         // Only while the record is still the one read: a write since keeps the session.
         if (await cells.swap(sessionKey(sessionId), snap.cell, TOMBSTONE)) {
-          await dropIncarnation(sessionId, rec);
+          await dropSession(sessionId, rec);
           return { status: 'deleted', checkpoints };
         }
       }
@@ -724,7 +820,7 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
         return false;
       }
       if (!(await kv.delete(sessionKey(sessionId)))) return false;
-      await dropIncarnation(sessionId, snap.rec);
+      await dropSession(sessionId, snap.rec);
       return true;
     },
 
@@ -784,10 +880,11 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       if (needy.length > 0) record.needy = rangesFrom(needy);
       const pins = checkpoints.filter((cp) => cp.pinned).map((cp) => [cp.seq, cp.pinNote]);
       if (pins.length > 0) record.pins = pins as [number, string | null][];
+      Object.assign(record, tagFields(input.tags, token()));
       // An import is a checkpoint to watchers, as on the memory backend.
       const raw = recordText(record, 'checkpoint');
       for (let race = 0; race < MAX_RACES; race++) {
-        if (await cells.swap(sessionKey(id), expected, raw)) {
+        if (await swapRecord(id, expected, snap?.rec ?? null, record, raw)) {
           if (snap !== null) await dropIncarnation(id, snap.rec);
           return 'imported';
         }
@@ -804,11 +901,19 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       after,
       limit,
       prefix,
+      where = {},
     }: {
       after: SessionPosition | null;
       limit: number;
       prefix: string;
+      where?: Tags;
     }) {
+      if (Object.keys(where).length > 0) {
+        const found = await index.list({ where, after, limit, prefix }, async (id) => {
+          return (await read(id))?.rec ?? null;
+        });
+        return found.map(([id, rec]) => toStored(id, rec));
+      }
       const all: StoredSession[] = [];
       for (const key of await listAll(keys.sessionsWithPrefix(prefix))) {
         const raw = await kv.get(key);
@@ -819,6 +924,21 @@ export function kvBackend(given: KvStore, options?: KvBackendOptions): Checkpoin
       const start =
         after === null ? 0 : all.findIndex((s) => compareSessionsNewestFirst(s, after) > 0);
       return start === -1 ? [] : all.slice(start, start + limit);
+    },
+
+    async setTags(sessionId, tags) {
+      for (let race = 0; race < MAX_RACES; race++) {
+        const snap = await read(sessionId);
+        if (snap === null) return false;
+        const { rec } = snap;
+        if (sameTags(rec.tags, tags)) return true;
+        // Not a change watchers are told of: the session's head and updatedAt stay.
+        const next = retagged(rec, tags);
+        if (await swapRecord(sessionId, snap.cell, rec, next, recordText(next, 'quiet'))) {
+          return true;
+        }
+      }
+      throw tooManyRaces(sessionId);
     },
 
     stateGet: (scope, key) => kv.get(stateKey(scope, key)),

@@ -4,8 +4,8 @@
  * commit point, and each write of it says which change it was (`SessionRecord.change`), so a
  * record written is a checkpoint, rollback, fork or prune with the head it names; a record
  * removed, or swapped for a sweep's tombstone, is a delete; a state value written or removed is
- * a change of its scope. Bodies and idempotency keys are no change of their own: the record
- * that names them is. Since the log is the store's own record of its writes, every change of
+ * a change of its scope. Bodies, idempotency keys and tag index entries are no change of their
+ * own: the record that names them is (a change of tags alone writes it as `quiet`). Since the log is the store's own record of its writes, every change of
  * every process is in it, in the order it committed, and positions are the store's.
  */
 import type { ChangeLog, ChangesPage, StoredChange } from '../adapter/backend.js';

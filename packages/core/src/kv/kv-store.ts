@@ -25,7 +25,8 @@ export interface KvStore {
   setIfVersion?(key: string, value: string, version: unknown): Promise<boolean>;
   /**
    * Optional: keys starting with `prefix`, ascending by UTF-8 bytes, strictly after `after`,
-   * at most `limit`. With it, `sessions()` and `state().keys()` work.
+   * at most `limit`. With it, `sessions()` (with `where` too, through the tag index) and
+   * `state().keys()` work.
    */
   list?(prefix: string, options?: { after?: string; limit?: number }): Promise<string[]>;
   /**

@@ -13,8 +13,12 @@
  *                        and key of the call that wrote it), data, metadata, transcript
  *   i:ID:GEN:KEY         idempotency key -> seq, for every key but the last write's
  *   v:SCOPE:KEY          state value (SCOPE escaped, KEY as it is)
+ *   t:TAG:VALUE:POS TOKEN  tag index entry (see tag-index.ts): one for each tag of a tagged
+ *                        session, TAG and VALUE escaped, POS the session's place in the
+ *                        catalog (newest-first.ts), TOKEN the record's `tagged`
  */
 import { randomBytes } from 'node:crypto';
+import type { Tags } from '../values/tags.js';
 import type { SeqRanges } from './seq-ranges.js';
 
 /** A session's record: its single commit point (see kv-backend.ts). */
@@ -46,6 +50,13 @@ export interface SessionRecord {
   needy?: SeqRanges;
   /** The pinned seqs, ascending, each with its note: absent while there are none. */
   pins?: [number, string | null][];
+  /** The session's tags, keys ascending: absent while it has none. */
+  tags?: Tags;
+  /**
+   * With `tags`: the token of the tag index's entries that stand for this record (see
+   * tag-index.ts), fresh whenever the tags or updatedAt change.
+   */
+  tagged?: string;
   /**
    * The change that wrote this record, set on every write of it, so that a store's log of its
    * writes says what each write of a record was (see kv-change-log.ts). Absent in records that
@@ -56,7 +67,8 @@ export interface SessionRecord {
 
 /**
  * What a write of a session record was: a change `watch()` gives, or `quiet` for one it does
- * not (a pin, an unpin, or the record written again to turn away a stale append's body).
+ * not (a pin, an unpin, a change of tags alone, or the record written again to turn away a
+ * stale append's body).
  */
 export type RecordChange = 'checkpoint' | 'rollback' | 'fork' | 'prune' | 'quiet';
 
@@ -89,10 +101,15 @@ export interface BodyHeader {
   key?: string;
   /** The `rev` of the record that append read (absent for a session's first checkpoint). */
   base?: string;
+  /**
+   * The tags that append gave the session, replacing those of the record it read (absent:
+   * it left them): what the record committing it holds.
+   */
+  tags?: Tags;
 }
 
 /** A checkpoint as a body holds it. */
-export type Body = Omit<BodyHeader, 'nonce' | 'key' | 'base'> & {
+export type Body = Omit<BodyHeader, 'nonce' | 'key' | 'base' | 'tags'> & {
   data: string;
   metadata: string;
   transcript: string;
@@ -117,7 +134,13 @@ export function parseBody(body: string): Body {
   const a = body.indexOf('\n');
   const b = body.indexOf('\n', a + 1);
   const c = body.indexOf('\n', b + 1);
-  const { nonce: _, key: __, base: ___, ...header } = JSON.parse(body.slice(0, a)) as BodyHeader;
+  const {
+    nonce: _,
+    key: __,
+    base: ___,
+    tags: ____,
+    ...header
+  } = JSON.parse(body.slice(0, a)) as BodyHeader;
   return {
     ...header,
     data: body.slice(a + 1, b),
@@ -169,6 +192,11 @@ export function kvKeys(p: string) {
     statePrefix: (scope: string) => `${p}v:${escapeName(scope)}:`,
     /** The prefix of every state key. */
     states: `${p}v:`,
+    /**
+     * The prefix of the tag index's entries for the tag `key` with `value`: escaped, neither
+     * holds `:`, so the prefix names one pair, and no other pair's entries start with it.
+     */
+    tagEntries: (key: string, value: string) => `${p}t:${escapeName(key)}:${escapeName(value)}:`,
     /** The scope of a key under `states`. */
     scopeOf: (key: string) => {
       const rest = key.slice(p.length + 2);
