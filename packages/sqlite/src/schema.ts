@@ -9,7 +9,7 @@ import { storedBytesOf } from '@ckpt/core/adapter';
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -172,6 +172,46 @@ export function checkpointMigrations(ns: string): string[] {
       DELETE FROM ${t.changes} WHERE id <= new.id - 10000;
       INSERT INTO ${t.meta} (key, value) VALUES ('changes_trimmed_through', new.id - 10000)
         ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+    END;
+    `,
+
+    // Tags: the session row's column says what they are (JSON text of the object, keys
+    // ascending; null: none), and the tags table indexes them, a row a pair, with a copy of
+    // the session's updated_at so that a listing by tag walks its index in the catalog's order
+    // and never reads a session that does not match. Triggers keep the table equal to the
+    // column, and its updated_at to the row's, whatever statement or process writes the row:
+    // a process of version 5 still running after this step moves updated_at and deletes
+    // sessions too. A session without tags costs them nothing but the check.
+    `
+    ALTER TABLE ${t.sessions} ADD COLUMN tags TEXT;
+    CREATE TABLE ${t.tags} (
+      key        TEXT    NOT NULL,
+      value      TEXT    NOT NULL,
+      updated_at INTEGER NOT NULL,
+      session_id TEXT    NOT NULL,
+      PRIMARY KEY (session_id, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX ${t.tags}_by_tag ON ${t.tags} (key, value, updated_at DESC, session_id DESC);
+    CREATE TRIGGER ${t.tags}_at_insert AFTER INSERT ON ${t.sessions} WHEN new.tags IS NOT NULL
+    BEGIN
+      INSERT INTO ${t.tags} (key, value, updated_at, session_id)
+        SELECT key, value, new.updated_at, new.id FROM json_each(new.tags);
+    END;
+    CREATE TRIGGER ${t.tags}_at_retag AFTER UPDATE OF tags ON ${t.sessions}
+      WHEN new.tags IS NOT old.tags
+    BEGIN
+      DELETE FROM ${t.tags} WHERE session_id = old.id;
+      INSERT INTO ${t.tags} (key, value, updated_at, session_id)
+        SELECT key, value, new.updated_at, new.id FROM json_each(new.tags);
+    END;
+    CREATE TRIGGER ${t.tags}_at_update AFTER UPDATE OF updated_at ON ${t.sessions}
+      WHEN new.updated_at IS NOT old.updated_at AND new.tags IS NOT NULL
+    BEGIN
+      UPDATE ${t.tags} SET updated_at = new.updated_at WHERE session_id = new.id;
+    END;
+    CREATE TRIGGER ${t.tags}_at_delete AFTER DELETE ON ${t.sessions} WHEN old.tags IS NOT NULL
+    BEGIN
+      DELETE FROM ${t.tags} WHERE session_id = old.id;
     END;
     `,
   ];

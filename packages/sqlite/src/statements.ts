@@ -11,10 +11,12 @@ import {
   prepareEach,
   prepareKeyValue,
   type SqlReadsWithChanges,
+  type TaggedShape,
 } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
 import { prepare, type SqliteStatement } from './runner.js';
 import type { tables } from './schema.js';
+import { taggedSessions } from './tagged-sessions.js';
 
 type Tables = ReturnType<typeof tables>;
 
@@ -50,7 +52,7 @@ function storedValue(column: string): string {
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
 /** The reads every SQL backend has, in SQLite's SQL. */
-function reads(t: Tables): SqlReadsWithChanges<string> {
+function reads(t: Tables): Omit<SqlReadsWithChanges<string>, 'taggedSessions'> {
   return {
     changesPage: named(`
       SELECT c.id, c.session_id, c.kind, c.seq, b.last, b.trimmed
@@ -178,10 +180,13 @@ export function mutations(t: Tables) {
        WHERE id = ?`,
     copyBody: `INSERT INTO ${t.bodies} (data) SELECT data FROM ${t.bodies} WHERE id = ?`,
     copyTranscript: `INSERT INTO ${t.transcripts} (items) SELECT items FROM ${t.transcripts} WHERE id = ?`,
+    // The fork's tags are the source's.
     insertFork: `
       INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
-                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at)
-      VALUES (:newId, :at, :at, :count, :id, :at, :parent, :createdAt, :body, :metadata, :now, :now)`,
+                                 head_parent, head_created_at, head_body, metadata, created_at, updated_at,
+                                 tags)
+      VALUES (:newId, :at, :at, :count, :id, :at, :parent, :createdAt, :body, :metadata, :now, :now,
+              (SELECT tags FROM ${t.sessions} WHERE id = :id))`,
     pruneThreshold: `SELECT seq FROM ${t.checkpoints} WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?`,
     // Kept for their own sake: what the rule keeps (at or above :below, or created at or after
     // :before) and the pinned; the head comes on top.
@@ -259,9 +264,11 @@ export function mutations(t: Tables) {
     insertImported: `
       INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq,
                                  head_parent, head_created_at, head_body, metadata, created_at, updated_at,
-                                 pinned)
+                                 pinned, tags)
       VALUES (:id, :head, :last_seq, :checkpoints, :forked_from_id, :forked_from_seq, :head_parent,
-              :head_created_at, :head_body, :metadata, :created_at, :updated_at, :pinned)`,
+              :head_created_at, :head_body, :metadata, :created_at, :updated_at, :pinned, :tags)`,
+    // The session's tags (JSON text, null: none); the tags table follows by trigger (schema.ts).
+    setTags: `UPDATE ${t.sessions} SET tags = ? WHERE id = ?`,
   };
 }
 
@@ -283,10 +290,16 @@ export function removals(t: Tables): { one: string[]; batch: string[] } {
   return { one: of('= ?'), batch: of('IN (SELECT value FROM json_each(?))') };
 }
 
-/** The backend's reads and state statements, prepared on `db`. */
+/** The backend's reads and state statements, prepared on `db`; a tagged listing's when first asked for. */
 export function backendStatements(db: Database.Database, t: Tables) {
   return {
-    reads: prepareEach(reads(t), (text) => prepare(db, text)),
+    reads: {
+      ...prepareEach(reads(t), (text) => prepare(db, text)),
+      taggedSessions: (shape: TaggedShape) => {
+        const { sql, args } = taggedSessions(t, shape);
+        return { sql: prepare(db, sql), args };
+      },
+    },
     state: keyValueStatements(db, t.state, ['scope', 'key']),
   };
 }

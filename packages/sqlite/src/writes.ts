@@ -30,6 +30,7 @@ import {
   rewriteValues,
   type SqlReads,
   type SqlWrites,
+  tagsArg,
 } from '@ckpt/core/sql';
 import type Database from 'better-sqlite3';
 import { prepare, rowsOf, type SqliteStatement } from './runner.js';
@@ -111,6 +112,7 @@ export function sqliteTransactions(
     sql.insertCheckpoint.run(id, seq, head, input.now, input.metadata, body, transcript);
     const now = input.now;
     sql.upsertSession.run(id, seq, seq, head, now, body, input.metadata, now, now);
+    if (input.tags !== undefined) sql.setTags.run(tagsArg(input.tags), id);
     if (input.idempotencyKey !== undefined) {
       sql.insertIdempotency.run(id, input.idempotencyKey, seq);
     }
@@ -331,6 +333,10 @@ export function sqliteTransactions(
     sql.insertImported.run({ ...importedSessionRow(input), head_body: headBody });
     return 'imported';
   });
+  const setTags = db.transaction(
+    (sessionId: string, tags: string | null): boolean =>
+      sql.setTags.run(tags, sessionId).changes > 0,
+  );
   const rewrite = db.transaction((input: RewriteInput): boolean => {
     const values = rewriteBytes(rewriteValues(input));
     if (sql.rewriteBody.run(values).changes === 0) return false;
@@ -364,6 +370,7 @@ export function sqliteTransactions(
     deleteIdle,
     deleteIdleBatch,
     importSession,
+    setTags,
     rewrite,
     dropTables,
     statement,
@@ -396,6 +403,8 @@ export function sqliteWrites(write: Write): { writes: SqlWrites; dropTables(): P
         for (const cp of input.checkpoints) bytes += appendBytes(cp);
         return write({ name: 'importSession', args: [input] }, bytes);
       },
+      // Posted as the column holds them: JSON text (null: none).
+      setTags: (sessionId, tags) => write({ name: 'setTags', args: [sessionId, tagsArg(tags)] }),
       rewriteCheckpoint: (input) =>
         write({ name: 'rewrite', args: [input] }, appendBytes({ ...input.to, metadata: '' })),
     },

@@ -21,7 +21,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SqliteBackend } from '../src/backend.js';
 import { migrateFile } from '../src/migrate.js';
-import { checkpointMigrations } from '../src/schema.js';
+import { checkpointMigrations, SCHEMA_VERSION } from '../src/schema.js';
 import { versionThree } from './old-schemas.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-sqlite-bytes-'));
@@ -298,10 +298,12 @@ describe('the upgrade from version 3, whose values are text', () => {
         checkpointMigrations('ckpt').slice(0, 3),
         undefined,
       );
-      expect.unreachable('version 3 opened a version 5 file');
+      expect.unreachable(`version 3 opened a version ${SCHEMA_VERSION} file`);
     } catch (err) {
       expect(isCkptError(err, 'SCHEMA')).toBe(true);
-      expect((err as Error).message).toMatch(/version 5.*upgrade @ckpt\/sqlite/);
+      expect((err as Error).message).toMatch(
+        new RegExp(`version ${SCHEMA_VERSION}.*upgrade @ckpt/sqlite`),
+      );
     } finally {
       db.close();
     }

@@ -42,10 +42,10 @@ export const ALL = {
   listSessions: true,
   listStateKeys: true,
   watch: false,
-  tags: false,
+  tags: true,
 };
 /** What the native backend can do: everything. */
-export const NATIVE = { ...ALL, watch: true, tags: false };
+export const NATIVE = { ...ALL, watch: true, tags: true };
 
 /** The harness of SQLite files, their writes committed on the writer thread or not. */
 export function fileHarness(worker: boolean): ContractHarness {
