@@ -28,6 +28,7 @@ import pg from 'pg';
 import { forgetRunNamespaces, runNamespace, runNamespaces } from './run-namespaces.js';
 
 export { startTestRun } from './run-namespaces.js';
+export { withoutTags } from './without-tags.js';
 
 /** A backend under test: how to open its store, and what to close after. */
 export interface StoreUnderTest {

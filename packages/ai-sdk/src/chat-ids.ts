@@ -1,7 +1,9 @@
 /**
  * Which ckpt session holds a chat. With a user id, `${userId}/${chatId}`, so that one prefix
- * lists one user's chats; without one, the chat id itself. A user id holds no `/`, so that no
- * user's prefix reaches into another user's chats.
+ * holds one user's chats (listed by it on a store without tags; beside the `user` tag on one
+ * with them, so that other sessions tagged with the user are not taken for chats); without
+ * one, the chat id itself. A user id holds no `/`, so that no user's prefix reaches into
+ * another user's chats.
  */
 import { CkptError } from '@ckpt/core';
 

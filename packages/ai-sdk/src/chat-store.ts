@@ -10,6 +10,7 @@ import {
   isCkptError,
   type Page,
   type PageOptions,
+  type SessionInfo,
   type StateScope,
   useStore,
 } from '@ckpt/core';
@@ -17,7 +18,9 @@ import { createIdGenerator, type UIMessage } from 'ai';
 import { type ApprovalDecision, readDecisions, recordDecisions } from './approvals.js';
 import { readBranch, walkBranch } from './branch.js';
 import { chatIdOf, checkUserId, prefixOf, sessionIdOf } from './chat-ids.js';
+import { type ChatTags, userTagsOf, withUserTags } from './chat-tags.js';
 import { readMetadata } from './checkpoints.js';
+import { tagEarlierChats } from './earlier-chats.js';
 import {
   type InvalidMessagePolicy,
   type MessageRules,
@@ -69,8 +72,9 @@ function checkChatStoreOptions<T extends object>(options: T | null): T {
 export interface CkptChatStoreOptions<UI_MESSAGE extends UIMessage = UIMessage>
   extends MessageSchemas<UI_MESSAGE> {
   /**
-   * The user whose chats these are. Each chat is then the session `${userId}/${chatId}`, and
-   * `list()` gives this user's chats only. No `/` in it. See also `forUser`.
+   * The user whose chats these are. Each chat is then the session `${userId}/${chatId}`, tagged
+   * `user: userId` on a store with tags, and `list()` gives this user's chats only. No `/` in
+   * it. See also `forUser`.
    */
   userId?: string;
   /** The application's message schema version, recorded with each saved message. Default 1. */
@@ -81,7 +85,10 @@ export interface CkptChatStoreOptions<UI_MESSAGE extends UIMessage = UIMessage>
   onInvalid?: InvalidMessagePolicy<UI_MESSAGE>;
   /** The text of the placeholder shown for a message that cannot be loaded. */
   placeholder?: string;
-  /** The prefix of the state scopes that approvals and stream ids are kept in. Default `ai-sdk`. */
+  /**
+   * The prefix of the state scopes that approvals, stream ids and the users whose chats saved
+   * before tags are tagged are kept in. Default `ai-sdk`.
+   */
   scope?: string;
 }
 
@@ -95,6 +102,17 @@ export interface ChatSummary {
   createdAt: Date;
   /** The last save, branch switch or title change. */
   updatedAt: Date;
+  /** Its tags (`{}` when none): the application's (`setTags`), and `user` for a user's chat. */
+  tags: ChatTags;
+}
+
+/** A page of the chat list: `limit` and `cursor` as `store.sessions` takes them, and `where`. */
+export interface ChatListOptions extends PageOptions {
+  /**
+   * Only the chats that have every one of these tags, such as `{ status: 'open' }` (given with
+   * `setTags`). On a store with tags.
+   */
+  where?: ChatTags;
 }
 
 /** What `chats.watch()` gives: the active branch after each change, once it holds its place. */
@@ -124,10 +142,18 @@ const DEFAULT_PLACEHOLDER = '[This message could not be loaded.]';
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 1000;
 
+/** What a chat store shares with those `forUser` makes of it. */
+interface Shared {
+  store: Promise<CheckpointStore>;
+  /** The users whose chats saved before tags this process is tagging now. */
+  tagging: Map<string, Promise<void>>;
+}
+
 /** The AI SDK's chats on a ckpt store (or a store URL, as `openStore` takes). */
 export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly #store: Promise<CheckpointStore>;
   readonly #ownsStore: boolean;
+  readonly #tagging: Map<string, Promise<void>>;
   readonly #options: CkptChatStoreOptions<UI_MESSAGE>;
   readonly #userId: string | undefined;
   readonly #rules: MessageRules<UI_MESSAGE>;
@@ -142,15 +168,18 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
   constructor(
     store: CheckpointStore | string,
     options: CkptChatStoreOptions<UI_MESSAGE> = {},
-    /** @internal For `forUser`: the store of the chat store it was made from, which stays open. */
-    shared?: Promise<CheckpointStore>,
+    /** @internal For `forUser`: what the chat store it was made from shares; its store stays open. */
+    shared?: Shared,
   ) {
     this.#options = checkChatStoreOptions(options);
     this.#userId = options.userId === undefined ? undefined : checkUserId(options.userId);
     this.#rules = checkRules(options);
     this.#scope = checkScope(options.scope);
     ({ store: this.#store, opened: this.#ownsStore } =
-      shared === undefined ? useStore(store, 'CkptChatStore') : { store: shared, opened: false });
+      shared === undefined
+        ? useStore(store, 'CkptChatStore')
+        : { store: shared.store, opened: false });
+    this.#tagging = shared?.tagging ?? new Map();
   }
 
   /** A chat store on the store at `url` (see `openStore`), opened and ready; `close()` closes it. */
@@ -173,7 +202,11 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
    * store open.
    */
   forUser(userId: string): CkptChatStore<UI_MESSAGE> {
-    return new CkptChatStore<UI_MESSAGE>('', { ...this.#options, userId }, this.#store);
+    return new CkptChatStore<UI_MESSAGE>(
+      '',
+      { ...this.#options, userId },
+      { store: this.#store, tagging: this.#tagging },
+    );
   }
 
   /**
@@ -340,7 +373,7 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
       }
       // A title the application chose belongs to the chat, not to the branch it was set on.
       if (before.titleSet && before.title !== null) {
-        await writeTitle({ store, sessionId }, before.title);
+        await writeTitle({ store, sessionId, tags: userTagsOf(store, this.#userId) }, before.title);
       }
       return;
     }
@@ -380,14 +413,42 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * The chats (of this store's user, when it has one), most recently updated first, a page at
-   * a time: pass `cursor` back for the next page.
+   * The chats (of this store's user, when it has one; with every tag of `where`, when given),
+   * most recently updated first, a page at a time: pass `cursor` back for the next page. On a
+   * store with tags, a user's chats are read through the tag index (`user`); the first listing
+   * of a user tags the chats saved before tags, once (see earlier-chats.ts).
    */
-  async list(page: PageOptions = {}): Promise<Page<ChatSummary>> {
+  async list(options: ChatListOptions = {}): Promise<Page<ChatSummary>> {
     const store = await this.#store;
+    const userTags = userTagsOf(store, this.#userId);
     const prefix = prefixOf(this.#userId);
-    const options = prefix === undefined ? page : { ...page, prefix };
-    const sessions = await store.sessions(options as PageOptions);
+    const given =
+      options?.where === undefined
+        ? undefined
+        : withUserTags(options.where, this.#userId, userTags, 'where');
+    if (userTags !== undefined) await this.#earlierChatsTagged(store, userTags);
+    const where = given ?? userTags;
+    const query = {
+      ...options,
+      ...(prefix === undefined ? {} : { prefix }),
+      ...(where === undefined ? {} : { where }),
+    };
+    let sessions: Page<SessionInfo>;
+    try {
+      sessions = await store.sessions(query);
+    } catch (err) {
+      // A cursor of the listing by prefix alone, which an earlier version gave (or this one, on
+      // the store before it kept tags), goes on as that listing: it holds the same chats.
+      if (
+        given !== undefined ||
+        userTags === undefined ||
+        !isCkptError(err, 'INVALID_ARGUMENT') ||
+        err.details.argument !== 'cursor'
+      ) {
+        throw err;
+      }
+      sessions = await store.sessions({ ...options, prefix });
+    }
     return {
       items: sessions.items.map((info) => {
         const meta = readMetadata(info.metadata);
@@ -397,10 +458,32 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
           messageCount: meta.messages,
           createdAt: info.createdAt,
           updatedAt: info.updatedAt,
+          tags: info.tags,
         };
       }),
       cursor: sessions.cursor,
     };
+  }
+
+  /**
+   * Give the chat tags of the application's, such as `{ status: 'open' }`, replacing those it
+   * had (`{}` removes them); a user's chat keeps its `user` tag. `list({ where })` finds chats
+   * by them. Its messages, title and place in the list stay. A chat that does not exist is
+   * NOT_FOUND; a store without tags is UNSUPPORTED.
+   */
+  async setTags(chatId: string, tags: ChatTags): Promise<void> {
+    const { store, sessionId } = await this.#chat(chatId);
+    const all = withUserTags(tags, this.#userId, userTagsOf(store, this.#userId), 'tags');
+    try {
+      await store.setTags(sessionId, all);
+    } catch (err) {
+      if (!isCkptError(err, 'NOT_FOUND')) throw err;
+      throw new CkptError(
+        'NOT_FOUND',
+        `chat ${JSON.stringify(chatId)} does not exist; save its first message, then set its tags.`,
+        { details: { argument: 'chatId' } },
+      );
+    }
   }
 
   /**
@@ -414,7 +497,7 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
       });
     }
     const { store, sessionId } = await this.#chat(chatId);
-    if (!(await writeTitle({ store, sessionId }, title))) {
+    if (!(await writeTitle({ store, sessionId, tags: userTagsOf(store, this.#userId) }, title))) {
       throw new CkptError(
         'NOT_FOUND',
         `chat ${JSON.stringify(chatId)} does not exist; save its first message, then set its title.`,
@@ -491,12 +574,31 @@ export class CkptChatStore<UI_MESSAGE extends UIMessage = UIMessage> {
       sessionId,
       version: this.#rules.version,
       edits: new Set(),
+      tags: userTagsOf(store, this.#userId),
       shown: async (record, last) => {
         decisions ??= this.#approvals().then((scope) => readDecisions(scope, sessionId));
         const [message] = await present(chatId, [{ record, last }], this.#rules, await decisions);
         return message ?? null;
       },
     };
+  }
+
+  /**
+   * Once this user's chats saved before tags are tagged (see earlier-chats.ts). Listings of one
+   * user at once in a process wait for one tagging; what is done is read from the state scope
+   * (one small read a listing), not kept in memory, which would grow with every user listed.
+   */
+  #earlierChatsTagged(store: CheckpointStore, userTags: ChatTags): Promise<void> {
+    const userId = this.#userId!;
+    let done = this.#tagging.get(userId);
+    if (done === undefined) {
+      const marks = store.state(`${this.#scope}.tagged`);
+      done = tagEarlierChats(store, marks, userId, prefixOf(userId)!, userTags).finally(() =>
+        this.#tagging.delete(userId),
+      );
+      this.#tagging.set(userId, done);
+    }
+    return done;
   }
 
   async #approvals(): Promise<StateScope> {

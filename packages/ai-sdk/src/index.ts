@@ -9,12 +9,14 @@
 export type { ApprovalDecision } from './approvals.js';
 export {
   type ChatChanges,
+  type ChatListOptions,
   type ChatSummary,
   type ChatTree,
   CkptChatStore,
   type CkptChatStoreOptions,
   type MessagePage,
 } from './chat-store.js';
+export type { ChatTags } from './chat-tags.js';
 export type {
   InvalidMessage,
   InvalidMessagePolicy,

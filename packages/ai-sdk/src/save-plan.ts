@@ -20,6 +20,7 @@
 import { type Checkpoint, type CheckpointStore, CkptError } from '@ckpt/core';
 import type { UIMessage } from 'ai';
 import { type BranchEntry, walkBranch } from './branch.js';
+import { type ChatTags, missingTags } from './chat-tags.js';
 import {
   type ChatMetadata,
   isRoot,
@@ -44,6 +45,8 @@ export interface SaveContext {
   shown(record: StoredMessage, last: boolean): Promise<UIMessage | null>;
   /** Ids found stored with other content off the active branch: edits, whatever the walk says. */
   edits: Set<string>;
+  /** The tags each chat of the store carries (its user's), when the store keeps tags. */
+  tags?: ChatTags;
 }
 
 /** A checkpoint to write. */
@@ -59,6 +62,8 @@ export interface Write {
   metadata: ChatMetadata;
   /** The ids of the messages this save adds or revises (not those it repeats). */
   saved: string[];
+  /** The chat's tags with the context's added, for a chat that lacks them (saved before tags). */
+  tags?: ChatTags;
 }
 
 /** What a save does: nothing, create the chat first, or write one checkpoint. */
@@ -82,8 +87,19 @@ export async function planSave(ctx: SaveContext, messages: UIMessage[]): Promise
     checkMessages(messages, 0);
     return { kind: 'create' };
   }
-  const head = info.head;
-  const headMeta = readMetadata(info.metadata);
+  const plan = await planOnHead(ctx, messages, info.head, readMetadata(info.metadata));
+  const tags = missingTags(ctx.tags, info.tags);
+  return plan.kind === 'write' && tags !== undefined ? { ...plan, tags } : plan;
+}
+
+/** The plan for saving `messages` to the chat whose head is `head`. */
+async function planOnHead(
+  ctx: SaveContext,
+  messages: UIMessage[],
+  head: number,
+  headMeta: ChatMetadata,
+): Promise<SavePlan> {
+  const { store, sessionId } = ctx;
   const atTail = planAtTail(ctx, messages, head, headMeta);
   if (atTail !== undefined) return atTail;
 

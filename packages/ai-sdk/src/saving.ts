@@ -10,6 +10,7 @@
  */
 import { isCkptError } from '@ckpt/core';
 import type { UIMessage } from 'ai';
+import { missingTags } from './chat-tags.js';
 import {
   type ChatMetadata,
   needsOn,
@@ -67,7 +68,9 @@ export async function saveMessages(ctx: SaveContext, messages: UIMessage[]): Pro
  * Create the chat: its empty root checkpoint, which every branch starts from. True when this
  * call created it, false when another had.
  */
-export async function createChat(ctx: Pick<SaveContext, 'store' | 'sessionId'>): Promise<boolean> {
+export async function createChat(
+  ctx: Pick<SaveContext, 'store' | 'sessionId' | 'tags'>,
+): Promise<boolean> {
   const data: SaveData = { root: true };
   const metadata: ChatMetadata = { title: null, messages: 0, ids: [] };
   try {
@@ -76,6 +79,8 @@ export async function createChat(ctx: Pick<SaveContext, 'store' | 'sessionId'>):
       metadata: toMetadata(metadata),
       expectedHead: null,
       idempotencyKey: saveKey(data),
+      // Tagged as it is made, so that no listing by tag ever misses it.
+      ...(ctx.tags === undefined ? {} : { tags: ctx.tags }),
     });
     return root.parent === null && root.seq === 1;
   } catch (err) {
@@ -96,6 +101,7 @@ async function write(ctx: SaveContext, plan: Write): Promise<string[] | 'again'>
     expectedHead: plan.on,
     needs: await needsOn(store, sessionId, plan.on, plan.onMeta),
     idempotencyKey: saveKey(plan.data),
+    ...(plan.tags === undefined ? {} : { tags: plan.tags }),
   });
   const ours = written.parent === plan.on && sameMessage(written.data, plan.data);
   if (ours) {
@@ -139,7 +145,7 @@ async function moveHead(ctx: SaveContext, from: number, to: number): Promise<voi
  * there is no such chat (a title alone makes none).
  */
 export async function writeTitle(
-  ctx: Pick<SaveContext, 'store' | 'sessionId'>,
+  ctx: Pick<SaveContext, 'store' | 'sessionId' | 'tags'>,
   title: string,
 ): Promise<boolean> {
   const { store, sessionId } = ctx;
@@ -150,12 +156,14 @@ export async function writeTitle(
     if (meta.titleSet && meta.title === title) return true;
     const metadata: ChatMetadata = { title, titleSet: true, messages: meta.messages, ids: [] };
     if (meta.tail !== undefined) metadata.tail = meta.tail;
+    const tags = missingTags(ctx.tags, info.tags);
     try {
       await store.checkpoint(sessionId, toData({ title: true }), {
         transcript: [],
         metadata: toMetadata(metadata),
         expectedHead: info.head,
         needs: await needsOn(store, sessionId, info.head, meta),
+        ...(tags === undefined ? {} : { tags }),
       });
       return true;
     } catch (err) {

@@ -16,7 +16,7 @@ import { answer, assistant, runs, send, textOf, toolStates, tools, user } from '
 const dir = mkdtempSync(join(tmpdir(), 'ckpt-ai-sdk-chats-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const SCOPES = ['ai-sdk.approvals', 'ai-sdk.streams'];
+const SCOPES = ['ai-sdk.approvals', 'ai-sdk.streams', 'ai-sdk.tagged'];
 const refused = (code: string) => (err: unknown) => isCkptError(err, code as never);
 const refusedAt = (path: string) => (err: unknown) =>
   isCkptError(err, 'INVALID_ARGUMENT') &&

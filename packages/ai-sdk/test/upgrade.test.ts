@@ -46,7 +46,9 @@ describe.each(fixtureNames(fixtures))('a store written in %s', (name) => {
       for (const chatId of CHATS) {
         expect(await readChat(chats, chatId), chatId).toEqual(expected.chats[chatId]);
       }
-      if (store.capabilities.listSessions) expect(await readList(chats)).toEqual(expected.list);
+      // A chat saved before tags existed lists with none.
+      const listed = expected.list.map((chat) => ({ tags: {}, ...chat }));
+      if (store.capabilities.listSessions) expect(await readList(chats)).toEqual(listed);
     });
 
     it('goes on, and keeps every chat whole through sweep and prune', async () => {

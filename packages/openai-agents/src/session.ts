@@ -26,6 +26,14 @@ export interface CkptSessionOptions {
   sessionId?: string;
   /** The state scope that run states are saved in. Default `openai-agents`. */
   scope?: string;
+  /**
+   * The conversation's tags, such as `{ user: 'ann', agent: 'support' }`, written with its
+   * first checkpoint: the session that creates the conversation gives it its tags, and a later
+   * session on it with other tags leaves them (change them with `store.setTags`). Find
+   * conversations by them with `store.sessions({ where })`. On a store with tags (ckpt's
+   * `tags` capability); elsewhere a change is UNSUPPORTED, before anything is written.
+   */
+  tags?: Record<string, string>;
 }
 
 /** What each checkpoint of the history records about the change it made. */
@@ -58,6 +66,7 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
   readonly #ownsStore: boolean;
   readonly #sessionId: string;
   readonly #scope: string;
+  readonly #tags: Record<string, string> | undefined;
   /** The head as this session last wrote or read it; undefined: read it before writing. */
   #head: Head | undefined;
   /** The changes of this session object, one after another (see #changeOnHead). */
@@ -67,6 +76,7 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
     ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSession'));
     this.#sessionId = options.sessionId ?? randomUUID();
     this.#scope = options.scope ?? DEFAULT_SCOPE;
+    this.#tags = options.tags;
   }
 
   /** A session on the store at `url` (see `openStore`), opened and ready; `close()` closes it. */
@@ -253,12 +263,23 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
     transcript: JsonValue[],
     idempotencyKey?: string,
   ) {
+    if (this.#tags !== undefined && !store.capabilities.tags) {
+      throw new CkptError(
+        'UNSUPPORTED',
+        `CkptSession's tags option needs a store with tags (the 'tags' capability); the ${store.backendName} backend has none. Leave the option out on it.`,
+        { details: { capability: 'tags' } },
+      );
+    }
+    // The conversation's first checkpoint carries its tags: on one that exists, tags stay as
+    // they are (a session that loses the race to create it writes on the new head, untagged).
+    const tags = head.seq === null ? this.#tags : undefined;
     const written = await store.checkpoint(this.#sessionId, data, {
       transcript,
       metadata: { layout: LAYOUT },
       expectedHead: head.seq,
       needs: head.needs,
       ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      ...(tags === undefined ? {} : { tags }),
     });
     const ours = written.parent === head.seq && written.metadata.layout === LAYOUT;
     this.#head = ours ? { seq: written.seq, needs: [written.seq] } : undefined;
