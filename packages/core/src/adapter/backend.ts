@@ -292,9 +292,11 @@ export interface CheckpointLog {
     prefix: string;
     /**
      * Only the sessions that have every one of these tags (absent or `{}`: no filter; never a
-     * tag on a backend without `setTags`). Served by an index of the tags that yields the sessions
-     * in the listing's order, so that a page costs the same however many sessions the store
-     * holds, not by reading sessions that do not match.
+     * tag on a backend without `setTags`). Served by an index of the tags that yields the
+     * sessions in the listing's order, so that a page costs the same however many sessions the
+     * store holds, not by reading sessions that do not match. The pairs come in the order the
+     * caller gave them: walk the index of the first (the caller is asked to name the rarest
+     * first) and check the others.
      */
     where?: Tags;
   }): Promise<StoredSession[]>;

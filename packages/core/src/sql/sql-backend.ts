@@ -110,7 +110,7 @@ export interface TaggedShape {
 
 /** What a tagged listing's statement is given. */
 export interface TaggedQuery {
-  /** The pairs, keys ascending. */
+  /** The pairs, in the order the caller gave them: walk the index of the first. */
   where: [key: string, value: string][];
   /** With a prefix: the ids `prefix <= id < bound`; else both ''. */
   prefix: string;

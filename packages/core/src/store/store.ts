@@ -519,12 +519,15 @@ export class CheckpointStore<T = JsonValue> {
     return this.#run(async () => {
       const prefix =
         page?.prefix === undefined || page.prefix === '' ? '' : checkName(page.prefix, 'prefix');
-      const where = page?.where === undefined ? {} : checkTags(page.where, 'where');
+      // In the order given: the backend walks the index of the first pair (the rarest, as the
+      // README asks), checking the others.
+      const where = page?.where === undefined ? {} : checkTags(page.where, 'where', 'given');
       const filtered = Object.keys(where).length > 0;
       const owner: CursorOwner = {
         method: 'sessions',
-        // A listing without `where` keeps the cursors it gave before tags existed.
-        listing: filtered ? JSON.stringify([prefix, where]) : prefix,
+        // A listing without `where` keeps the cursors it gave before tags existed; the same
+        // pairs in another order are the same listing.
+        listing: filtered ? JSON.stringify([prefix, checkTags(where, 'where')]) : prefix,
       };
       const { limit, after } = readPage<[number, string]>(cursorFromAfter(page), owner, [
         'limit',

@@ -3,7 +3,7 @@
  * (and, on import, one session) at a time, whatever the size of the store.
  *
  *   {"type":"header","format":"ckpt-export","version":2,"exportedAt":"2026-12-05T10:00:00.000Z"}
- *   {"type":"session","sessionId":"chat-1","head":5,"forkedFrom":null,"createdAt":"…","updatedAt":"…","checkpoints":2}
+ *   {"type":"session","sessionId":"chat-1","head":5,"forkedFrom":null,"createdAt":"…","updatedAt":"…","checkpoints":2,"tags":{"user":"ann"}}
  *   {"type":"checkpoint","seq":4,"parent":3,"createdAt":"…","metadata":{},"transcript":[],"data":{…}}
  *   {"type":"checkpoint","seq":5,"parent":4,"createdAt":"…","metadata":{},"transcript":["hi"],"data":{…},"needs":[4]}
  *   {"type":"state","scope":"prefs","key":"theme","value":"dark"}
@@ -14,8 +14,9 @@
  * it needs) only when it needs some; in version 2 a line without it needs none. In version 1
  * a line without it may come from a store that did not record needs, so what it needs is
  * unknown: it is imported as needing every checkpoint before it (see `unknownNeedsKept`).
- * Likewise `pinned` (true) and `pinNote` appear only on a pinned checkpoint. The end line lets
- * a reader tell a whole export from a cut one.
+ * Likewise `pinned` (true) and `pinNote` appear only on a pinned checkpoint, and `tags` only on
+ * a session that has some: a line without them, as every line written before tags existed, is
+ * a session without tags. The end line lets a reader tell a whole export from a cut one.
  */
 
 import { MAX_NEEDS } from '../adapter/needs.js';
@@ -90,6 +91,7 @@ export async function* exportStore(
       createdAt: time(session.createdAt),
       updatedAt: time(session.updatedAt),
       checkpoints: session.count,
+      ...(Object.keys(session.tags).length > 0 ? { tags: session.tags } : {}),
     });
     for await (const cp of session.checkpoints) {
       yield line({
@@ -178,7 +180,7 @@ export async function importStore(
     try {
       outcome = await store.importSession({ ...value, checkpoints }, importOptions);
     } catch (err) {
-      throw atLine(err, session.line);
+      throw atLine(err, session);
     }
     if (outcome === 'skipped') counts.skipped++;
     else {
@@ -260,6 +262,8 @@ interface SessionLine {
   updatedAt: Date;
   /** How many checkpoint lines follow. */
   checkpoints: number;
+  /** Its tags, as the line gives them (checked by importSession); absent: none. */
+  tags?: Record<string, string>;
 }
 
 type Line = Record<string, unknown> & { type?: unknown };
@@ -270,14 +274,18 @@ function malformed(line: number, what: string): CkptError {
   });
 }
 
-/** An error of the session that starts at `line`, with the line of the checkpoint it names. */
-function atLine(err: unknown, line: number): unknown {
+/**
+ * An error of `session`, with the line it is about (the checkpoint's it names, else the
+ * session's) and the session's id, so that a caller can say which session was not written.
+ */
+function atLine(err: unknown, session: OpenSession): unknown {
   if (!isCkptError(err) || err.code === 'BACKEND' || err.code === 'CLOSED') return err;
+  const { line } = session;
   const argument = String(err.details?.argument ?? '');
   const index = /^session\.checkpoints\[(\d+)\]/.exec(argument);
   const at = index ? line + 1 + Number(index[1]) : line;
   return new CkptError(err.code, `export line ${at}: ${err.message}`, {
-    details: { ...err.details, line: at },
+    details: { sessionId: session.value.sessionId, ...err.details, line: at },
   });
 }
 
@@ -362,6 +370,7 @@ function sessionLine(value: Line, n: number): SessionLine {
     createdAt: date(value.createdAt, 'createdAt', n),
     updatedAt: date(value.updatedAt, 'updatedAt', n),
     checkpoints: count,
+    ...(value.tags === undefined ? {} : { tags: value.tags as Record<string, string> }),
   };
 }
 

@@ -21,9 +21,14 @@ export type Tags = Readonly<Record<string, string>>;
  * Tags as given (`argument` names them in messages): a plain object of at most MAX_TAGS keys,
  * each 1 to 64 of the characters A-Z a-z 0-9 _ . : -, each value a string of at most 256 bytes
  * of UTF-8, without NUL or a lone surrogate. Returns a copy with its keys in ascending order, so
- * that equal tags are equal text.
+ * that equal tags are equal text, or with `order: 'given'` in the order given (a `where`, whose
+ * first pair is the one a backend walks the index of).
  */
-export function checkTags(value: unknown, argument: string): Tags {
+export function checkTags(
+  value: unknown,
+  argument: string,
+  order: 'ascending' | 'given' = 'ascending',
+): Tags {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidArgument(
       argument,
@@ -34,7 +39,7 @@ export function checkTags(value: unknown, argument: string): Tags {
   if (proto !== Object.prototype && proto !== null) {
     throw invalidArgument(argument, `${argument} must be a plain object, got ${describe(value)}.`);
   }
-  const keys = Object.keys(value).sort();
+  const keys = order === 'given' ? Object.keys(value) : Object.keys(value).sort();
   if (keys.length > MAX_TAGS) {
     throw invalidArgument(
       argument,
