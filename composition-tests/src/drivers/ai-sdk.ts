@@ -1,8 +1,9 @@
 /**
- * `@ckpt/ai-sdk`: a chat of `CkptChatStore`, saved as `onEnd` saves it (the whole list of
- * `UIMessage`s: a new turn, an edit of a user message, a regenerated answer) and switched
- * between branches, read as a page reads it: `load(chatId)`, the chat's entry in `list()`, and
- * the `siblings` of each message of the active branch (a branch picker), which must name it.
+ * `@ckpt/ai-sdk`: a chat of one user's `CkptChatStore` (`forUser`), saved as `onEnd` saves it
+ * (the whole list of `UIMessage`s: a new turn, an edit of a user message, a regenerated
+ * answer) and switched between branches, read as a page reads it: `load(chatId)`, the chat's
+ * entry in the user's `list()` (found through the store's tag index, with its tags), and the
+ * `siblings` of each message of the active branch (a branch picker), which must name it.
  */
 import { CkptChatStore } from '@ckpt/ai-sdk';
 import type { UIMessage } from 'ai';
@@ -26,7 +27,12 @@ const say = (id: string, role: 'user' | 'assistant', text: string): UIMessage =>
   parts: [{ type: 'text', text }],
 });
 
-const chats = (on: Bound) => new CkptChatStore(on.store);
+/** The user whose chats the suite writes: each chat is the session `u/<name>`, tagged `user: u`. */
+const USER = 'u';
+
+const chats = (on: Bound) => new CkptChatStore(on.store).forUser(USER);
+/** The chat's id in its user's chat store: the session's id without the user's prefix. */
+const chatOf = (on: Bound) => on.sessionId.slice(USER.length + 1);
 
 /** The `n`-th of `list` counted from its end, wrapping; undefined for an empty list. */
 const fromEnd = <T>(list: T[], n: number): T | undefined =>
@@ -34,15 +40,15 @@ const fromEnd = <T>(list: T[], n: number): T | undefined =>
 
 /** The messages that end a branch of the chat. */
 async function leaves(on: Bound): Promise<string[]> {
-  const { messages } = await chats(on).tree(on.sessionId);
+  const { messages } = await chats(on).tree(chatOf(on));
   const parents = new Set(messages.map((m) => m.parentId));
   return messages.map((m) => m.message.id).filter((id) => !parents.has(id));
 }
 
 export const aiSdk: Driver<Write, Action> = {
   name: '@ckpt/ai-sdk',
-  scopes: ['ai-sdk.approvals', 'ai-sdk.streams'],
-  sessionId: (name) => name,
+  scopes: ['ai-sdk.approvals', 'ai-sdk.streams', 'ai-sdk.tagged'],
+  sessionId: (name) => `${USER}/${name}`,
   cliWords: (sessionId) => [sessionId],
   write: fc.oneof(
     { weight: 4, arbitrary: fc.constant({ turn: true as const }) },
@@ -51,7 +57,7 @@ export const aiSdk: Driver<Write, Action> = {
     { weight: 1, arbitrary: fc.record({ switchTo: fc.nat(4) }) },
   ),
   async prepare(write, on, step) {
-    const branch = await chats(on.twin).load(on.twin.sessionId);
+    const branch = await chats(on.twin).load(chatOf(on.twin));
     const answer = say(`a${step}`, 'assistant', `answer ${step}`);
     if ('turn' in write)
       return { save: [...branch, say(`u${step}`, 'user', `ask ${step}`), answer] };
@@ -73,17 +79,18 @@ export const aiSdk: Driver<Write, Action> = {
     return { save: [...before, say(branch[at]!.id, 'user', `edit ${step}`), answer] };
   },
   async perform(action, on) {
-    if ('save' in action) await chats(on).save(on.sessionId, action.save);
-    else if ('switchTo' in action) await chats(on).switchBranch(on.sessionId, action.switchTo);
+    if ('save' in action) await chats(on).save(chatOf(on), action.save);
+    else if ('switchTo' in action) await chats(on).switchBranch(chatOf(on), action.switchTo);
   },
   async read(on) {
     const c = chats(on);
-    const messages = await c.load(on.sessionId);
+    const chatId = chatOf(on);
+    const messages = await c.load(chatId);
     // A KV without `list` has no chat list (`list()` is UNSUPPORTED there, as the README says).
-    const entry = on.store.capabilities.listSessions ? await listed(c, on.sessionId) : undefined;
+    const entry = on.store.capabilities.listSessions ? await listed(c, chatId) : undefined;
     // Each message of the active branch is among its own siblings.
     const pickers = await Promise.all(
-      messages.map(async (m) => (await c.siblings(on.sessionId, m.id)).includes(m.id)),
+      messages.map(async (m) => (await c.siblings(chatId, m.id)).includes(m.id)),
     );
     const chat =
       entry === undefined
@@ -91,6 +98,7 @@ export const aiSdk: Driver<Write, Action> = {
         : {
             title: entry.title,
             messageCount: entry.messageCount,
+            tags: entry.tags,
             stamp: [entry.createdAt.toISOString(), entry.updatedAt.toISOString()],
           };
     return { current: { messages, chat, pickers }, checkpoints: {} };

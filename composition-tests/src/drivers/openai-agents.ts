@@ -1,7 +1,7 @@
 /**
- * `@ckpt/openai-agents`: a conversation is a `CkptSession`, written as the Agents SDK's runner
- * writes it (`addItems`, `popItem`, `applyHistoryTransaction`) and read as it reads it
- * (`getItems()` and `getItems(n)`).
+ * `@ckpt/openai-agents`: a conversation is a `CkptSession` made with tags, written as the Agents
+ * SDK's runner writes it (`addItems`, `popItem`, `applyHistoryTransaction`) and read as it reads
+ * it (`getItems()` and `getItems(n)`), and found by its tags as an application finds it.
  */
 import { CkptSession } from '@ckpt/openai-agents';
 import type { AgentInputItem } from '@openai/agents-core';
@@ -25,7 +25,25 @@ const item = (text: string): AgentInputItem => ({ role: 'user', content: text })
 const items = (step: number, n: number) =>
   Array.from({ length: n }, (_, i) => item(`item ${step}.${i}`));
 
-const session = (on: Bound) => new CkptSession(on.store, { sessionId: on.sessionId });
+/** The tags each conversation is made with, where the store keeps tags. */
+const TAGS = { agent: 'composition' };
+
+const session = (on: Bound) =>
+  new CkptSession(on.store, {
+    sessionId: on.sessionId,
+    ...(on.store.capabilities.tags ? { tags: TAGS } : {}),
+  });
+
+/**
+ * True when the store's tag index finds the conversation by the tags it was made with; null
+ * when it does not, as for a conversation never written (and on a store that cannot list).
+ */
+async function foundByTags(on: Bound): Promise<true | null> {
+  const { tags, listSessions } = on.store.capabilities;
+  if (!tags || !listSessions) return null;
+  const page = await on.store.sessions({ where: TAGS, prefix: on.sessionId, limit: 1000 });
+  return page.items.some((s) => s.sessionId === on.sessionId) ? true : null;
+}
 
 export const openaiAgents: Driver<Write, Action> = {
   name: '@ckpt/openai-agents',
@@ -77,7 +95,12 @@ export const openaiAgents: Driver<Write, Action> = {
   },
   async read(on) {
     const s = session(on);
-    const [all, newest, three] = await Promise.all([s.getItems(), s.getItems(1), s.getItems(3)]);
-    return { current: { items: all, newest, three }, checkpoints: {} };
+    const [all, newest, three, found] = await Promise.all([
+      s.getItems(),
+      s.getItems(1),
+      s.getItems(3),
+      foundByTags(on),
+    ]);
+    return { current: { items: all, newest, three, found }, checkpoints: {} };
   },
 };

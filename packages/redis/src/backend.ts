@@ -29,6 +29,7 @@ import {
   type StoredCheckpointInfo,
   type StoredLineageEntry,
   type StoredSession,
+  type Tags,
 } from '@ckpt/core/adapter';
 import { redisChangeLog } from './change-log.js';
 import { listenForChanges } from './change-wakes.js';
@@ -51,6 +52,7 @@ export class RedisBackend implements CheckpointBackend {
     listSessions: true,
     listStateKeys: true,
     watch: true,
+    tags: true,
   };
   readonly namespace: string;
   /** The client commands run on. */
@@ -179,8 +181,14 @@ export class RedisBackend implements CheckpointBackend {
     after: SessionPosition | null;
     limit: number;
     prefix: string;
+    where?: Tags;
   }): Promise<StoredSession[]> {
     return reads.sessions(this, query);
+  }
+
+  /** One script on the session's slot: its hash and its entries in the tag index. */
+  setTags(sessionId: string, tags: Tags): Promise<boolean> {
+    return this.#storing(() => writes.setTags(this, sessionId, tags));
   }
 
   exportCheckpoints(

@@ -16,6 +16,12 @@
  *    so the step only changes the marker. A process of version 1 would read the bytes as text,
  *    so it must not open the namespace after: opened with `create: false`, it refuses the
  *    marker with SCHEMA.
+ * 3. Tags: a session's in its hash (`tags`), and an entry for each in its shard's tag index,
+ *    which every write that moves its updatedAt or removes it keeps in step (see schema.ts).
+ *    Sessions written before have no tags, and so no entries: nothing is rewritten, and the step
+ *    only changes the marker. A process of version 2 would move or delete a tagged session and
+ *    leave its entries behind, so it must not write the namespace after: it refuses the marker
+ *    with SCHEMA as it opens, and at each checkpoint, import and fork.
  */
 import { CkptError } from '@ckpt/core';
 import { type StoreLocation, storeNotFound } from '@ckpt/core/adapter';
@@ -24,10 +30,10 @@ import { catalogKey, kvKeys, markerKey, SHARDS, scopeCatalogKey } from './schema
 import { markLayout } from './statements.js';
 
 /** The layout version this package writes and reads, as the marker records it. */
-export const LAYOUT_VERSION = '2';
+export const LAYOUT_VERSION = '3';
 
-/** The version before, whose namespaces this package reads, and marks as of its own. */
-const PREVIOUS_LAYOUT_VERSION = '1';
+/** The versions before, whose namespaces this package reads, and marks as of its own. */
+const EARLIER_LAYOUT_VERSIONS = ['1', '2'];
 
 /**
  * Record that namespace `ns` holds a store of this layout version; reject with SCHEMA when its
@@ -37,7 +43,7 @@ export async function markNamespace(client: RedisClient, ns: string, at?: string
   const marked = await markLayout.run<string>(
     client,
     [markerKey(ns)],
-    [LAYOUT_VERSION, PREVIOUS_LAYOUT_VERSION],
+    [LAYOUT_VERSION, ...EARLIER_LAYOUT_VERSIONS],
   );
   if (marked !== LAYOUT_VERSION) throw unknownLayout(ns, at, marked);
 }
@@ -92,13 +98,13 @@ export async function findNamespace(
   const location = { where: `namespace '${ns}'`, ...existing };
   const marker = await explained(client, client.get(markerKey(ns)));
   if (marker === LAYOUT_VERSION) return;
-  if (marker !== null && marker !== PREVIOUS_LAYOUT_VERSION) {
+  if (marker !== null && !EARLIER_LAYOUT_VERSIONS.includes(marker)) {
     throw unknownLayout(ns, location.at, marker);
   }
   if (marker === null && !(await anyCatalog(client, ns))) {
     throw storeNotFound(location, 'none of its keys exist');
   }
-  // A store of the version before, or one written before stores marked theirs: marked now, as
+  // A store of a version before, or one written before stores marked theirs: marked now, as
   // it will hold values this version writes.
   await markNamespace(client, ns, location.at);
 }

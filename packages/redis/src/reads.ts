@@ -10,9 +10,11 @@ import {
   type StoredCheckpointInfo,
   type StoredLineageEntry,
   type StoredSession,
+  type Tags,
+  tagsMatch,
   textFromStoredBytes,
 } from '@ckpt/core/adapter';
-import { catalogPage } from './catalog.js';
+import { catalogPage, type ReadSlice } from './catalog.js';
 import { explained, type RedisNamespace } from './runner.js';
 import {
   catalogKey,
@@ -34,15 +36,17 @@ import {
   textOf,
 } from './script-values.js';
 import * as lua from './statements.js';
+import { taggedSlices } from './tag-listing.js';
+import { tagsOfField } from './tags.js';
 
 /** A checkpoint's needs as the needs hash holds them, `<seq>,<seq>,…` ('' for none). */
 function parseNeeds(list: string): number[] {
   return list === '' ? [] : list.split(',').map(Number);
 }
 
-/** One session of the describe script's reply (7 fields), or null when it does not exist. */
+/** One session of the describe script's reply (8 fields), or null when it does not exist. */
 function describedSession(sessionId: string, fields: Reply): StoredSession | null {
-  const [head, count, fid, fseq, created, updated, headInfo] = fields;
+  const [head, count, fid, fseq, created, updated, tags, headInfo] = fields;
   if (head == null) return null;
   return {
     sessionId,
@@ -52,6 +56,7 @@ function describedSession(sessionId: string, fields: Reply): StoredSession | nul
     metadata: headInfo ? parseInfo(headInfo).metadata : '{}',
     createdAt: Number(created),
     updatedAt: Number(updated),
+    tags: tagsOfField(tags),
   };
 }
 
@@ -135,7 +140,7 @@ async function describe(
         [],
       );
       shard.forEach(({ at }, n) => {
-        described[at] = describedSession(sessionIds[at]!, found.slice(7 * n, 7 * n + 7));
+        described[at] = describedSession(sessionIds[at]!, found.slice(8 * n, 8 * n + 8));
       });
     }),
   );
@@ -186,25 +191,57 @@ export async function lineage(
   return out;
 }
 
-/** A page of the catalog (see catalog.ts), then its sessions described; one deleted in between is left out. */
+/**
+ * A page of the catalog (see catalog.ts), or with `where` of the tag index (tag-listing.ts),
+ * then its sessions described.
+ */
 export async function sessions(
   on: RedisNamespace,
-  query: { after: SessionPosition | null; limit: number; prefix: string },
+  query: { after: SessionPosition | null; limit: number; prefix: string; where?: Tags },
 ): Promise<StoredSession[]> {
-  const { after, limit, prefix } = query;
-  if (prefix !== '') return sessionsWithPrefix(on, prefix, after, limit);
-  const start = after === null ? '+' : `(${padTime(after.updatedAt)}:${hex(after.sessionId)}`;
-  const page = await catalogPage(SHARDS, start, limit, (shard, below, count) =>
-    explained(
-      on.client,
-      on.client.zrevrangebylex(catalogKey(on.namespace, shard), below, '-', 'LIMIT', 0, count),
-    ),
-  );
-  const described = await describe(
-    on,
-    page.map((member) => unhex(member.slice(member.indexOf(':') + 1))),
-  );
-  return described.filter((s): s is StoredSession => s !== null);
+  const { after, limit, prefix, where = {} } = query;
+  const filtered = Object.keys(where).length > 0;
+  if (!filtered && prefix !== '') return sessionsWithPrefix(on, prefix, after, limit);
+  const slices: ReadSlice = filtered
+    ? taggedSlices(on, where, prefix)
+    : (shard, below, count) =>
+        explained(
+          on.client,
+          on.client.zrevrangebylex(catalogKey(on.namespace, shard), below, '-', 'LIMIT', 0, count),
+        );
+  return describedPages(on, slices, after, limit, (s) => tagsMatch(s.tags, where));
+}
+
+/**
+ * The first `limit` sessions past `after` that `slices` list and that are still there and
+ * `wanted` when described. One deleted, or retagged, between the two reads is left out, and
+ * the page goes on past it, so that a page comes short only at the end of the listing.
+ */
+async function describedPages(
+  on: RedisNamespace,
+  slices: ReadSlice,
+  after: SessionPosition | null,
+  limit: number,
+  wanted: (session: StoredSession) => boolean,
+): Promise<StoredSession[]> {
+  const listed = new Map<string, StoredSession>();
+  let from = after === null ? '+' : `(${padTime(after.updatedAt)}:${hex(after.sessionId)}`;
+  for (;;) {
+    const asked = limit - listed.size;
+    const page = await catalogPage(SHARDS, from, asked, slices);
+    const described = await describe(
+      on,
+      page.map((member) => unhex(member.slice(member.indexOf(':') + 1))),
+    );
+    for (const session of described) {
+      // Listed once, even if a write moved it between two reads.
+      if (session !== null && wanted(session) && !listed.has(session.sessionId)) {
+        listed.set(session.sessionId, session);
+      }
+    }
+    if (page.length < asked || listed.size >= limit) return [...listed.values()];
+    from = `(${page.at(-1)}`;
+  }
 }
 
 /**

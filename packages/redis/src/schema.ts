@@ -76,6 +76,16 @@ export function catalogKey(ns: string, shard: number): string {
 }
 
 /**
+ * The tag index of `shard`: a sorted set, all scores 0, with one member for each tag of each of
+ * the shard's sessions, `<tag key>=<tag value>\0<updatedAt>:<hex id>` (see tags.ts). One key a
+ * shard, not one a tag, so that every script names the keys it touches: a tag's members are a
+ * range of it, and within that range they order as the catalog's members do.
+ */
+export function tagIndexKey(ns: string, shard: number): string {
+  return `${shardPrefix(ns, shard)}:tags`;
+}
+
+/**
  * The ids of `shard`'s sessions, a sorted set of `<hex id>`, all with score 0, so ordered as
  * the ids' bytes: a prefix of ids is a range of it. `built` marks a shard whose index holds
  * every session, also those written before it existed (see the prefixIds script).
@@ -108,8 +118,8 @@ export function changesKeys(ns: string, shard: number): ChangesKeys {
 /** The keys of one session, in the order the scripts take them. */
 export interface SessionKeys {
   /**
-   * Hash: head, last, count, created, updated, fid, fseq, and a copy of the head (hseq, hinfo,
-   * hdata, hpin).
+   * Hash: head, last, count, created, updated, fid, fseq, tags (JSON text, only when it has
+   * some), and a copy of the head (hseq, hinfo, hdata, hpin).
    */
   session: string;
   /** Hash seq → `<parent> <createdAt> <metadata>`. */
@@ -133,6 +143,8 @@ export interface SessionKeys {
   catalog: string;
   /** The index of its shard's ids (see idsKeys). */
   ids: string;
+  /** The tag index of its shard (see tagIndexKey). */
+  tags: string;
   /** The change log of its shard. */
   changes: ChangesKeys;
   /** The id in hex, as the catalog spells it. */
@@ -154,6 +166,7 @@ export function sessionKeys(ns: string, sessionId: string): SessionKeys {
     pins: `${at}p:${hexId}`,
     catalog: catalogKey(ns, shard),
     ids: idsKeys(ns, shard).ids,
+    tags: tagIndexKey(ns, shard),
     changes: changesKeys(ns, shard),
     hexId,
   };
@@ -169,10 +182,10 @@ export function ownKeys(k: SessionKeys): string[] {
 
 /**
  * Every key of a session, in the order the scripts that create, remove or replace it whole
- * take them: its own keys, then its shard's catalog, index of ids and change log.
+ * take them: its own keys, then its shard's catalog, index of ids, change log and tag index.
  */
 export function wholeSession(k: SessionKeys): string[] {
-  return [...ownKeys(k), k.catalog, k.ids, ...logKeys(k.changes)];
+  return [...ownKeys(k), k.catalog, k.ids, ...logKeys(k.changes), k.tags];
 }
 
 /** A change log's keys as the scripts take them: stream, floor. */

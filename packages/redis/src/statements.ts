@@ -19,6 +19,11 @@
  *
  * Pins live in the session's pins hash, only while it holds one; scripts return a checkpoint's
  * pin as `''` when it has none (a nil would end the reply's array there).
+ *
+ * A session's tags are JSON text in its hash (`tags`, only when it has some), and each tag is
+ * an entry of its shard's tag index that carries the session's updatedAt (see TAG_INDEX): every
+ * script that moves updatedAt moves the entries with it, and every one that removes a session
+ * removes them.
  */
 import { Script } from './runner.js';
 import { KEPT_CHANGES } from './schema.js';
@@ -51,21 +56,57 @@ local function logChange(stream, floor, hexId, kind, seq)
 end
 `;
 
-// Remove a whole session: its entries in its shard's catalog and index of ids (it was last
-// written at `updated`, its id is `hexId`), and its own keys, given after those.
-const UNLINK_SESSION = `
-local function unlinkSession(catalog, ids, updated, hexId, ...)
-  redis.call('ZREM', catalog, updated .. ':' .. hexId)
-  redis.call('ZREM', ids, hexId)
-  redis.call('UNLINK', ...)
+// A session's entries in its shard's tag index (see tagIndexKey in schema.ts), one a tag:
+// `<key>=<value>\0<updated>:<hexId>`, from its tags as its hash holds them (JSON text; false
+// for none). A key has no `=` and a value no NUL, so no two tags share a member, and the
+// members of one tag are a range that orders as the catalog does. The entries a script adds and
+// those a later one removes are both built here from the same stored text, so they always agree.
+const TAG_INDEX = `
+local function tagEntries(tags, updated, hexId)
+  local entries = {}
+  if tags then
+    for key, value in pairs(cjson.decode(tags)) do
+      entries[#entries + 1] = key .. '=' .. value .. '\\0' .. updated .. ':' .. hexId
+    end
+  end
+  return entries
+end
+local function untag(index, tags, updated, hexId)
+  local entries = tagEntries(tags, updated, hexId)
+  if #entries > 0 then redis.call('ZREM', index, unpack(entries)) end
+end
+local function tag(index, tags, updated, hexId)
+  for _, entry in ipairs(tagEntries(tags, updated, hexId)) do redis.call('ZADD', index, 0, entry) end
+end
+-- Store \`given\` (JSON text; '{}' for none) as the tags of \`session\`; returns what it holds
+-- now (false for none).
+local function storeTags(session, given)
+  if given == '{}' then
+    redis.call('HDEL', session, 'tags')
+    return false
+  end
+  redis.call('HSET', session, 'tags', given)
+  return given
 end
 `;
 
-// The session of the scripts that take its every key (its own eight, then catalog, ids and its
-// shard's change log: see wholeSession in schema.ts), removed whole.
+// Remove a whole session: its entries in its shard's catalog, index of ids and tag index (it
+// was last written at `updated`, its id is `hexId`), and its own keys, given after those, the
+// session hash first.
+const UNLINK_SESSION = `${TAG_INDEX}
+local function unlinkSession(catalog, ids, tagIndex, updated, hexId, session, ...)
+  untag(tagIndex, redis.call('HGET', session, 'tags'), updated, hexId)
+  redis.call('ZREM', catalog, updated .. ':' .. hexId)
+  redis.call('ZREM', ids, hexId)
+  redis.call('UNLINK', session, ...)
+end
+`;
+
+// The session of the scripts that take its every key (its own eight, then catalog, ids, its
+// shard's change log and tag index: see wholeSession in schema.ts), removed whole.
 const UNLINK_THIS_SESSION = `${UNLINK_SESSION}
 local function unlinkThisSession(updated, hexId)
-  unlinkSession(KEYS[9], KEYS[10], updated, hexId, unpack(KEYS, 1, 8))
+  unlinkSession(KEYS[9], KEYS[10], KEYS[13], updated, hexId, unpack(KEYS, 1, 8))
 end
 `;
 
@@ -84,11 +125,12 @@ end
 // have run, a read has nothing to leave half-done.
 
 // KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor
-// ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId needs
-// (needs: `<seq>,<seq>,…`, '' for none)
+// tagIndex. ARGV: data metadata transcript expectFlag expectedHead idemFlag idemKey now hexId
+// needs tags (needs: `<seq>,<seq>,…`, '' for none; tags: JSON text, '{}' for none, '' to leave
+// them as they are)
 export const append = new Script(
   'write',
-  `${LOG_CHANGE}
+  `${LOG_CHANGE}${TAG_INDEX}
 local session, info, data, transcript, seqs, idem, needs, pins, catalog, ids =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 if ARGV[6] == '1' then
@@ -99,13 +141,14 @@ if ARGV[6] == '1' then
     return {'replayed', seq, record, redis.call('HGET', data, seq), redis.call('HGET', pins, seq) or ''}
   end
 end
-local current = redis.call('HMGET', session, 'head', 'last', 'count', 'updated')
+local current = redis.call('HMGET', session, 'head', 'last', 'count', 'updated', 'tags')
 local head = current[1]
 if ARGV[4] == '1' and (head or '') ~= ARGV[5] then return {'conflict', head} end
 local seq = (tonumber(current[2]) or 0) + 1
 local record = (head or '') .. ' ' .. ARGV[8] .. ' ' .. ARGV[2]
 if head then
   redis.call('ZREM', catalog, current[4] .. ':' .. ARGV[9])
+  untag(KEYS[13], current[5], current[4], ARGV[9])
   redis.call('HSET', session, 'head', seq, 'last', seq, 'count', tonumber(current[3]) + 1,
     'updated', ARGV[8], 'hseq', seq, 'hinfo', record, 'hdata', ARGV[1], 'hpin', seq .. ' ')
 else
@@ -116,6 +159,9 @@ else
   redis.call('DEL', pins)
 end
 redis.call('ZADD', catalog, 0, ARGV[8] .. ':' .. ARGV[9])
+local tags = current[5]
+if ARGV[11] ~= '' then tags = storeTags(session, ARGV[11]) end
+tag(KEYS[13], tags, ARGV[8], ARGV[9])
 redis.call('HSET', info, seq, record)
 redis.call('HSET', data, seq, ARGV[1])
 if ARGV[3] ~= '[]' then redis.call('HSET', transcript, seq, ARGV[3]) end
@@ -164,15 +210,16 @@ return {seq, info, redis.call('HGET', KEYS[3], seq), redis.call('HGET', KEYS[4],
 );
 
 // KEYS: session, info of each session described (all of one shard, so of one slot). Returns
-// head count fid fseq created updated headInfo for each; head is nil for a missing session.
+// head count fid fseq created updated tags headInfo for each; head is nil for a missing session.
 export const describe = new Script(
   'read',
   `
 local out = {}
 for n = 1, #KEYS, 2 do
-  local fields = redis.call('HMGET', KEYS[n], 'head', 'count', 'fid', 'fseq', 'created', 'updated')
-  fields[7] = fields[1] and redis.call('HGET', KEYS[n + 1], fields[1])
-  for i = 1, 7 do out[#out + 1] = fields[i] end
+  local fields = redis.call('HMGET', KEYS[n], 'head', 'count', 'fid', 'fseq', 'created', 'updated',
+    'tags')
+  fields[8] = fields[1] and redis.call('HGET', KEYS[n + 1], fields[1])
+  for i = 1, 8 do out[#out + 1] = fields[i] end
 end
 return out
 `,
@@ -220,11 +267,12 @@ return out
 `,
 );
 
-// KEYS: session info data catalog pins changes floor. ARGV: seq expectFlag expectedHead now hexId
+// KEYS: session info data catalog pins changes floor tagIndex. ARGV: seq expectFlag
+// expectedHead now hexId
 export const rollback = new Script(
   'write',
-  `${LOG_CHANGE}
-local current = redis.call('HMGET', KEYS[1], 'head', 'updated')
+  `${LOG_CHANGE}${TAG_INDEX}
+local current = redis.call('HMGET', KEYS[1], 'head', 'updated', 'tags')
 if not current[1] then return {'no_session'} end
 if ARGV[2] == '1' and current[1] ~= ARGV[3] then return {'conflict', current[1]} end
 local record = redis.call('HGET', KEYS[2], ARGV[1])
@@ -234,22 +282,26 @@ redis.call('HSET', KEYS[1], 'head', ARGV[1], 'updated', ARGV[4], 'hseq', ARGV[1]
   'hinfo', record, 'hdata', redis.call('HGET', KEYS[3], ARGV[1]),
   'hpin', ARGV[1] .. ' ' .. (redis.call('HGET', KEYS[5], ARGV[1]) or ''))
 redis.call('ZADD', KEYS[4], 0, ARGV[4] .. ':' .. ARGV[5])
+untag(KEYS[8], current[3], current[2], ARGV[5])
+tag(KEYS[8], current[3], ARGV[4], ARGV[5])
 logChange(KEYS[6], KEYS[7], ARGV[5], 'rollback', ARGV[1])
 return {'done'}
 `,
 );
 
 // KEYS: session info data transcript needs. ARGV: atSeq ('' for the head).
-// Returns 'found', atSeq, then seq, info, data, transcript (or nil), needs (or '') for atSeq,
-// each ancestor, and what those need, directly or through one another.
+// Returns 'found', atSeq, the session's tags ('{}' for none), then seq, info, data, transcript
+// (or nil), needs (or '') for atSeq, each ancestor, and what those need, directly or through
+// one another.
 export const forkRead = new Script(
   'read',
   `
-local head = redis.call('HGET', KEYS[1], 'head')
+local current = redis.call('HMGET', KEYS[1], 'head', 'tags')
+local head = current[1]
 if not head then return {'no_session'} end
 local seq = ARGV[1] == '' and head or ARGV[1]
 if redis.call('HEXISTS', KEYS[2], seq) == 0 then return {'no_seq'} end
-local out, copied = {'found', seq}, {}
+local out, copied = {'found', seq, current[2] or '{}'}, {}
 local function copy(seq, info)
   out[#out + 1] = seq
   out[#out + 1] = info
@@ -281,17 +333,17 @@ return out
 `,
 );
 
-// KEYS: session info data transcript seqs catalog needs ids pins changes floor.
-// ARGV: now hexId sourceId atSeq, then seq info data transcript ('' for none) needs ('' for
-// none) per checkpoint. The whole copy appears at once, or not at all: the publishing step on
-// the new id's slot. It copies no pins.
+// KEYS: session info data transcript seqs catalog needs ids pins changes floor tagIndex.
+// ARGV: now hexId sourceId atSeq tags ('{}' for none), then seq info data transcript ('' for
+// none) needs ('' for none) per checkpoint. The whole copy appears at once, or not at all: the
+// publishing step on the new id's slot. It copies no pins, and the source's tags.
 export const forkWrite = new Script(
   'write',
-  `${LOG_CHANGE}
+  `${LOG_CHANGE}${TAG_INDEX}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 redis.call('DEL', KEYS[9])
 local copied = 0
-for k = 5, #ARGV, 5 do
+for k = 6, #ARGV, 5 do
   local seq = ARGV[k]
   redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
   redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
@@ -303,7 +355,8 @@ end
 -- The head (atSeq) comes first in the copy.
 redis.call('HSET', KEYS[1], 'head', ARGV[4], 'last', ARGV[4], 'count', copied,
   'created', ARGV[1], 'updated', ARGV[1], 'fid', ARGV[3], 'fseq', ARGV[4],
-  'hseq', ARGV[4], 'hinfo', ARGV[6], 'hdata', ARGV[7], 'hpin', ARGV[4] .. ' ')
+  'hseq', ARGV[4], 'hinfo', ARGV[7], 'hdata', ARGV[8], 'hpin', ARGV[4] .. ' ')
+tag(KEYS[12], storeTags(KEYS[1], ARGV[5]), ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[6], 0, ARGV[1] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[8], 0, ARGV[2])
 logChange(KEYS[10], KEYS[11], ARGV[2], 'fork', ARGV[4])
@@ -386,8 +439,8 @@ return removed
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor.
-// ARGV: hexId
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor
+// tagIndex. ARGV: hexId
 export const deleteSession = new Script(
   'write',
   `${UNLINK_THIS_SESSION}${LOG_CHANGE}
@@ -426,8 +479,8 @@ return 1
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor.
-// ARGV: hexId idleBefore (ms) dryRun. Deletes the session only if it was last written before
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor
+// tagIndex. ARGV: hexId idleBefore (ms) dryRun. Deletes the session only if it was last written before
 // idleBefore and holds no pin; returns how many checkpoints it held, or -1 when it stays.
 export const deleteIdle = new Script(
   'write',
@@ -442,24 +495,104 @@ return tonumber(current[2])
 `,
 );
 
-// KEYS: catalog ids changes floor of one shard, then session info data transcript seqs
-// idempotency needs pins of each session to decide about (all of that shard). ARGV: idleBefore (ms), then the
-// hex id of each. Deletes, each decided as deleteIdle decides, those last written before
+// KEYS: catalog ids changes floor tagIndex of one shard, then session info data transcript
+// seqs idempotency needs pins of each session to decide about (all of that shard). ARGV:
+// idleBefore (ms), then the hex id of each. Deletes, each decided as deleteIdle decides, those last written before
 // idleBefore that hold no pin. Returns how many sessions went, and how many checkpoints.
 export const deleteIdleBatch = new Script(
   'write',
   `${UNLINK_SESSION}${IDLE}${LOG_CHANGE}
 local before, sessions, checkpoints = tonumber(ARGV[1]), 0, 0
 for n = 2, #ARGV do
-  local at = 4 + 8 * (n - 2)
+  local at = 5 + 8 * (n - 2)
   local current = idle(KEYS[at + 1], KEYS[at + 8], before)
   if current then
-    unlinkSession(KEYS[1], KEYS[2], current[1], ARGV[n], unpack(KEYS, at + 1, at + 8))
+    unlinkSession(KEYS[1], KEYS[2], KEYS[5], current[1], ARGV[n], unpack(KEYS, at + 1, at + 8))
     logChange(KEYS[3], KEYS[4], ARGV[n], 'delete', '')
     sessions, checkpoints = sessions + 1, checkpoints + tonumber(current[2])
   end
 end
 return {sessions, checkpoints}
+`,
+);
+
+// KEYS: session tagIndex. ARGV: tags (JSON text, '{}' for none) hexId. Replaces the session's
+// tags, in its hash and in the tag index, whose entries keep its updatedAt: nothing else
+// changes, and no change is logged (a watcher follows checkpoints, not tags). Returns 1, or 0
+// (writing nothing) when the session does not exist.
+export const setTags = new Script(
+  'write',
+  `${TAG_INDEX}
+local current = redis.call('HMGET', KEYS[1], 'updated', 'tags')
+if not current[1] then return 0 end
+untag(KEYS[2], current[2], current[1], ARGV[2])
+tag(KEYS[2], storeTags(KEYS[1], ARGV[1]), current[1], ARGV[2])
+return 1
+`,
+);
+
+// KEYS: the tag index of one shard. ARGV: from (the tail of a member, `<updated>:<hexId>`,
+// exclusive; '' for the newest) count budget hexPrefix ('' for every id), then where each tag
+// asked for starts in the index, `<key>=<value>\0`. Walks the members of the tag that has the
+// fewest in this shard, newest first, and keeps the tail of each whose id starts with
+// hexPrefix and whose session has every other tag too (an entry of its own at the same tail),
+// until it keeps `count` or has read `budget` members: one call holds the server for a bounded
+// time, however rare the matches. Returns where it stopped (the tail of the last member read,
+// to go on from; '' once it has read the last), then the tails kept.
+export const taggedPage = new Script(
+  'read',
+  `
+local index, from, count, budget, hexPrefix = KEYS[1], ARGV[1], tonumber(ARGV[2]),
+  tonumber(ARGV[3]), ARGV[4]
+local starts = {}
+for n = 5, #ARGV do starts[#starts + 1] = ARGV[n] end
+-- Past a tag's last member: its start with the NUL raised by one.
+local function past(start) return string.sub(start, 1, -2) .. '\\1' end
+local walked = 1
+if #starts > 1 then
+  local fewest
+  for n, start in ipairs(starts) do
+    local members = redis.call('ZLEXCOUNT', index, '[' .. start, '(' .. past(start))
+    if members == 0 then return {''} end
+    if not fewest or members < fewest then walked, fewest = n, members end
+  end
+end
+local start = starts[walked]
+local filtering = #starts > 1 or hexPrefix ~= ''
+local function matches(tail)
+  -- A tail is 15 digits, ':', then the hex id.
+  if string.sub(tail, 17, 16 + #hexPrefix) ~= hexPrefix then return false end
+  for n, other in ipairs(starts) do
+    if n ~= walked and not redis.call('ZSCORE', index, other .. tail) then return false end
+  end
+  return true
+end
+local max = from == '' and ('(' .. past(start)) or ('(' .. start .. from)
+-- With a filter, each read asks for twice as many as the one before: a filter most entries
+-- pass reads little past the page, one few pass reads in few commands.
+local out, read, batch = {''}, 0, count
+while true do
+  local asked = count - (#out - 1)
+  if filtering then
+    asked = math.min(budget - read, math.max(asked, batch))
+    batch = batch * 2
+  end
+  if asked <= 0 then return out end
+  local batch = redis.call('ZREVRANGEBYLEX', index, max, '[' .. start, 'LIMIT', 0, asked)
+  for _, member in ipairs(batch) do
+    local tail = string.sub(member, #start + 1)
+    read, out[1] = read + 1, tail
+    if not filtering or matches(tail) then
+      out[#out + 1] = tail
+      if #out - 1 == count then return out end
+    end
+  end
+  if #batch < asked then
+    out[1] = ''
+    return out
+  end
+  max = '(' .. batch[#batch]
+end
 `,
 );
 
@@ -582,10 +715,10 @@ return 1
 `,
 );
 
-// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor.
-// ARGV: replaceFlag hexId head fid ('' for none) fseq created updated, then seq info data
-// transcript needs ('' for none) pin ('' for none) per checkpoint, seq ascending. The whole
-// session appears at once, or not at all.
+// KEYS: session info data transcript seqs idempotency needs pins catalog ids changes floor
+// tagIndex. ARGV: replaceFlag hexId head fid ('' for none) fseq created updated tags ('{}' for
+// none), then seq info data transcript needs ('' for none) pin ('' for none) per checkpoint,
+// seq ascending. The whole session appears at once, or not at all.
 export const importSession = new Script(
   'write',
   `${UNLINK_THIS_SESSION}${LOG_CHANGE}
@@ -597,7 +730,7 @@ else
   redis.call('DEL', KEYS[8])
 end
 local count, last, hinfo, hdata, hpin = 0, nil, nil, nil, nil
-for k = 8, #ARGV, 6 do
+for k = 9, #ARGV, 6 do
   local seq = ARGV[k]
   redis.call('HSET', KEYS[2], seq, ARGV[k + 1])
   redis.call('HSET', KEYS[3], seq, ARGV[k + 2])
@@ -612,6 +745,7 @@ redis.call('HSET', KEYS[1], 'head', ARGV[3], 'last', last, 'count', count,
   'created', ARGV[6], 'updated', ARGV[7], 'hseq', ARGV[3], 'hinfo', hinfo, 'hdata', hdata,
   'hpin', ARGV[3] .. ' ' .. hpin)
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'fseq', ARGV[5]) end
+tag(KEYS[13], storeTags(KEYS[1], ARGV[8]), ARGV[7], ARGV[2])
 redis.call('ZADD', KEYS[9], 0, ARGV[7] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[10], 0, ARGV[2])
 logChange(KEYS[11], KEYS[12], ARGV[2], 'checkpoint', ARGV[3])
@@ -620,15 +754,20 @@ return 'imported'
 );
 
 // KEYS: the namespace's marker (see schema.ts). ARGV: the layout version this package writes,
-// then the one before it. Marks a namespace without a marker, or of the version before, as of
+// then the ones before it. Marks a namespace without a marker, or of a version before, as of
 // this version; returns the version it is marked with after, which is another only when it is
 // one this package does not know.
 export const markLayout = new Script(
   'write',
   `
 local current = redis.call('GET', KEYS[1])
-if current and current ~= ARGV[1] and current ~= ARGV[2] then return current end
-if current ~= ARGV[1] then redis.call('SET', KEYS[1], ARGV[1]) end
+if current == ARGV[1] then return current end
+if current then
+  local known = false
+  for n = 2, #ARGV do known = known or current == ARGV[n] end
+  if not known then return current end
+end
+redis.call('SET', KEYS[1], ARGV[1])
 return ARGV[1]
 `,
 );

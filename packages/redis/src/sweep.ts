@@ -83,7 +83,7 @@ async function deleteIn(
   const keys = sessions.flatMap(ownKeys);
   const [deleted, checkpoints] = await lua.deleteIdleBatch.run<(number | string)[]>(
     on.client,
-    [first!.catalog, first!.ids, ...logKeys(first!.changes), ...keys],
+    [first!.catalog, first!.ids, ...logKeys(first!.changes), first!.tags, ...keys],
     [idleBefore, ...sessions.map((k) => k.hexId)],
   );
   return [Number(deleted), Number(checkpoints)];

@@ -17,6 +17,7 @@ import {
   type RollbackInput,
   type RollbackResult,
   storedBytesOrText,
+  type Tags,
 } from '@ckpt/core/adapter';
 import type { RedisNamespace } from './runner.js';
 import { logKeys, type SessionKeys, sessionKeys, wholeSession } from './schema.js';
@@ -30,6 +31,7 @@ import {
   textOf,
 } from './script-values.js';
 import * as lua from './statements.js';
+import { tagsText } from './tags.js';
 
 const numberOrNull = (value: string | null | undefined) =>
   value === null || value === undefined ? null : Number(value);
@@ -59,6 +61,8 @@ export function appendArgs(
     padTime(input.now),
     k.hexId,
     input.needs.join(','),
+    // '' leaves the session's tags as they are.
+    input.tags === undefined ? '' : tagsText(input.tags),
   ];
 }
 
@@ -92,7 +96,7 @@ export async function rollback(on: RedisNamespace, input: RollbackInput): Promis
   const k = sessionKeys(on.namespace, input.sessionId);
   const [status, head] = await lua.rollback.run<Reply>(
     on.client,
-    [k.session, k.info, k.data, k.catalog, k.pins, ...logKeys(k.changes)],
+    [k.session, k.info, k.data, k.catalog, k.pins, ...logKeys(k.changes), k.tags],
     [
       String(input.seq),
       input.expectedHead === undefined ? '0' : '1',
@@ -114,7 +118,7 @@ export async function rollback(on: RedisNamespace, input: RollbackInput): Promis
 export async function fork(on: RedisNamespace, input: ForkInput): Promise<ForkResult> {
   const from = sessionKeys(on.namespace, input.sessionId);
   // Read for bytes: the checkpoints' data and transcript items reach the copy as they are stored.
-  const [status, at, ...chain] = await lua.forkRead.runForBytes<BytesReply>(
+  const [status, at, tags, ...chain] = await lua.forkRead.runForBytes<BytesReply>(
     on.client,
     [from.session, from.info, from.data, from.transcript, from.needs],
     [seqArg(input.atSeq)],
@@ -134,8 +138,9 @@ export async function fork(on: RedisNamespace, input: ForkInput): Promise<ForkRe
       to.ids,
       to.pins,
       ...logKeys(to.changes),
+      to.tags,
     ],
-    [padTime(input.now), to.hexId, input.sessionId, at!, ...chain.map((v) => v ?? '')],
+    [padTime(input.now), to.hexId, input.sessionId, at!, tags!, ...chain.map((v) => v ?? '')],
   );
   return published === 'done' ? { status: 'done', seq: Number(textOf(at)) } : { status: 'exists' };
 }
@@ -239,6 +244,12 @@ export async function importSession(
     seqArg(input.forkedFrom?.seq),
     padTime(input.createdAt),
     padTime(input.updatedAt),
+    tagsText(input.tags),
     ...checkpoints,
   ]);
+}
+
+export async function setTags(on: RedisNamespace, sessionId: string, tags: Tags): Promise<boolean> {
+  const k = sessionKeys(on.namespace, sessionId);
+  return (await lua.setTags.count(on.client, [k.session, k.tags], [tagsText(tags), k.hexId])) === 1;
 }

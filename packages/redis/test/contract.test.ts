@@ -20,10 +20,14 @@ const ALL = {
   listSessions: true,
   listStateKeys: true,
   watch: false,
-  tags: false,
+  tags: true,
 };
-/** The native backend has a change log besides (see change-log.ts); kvBackend over redisKv none. */
-const NATIVE = { ...ALL, watch: true, tags: false };
+/**
+ * The native backend has a change log besides (see change-log.ts), and tags in a tag index of
+ * its own (tag-listing.ts); kvBackend over redisKv has a tag index (index records) but no
+ * change log.
+ */
+const NATIVE = { ...ALL, watch: true };
 
 /**
  * The contract suite on the single server or the cluster. Each backend gets a client of its

@@ -3,6 +3,7 @@ import { CheckpointStore, kvBackend } from '@ckpt/core';
 import { type RedisClient, redis, redisKv } from '@ckpt/redis';
 import { type Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tagIndexKey } from '../src/schema.js';
 import {
   admin,
   available,
@@ -19,14 +20,21 @@ afterAll(async () => {
   for (const client of clients) await client.quit();
 });
 
-/** A store in `ns` on `client` with sessions (more keys than one SCAN page), state and a KV entry. */
+/**
+ * A store in `ns` on `client` with tagged sessions (more keys than one SCAN page), state and a
+ * KV entry.
+ */
 async function filled(client: RedisClient, ns: string, sessions = 3): Promise<CheckpointStore> {
   const kv = redisKv({ client, namespace: ns });
   await kv.set('k', 'v');
   const store = new CheckpointStore(redis({ client, namespace: ns }));
   await Promise.all(
     Array.from({ length: sessions }, (_, i) =>
-      store.checkpoint(`s${i}`, i, { transcript: ['t'], idempotencyKey: 'k' }),
+      store.checkpoint(`s${i}`, i, {
+        transcript: ['t'],
+        idempotencyKey: 'k',
+        tags: { user: `u${i % 3}` },
+      }),
     ),
   );
   await store.state('x').set('k', 1);
@@ -45,6 +53,7 @@ describe.skipIf(!available)('destroy() on a single Redis server', () => {
     const ns = namespaceToDrop();
     const store = await filled(ownClient(), ns, 300);
     expect((await keysOf(admin(), ns)).length).toBeGreaterThan(1000);
+    expect(await keysOf(admin(), ns)).toContain(tagIndexKey(ns, 0));
     await store.destroy();
     expect(await keysOf(admin(), ns)).toEqual([]);
   });
@@ -88,6 +97,7 @@ describe.skipIf(!available)('destroy() on a single Redis server', () => {
     await (await filled(ownClient(), ns)).destroy();
     const again = new CheckpointStore(redis({ client: ownClient(), namespace: ns }));
     expect((await again.sessions()).items).toEqual([]);
+    expect((await again.sessions({ where: { user: 'u0' } })).items).toEqual([]);
     expect(await again.state('x').get('k')).toBeUndefined();
     const kv = kvBackend(redisKv({ client: ownClient(), namespace: ns }));
     expect(await new CheckpointStore(kv).state('x').get('k')).toBeUndefined();

@@ -9,6 +9,7 @@ import { CheckpointStore, kvBackend, openStore } from '@ckpt/core';
 import { type RedisClient, redis, redisKv } from '@ckpt/redis';
 import type { Cluster } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LAYOUT_VERSION } from '../src/migrate.js';
 import {
   admin,
   available,
@@ -73,19 +74,22 @@ describe.skipIf(!available)('redis({ create: false }) on a single server', () =>
       await again.ready();
       await again.close();
       // Marked, as it will hold values this version writes.
-      expect(await admin().get(`${ns}:schema_version`)).toBe('2');
+      expect(await admin().get(`${ns}:schema_version`)).toBe(LAYOUT_VERSION);
     }
   });
 
-  it('opens a namespace of layout version 1 and marks it as version 2, a layout version 1 does not know', async () => {
-    const ns = namespaceToDrop();
-    await new CheckpointStore(redis({ url, namespace: ns })).checkpoint('s', 1);
-    await admin().set(`${ns}:schema_version`, '1');
-    const again = redis({ url, namespace: ns, create: false });
-    expect((await new CheckpointStore(again).load('s'))?.data).toBe(1);
-    await again.close();
-    expect(await admin().get(`${ns}:schema_version`)).toBe('2');
-  });
+  it.each(['1', '2'])(
+    'opens a namespace of layout version %s and marks it as this version, which that version does not know',
+    async (earlier) => {
+      const ns = namespaceToDrop();
+      await new CheckpointStore(redis({ url, namespace: ns })).checkpoint('s', 1);
+      await admin().set(`${ns}:schema_version`, earlier);
+      const again = redis({ url, namespace: ns, create: false });
+      expect((await new CheckpointStore(again).load('s'))?.data).toBe(1);
+      await again.close();
+      expect(await admin().get(`${ns}:schema_version`)).toBe(LAYOUT_VERSION);
+    },
+  );
 
   it('refuses a namespace marked with a layout it does not know with SCHEMA', async () => {
     const ns = namespaceToDrop();

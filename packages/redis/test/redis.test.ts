@@ -69,6 +69,12 @@ describe.skipIf(!available)('redis', () => {
         ['evalsha'],
       ],
       ['idempotent retry', () => store.checkpoint('s', 3, { idempotencyKey: 'k' }), ['evalsha']],
+      [
+        'checkpoint with tags',
+        () => store.checkpoint('s', 4, { tags: { user: 'ann' } }),
+        ['evalsha'],
+      ],
+      ['setTags', () => store.setTags('s', { user: 'ann', status: 'open' }), ['evalsha']],
       // The head from the copy its session hash keeps; any other seq by script.
       ['load', () => store.load('s'), ['hmget']],
       ['load seq', () => store.load('s', 1), ['evalsha']],
@@ -105,6 +111,10 @@ describe.skipIf(!available)('redis', () => {
     await store.sessions();
     expect(log.names.filter((n) => n === 'zrevrangebylex')).toHaveLength(SHARDS);
     expect(log.names.filter((n) => n === 'evalsha')).toHaveLength(1);
+    // A page by tag reads one tag index slice per shard by script, then describes the same way.
+    log.names.length = 0;
+    await store.sessions({ where: { user: 'ann' } });
+    expect(log.names).toEqual(Array.from({ length: SHARDS + 1 }, () => 'evalsha'));
     await dropAndClose(backend);
   });
 
@@ -330,6 +340,8 @@ describe.skipIf(!available)('redis', () => {
     expect((await store.list('s')).items.map((info) => info.seq)).toEqual([3, 2, 1]);
     // Both, in either order: the fork and the rollback may fall in the same millisecond.
     expect((await store.sessions()).items.map((info) => info.sessionId).sort()).toEqual(['f', 's']);
+    await store.setTags('s', { user: 'ann' });
+    expect((await store.sessions({ where: { user: 'ann' } })).items[0]?.sessionId).toBe('s');
     expect(await store.prune('s', { keepLast: 1 })).toBe(1);
     const scope = store.state('scope');
     await scope.set('x', 1);

@@ -8,6 +8,7 @@ import { CheckpointStore, compress, encrypt, type JsonValue, type StoreOptions }
 import { storedBytesOf, textFromStoredBytes } from '@ckpt/core/adapter';
 import type { RedisBackend } from '@ckpt/redis';
 import { describe, expect, it } from 'vitest';
+import { LAYOUT_VERSION } from '../src/migrate.js';
 import { markerKey, sessionKeys, stateKeys } from '../src/schema.js';
 import { markLayoutOne, writingLayoutOne } from './layout-one.js';
 import { admin, backendsOn, freshNamespace, keysOf, servers } from './support.js';
@@ -136,12 +137,12 @@ describe.each(servers)('redis values as bytes on $name', ({ cluster, up }) => {
       await markLayoutOne(backend);
       expect((await heldCheckpoint(backend, 'e', 1)).data?.toString('latin1')).toMatch(/^ckpt1;/);
 
-      // Opening marks the namespace as version 2, which version 1 refuses as a layout it does
-      // not know; the values stay as they are.
+      // Opening marks the namespace as this version, which version 1 refuses as a layout it
+      // does not know; the values stay as they are.
       const upgraded = open(backend.namespace);
       const store = new CheckpointStore(upgraded, sealed);
       await upgraded.ready();
-      expect(await admin(cluster).get(markerKey(backend.namespace))).toBe('2');
+      expect(await admin(cluster).get(markerKey(backend.namespace))).toBe(LAYOUT_VERSION);
       expect((await store.load('e'))?.data).toEqual(agentState(2));
       expect((await store.load('e', 1))?.data).toEqual(agentState(1));
       expect((await store.load('p'))?.data).toEqual(agentState(3));
