@@ -11,7 +11,7 @@
 import { sqlTables } from '@ckpt/core/sql';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** The tables of namespace `ns` (validated: `[a-z][a-z0-9_]*`), each named `<ns>_<table>`. */
 export function tables(ns: string) {
@@ -22,6 +22,9 @@ export const ID = 'VARBINARY(1020)'; // 255 code points of up to 4 bytes
 export const TEXT = 'LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 /** A value column (checkpoint data, transcript items, a state value): bytes, compared byte for byte. */
 export const BYTES = 'LONGBLOB';
+/** A tag key (ASCII, see MAX_TAG_KEY_LENGTH) and value (at most MAX_TAG_VALUE_BYTES of UTF-8), as bytes. */
+const TAG_KEY = 'VARBINARY(64)';
+const TAG_VALUE = 'VARBINARY(256)';
 const TABLE = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4';
 
 /** Migrations, each a list of statements; entry i brings the tables from version i to i + 1. */
@@ -182,7 +185,54 @@ export function migrations(ns: string): string[][] {
         ),
       ),
     ],
+    // Tags: the session row holds them as JSON text (null: none), which reads give back; the
+    // tags table indexes them, a row a tag, keyed by session then key, and by tag then the
+    // catalog's order (updated_at, then id, both descending), so that a filtered listing walks
+    // one tag's rows in the order it pages. Bytes, as ids are: compared and ordered byte for
+    // byte (no PAD SPACE: 'a' and 'a ' are two values), and the index's ids order as the
+    // catalog's. Triggers on the session row keep the table in step with it (its tags, its
+    // updated_at, its deletion) in the transaction of every write, whatever statement makes
+    // it, so no write can leave the index behind the row. Adding the column is instant on both
+    // servers; old rows have no tags.
+    [
+      `ALTER TABLE ${t.sessions} ADD COLUMN tags ${TEXT} NULL`,
+      `CREATE TABLE ${t.tags} (
+        session_id ${ID} NOT NULL,
+        k          ${TAG_KEY} NOT NULL,
+        value      ${TAG_VALUE} NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (session_id, k),
+        KEY by_tag (k, value, updated_at DESC, session_id DESC)
+      ) ${TABLE}`,
+      `CREATE TRIGGER ${t.tags}_at_insert AFTER INSERT ON ${t.sessions} FOR EACH ROW
+        ${tagRowsOf(t.tags)}`,
+      // A write of new tags replaces the rows; one that moves updated_at alone moves theirs
+      // (a session without tags has none to move). id never changes.
+      `CREATE TRIGGER ${t.tags}_at_update AFTER UPDATE ON ${t.sessions} FOR EACH ROW
+       BEGIN
+         IF NOT (NEW.tags <=> OLD.tags) THEN
+           DELETE FROM ${t.tags} WHERE session_id = NEW.id;
+           ${tagRowsOf(t.tags)};
+         ELSEIF NEW.updated_at <> OLD.updated_at AND NEW.tags IS NOT NULL THEN
+           UPDATE ${t.tags} SET updated_at = NEW.updated_at WHERE session_id = NEW.id;
+         END IF;
+       END`,
+      `CREATE TRIGGER ${t.tags}_at_delete AFTER DELETE ON ${t.sessions} FOR EACH ROW
+        DELETE FROM ${t.tags} WHERE session_id = OLD.id`,
+    ],
   ];
+}
+
+/**
+ * The INSERT of a row of `tags` for each tag of the new session row (none when its tags are
+ * null), at its updated_at: each key of the JSON object, and the value at that key (keys are
+ * of A-Z a-z 0-9 _ . : -, which a quoted path member takes as they are). Frozen with step 11.
+ */
+function tagRowsOf(tags: string): string {
+  const value = `JSON_UNQUOTE(JSON_EXTRACT(NEW.tags, CONCAT('$."', j.k, '"')))`;
+  return `INSERT INTO ${tags} (session_id, k, value, updated_at)
+          SELECT NEW.id, j.k, ${value}, NEW.updated_at
+            FROM JSON_TABLE(JSON_KEYS(NEW.tags), '$[*]' COLUMNS (k VARCHAR(64) PATH '$')) AS j`;
 }
 
 /**

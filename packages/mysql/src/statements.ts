@@ -23,6 +23,8 @@ import {
   type SqlReads,
   type SqlStatement,
   type SqlWriteStatements,
+  type TaggedQuery,
+  type TaggedShape,
 } from '@ckpt/core/sql';
 import { type MysqlStatement, statement } from './runner.js';
 import { tables } from './schema.js';
@@ -31,12 +33,12 @@ import { tables } from './schema.js';
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
 const SESSION_COLUMNS =
-  'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
+  'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at, tags';
 
 /** The reads of namespace `ns`. */
 function reads(ns: string): SqlReads<MysqlStatement> {
   const t = tables(ns);
-  const texts: SqlReads<string> = {
+  const texts: Omit<SqlReads<string>, 'taggedSessions'> = {
     // A load is one SELECT, so it reads the head and its checkpoint from one snapshot.
     loadHead: named(`
       SELECT s.head AS seq, s.head_parent AS parent, s.head_created_at AS created_at, s.metadata, b.data,
@@ -112,7 +114,63 @@ function reads(ns: string): SqlReads<MysqlStatement> {
       SELECT DISTINCT scope FROM ${t.state} WHERE scope > COALESCE(:after, '')
        ORDER BY scope LIMIT :limit`),
   };
-  return prepareEach(texts, statement);
+  return { ...prepareEach(texts, statement), taggedSessions: taggedSessions(ns) };
+}
+
+/**
+ * A page of the sessions that have every tag of a query of `shape`: a walk of the first pair's
+ * rows of the tags index (by_tag), which come in the catalog's order (updated_at, then id, both
+ * descending, as bytes), from the position after which the page starts; each row checked for
+ * the prefix (a range of ids) and joined to the row of each other pair (by the table's primary
+ * key, one row or none) and to its session. The pairs come in the caller's order, the rarest
+ * first as core asks. The join order is fixed (STRAIGHT_JOIN): the optimizer, left to weigh
+ * the pairs' rows as a semi-join, can start from another pair and sort all its matches. The
+ * walk stops at the page's end, so a page reads the rows of the sessions it lists and of those
+ * with the first pair that it passes over, however many sessions the store holds. Keys and
+ * values are sent as their bytes, as the columns hold them.
+ */
+function taggedSessions(
+  ns: string,
+): (shape: TaggedShape) => SqlStatement<MysqlStatement, TaggedQuery> {
+  const t = tables(ns);
+  const columns = SESSION_COLUMNS.split(', ')
+    .map((column) => `s.${column}`)
+    .join(', ');
+  return (shape) => {
+    const others = Array.from(
+      { length: shape.pairs - 1 },
+      (_, i) => `
+        JOIN ${t.tags} o${i} ON o${i}.session_id = w.session_id AND o${i}.k = :k${i + 1} AND o${i}.value = :v${i + 1}`,
+    ).join('');
+    const prefix = shape.prefix ? ' AND w.session_id >= :prefix AND w.session_id < :bound' : '';
+    const after = shape.after
+      ? `
+         AND (w.updated_at < :updatedAt OR (w.updated_at = :updatedAt AND w.session_id < :sessionId))`
+      : '';
+    const { sql, args } = named<Record<string, unknown>>(`
+      SELECT STRAIGHT_JOIN ${columns}
+        FROM ${t.tags} w${others}
+        JOIN ${t.sessions} s ON s.id = w.session_id
+       WHERE w.k = :k0 AND w.value = :v0${prefix}${after}
+       ORDER BY w.updated_at DESC, w.session_id DESC LIMIT :limit`);
+    return {
+      sql: statement(sql),
+      args: (query) => {
+        const values: Record<string, unknown> = {
+          prefix: query.prefix,
+          bound: query.bound,
+          updatedAt: query.after?.updatedAt,
+          sessionId: query.after?.sessionId,
+          limit: query.limit,
+        };
+        for (const [i, [key, value]] of query.where.entries()) {
+          values[`k${i}`] = Buffer.from(key);
+          values[`v${i}`] = Buffer.from(value);
+        }
+        return args(values);
+      },
+    };
+  };
 }
 
 /**
@@ -139,8 +197,8 @@ function procedures(ns: string): SqlProcedures<MysqlStatement> {
     {
       append: sendingBytes(
         named<AppendValues>(`
-        CALL ${ns}_append(:sessionId, :data, :metadata, :transcript, :checkHead, :expectedHead,
-                          :idempotencyKey, :now, :needs)`),
+        CALL ${ns}_append_tagged(:sessionId, :data, :metadata, :transcript, :checkHead,
+                                 :expectedHead, :idempotencyKey, :now, :needs, :setTags, :tags)`),
         ['data', 'transcript'],
       ),
       rollback: named(`CALL ${ns}_rollback(:sessionId, :seq, :checkHead, :expectedHead, :now)`),
@@ -151,6 +209,7 @@ function procedures(ns: string): SqlProcedures<MysqlStatement> {
       unpin: named(`CALL ${ns}_unpin(:sessionId, :seq)`),
       deleteIdle: named(`CALL ${ns}_delete_idle(:sessionId, :idleBefore, :dryRun)`),
       deleteIdleBatch: named(`CALL ${ns}_delete_idle_batch(:idleBefore, :limit)`),
+      setTags: named(`CALL ${ns}_set_tags(:sessionId, :tags)`),
     },
     statement,
   );
@@ -158,7 +217,7 @@ function procedures(ns: string): SqlProcedures<MysqlStatement> {
 
 /**
  * One call of a batch as `append_batch` reads it: a JSON array of these values, in this order
- * (its JSON_TABLE's paths `$[0]` to `$[8]`, see stored-code.ts), flags as 1 or 0, and data and
+ * (its JSON_TABLE's paths `$[0]` to `$[10]`, see stored-code.ts), flags as 1 or 0, and data and
  * transcript items as the lengths of their bytes, which follow one another in the second value.
  */
 const BATCH_CALL: readonly (keyof AppendValues)[] = [
@@ -171,6 +230,8 @@ const BATCH_CALL: readonly (keyof AppendValues)[] = [
   'idempotencyKey',
   'now',
   'needs',
+  'setTags',
+  'tags',
 ];
 
 /**
@@ -245,7 +306,8 @@ function keyValueStatements(
 /**
  * The statements of an import, each with `?` placeholders and its values in order: one
  * transaction that locks (or finds absent) the session's row, removes what the id held when
- * replacing it, inserts the checkpoints' rows a run at a time, then the session's row.
+ * replacing it, inserts the checkpoints' rows a run at a time, then the session's row, its tags
+ * in it (the schema's triggers index them, and remove the replaced session's with its row).
  */
 function importStatements(ns: string) {
   const t = tables(ns);

@@ -25,7 +25,8 @@ const seqsOf = (json: string) => `JSON_TABLE(${json}, '$[*]' COLUMNS (seq BIGINT
  * next seq, refuse a replayed key or a stale head, write the checkpoint, and select the outcome
  * row. `undo` ends a refused call without its writes, `leave` goes on past it, `keep` ends a
  * written one. The values are p_id, p_data, p_metadata, p_transcript, p_check, p_expected,
- * p_key, p_now and p_needs; v_seq, v_parent and v_seen (NULL at the start) are the caller's.
+ * p_key, p_now, p_needs, p_set_tags and p_tags; v_seq, v_parent and v_seen (NULL at the start)
+ * are the caller's.
  */
 function appendSteps(
   t: ReturnType<typeof tables>,
@@ -37,13 +38,15 @@ function appendSteps(
          -- moves the head. A call that must not write (its idempotency key was seen, or the head
          -- is not the expected one) is then undone, which leaves the row as it was.
          -- Each value is set from the row as it was: the same under MariaDB's
-         -- SIMULTANEOUS_ASSIGNMENT as under the usual left-to-right assignment.
+         -- SIMULTANEOUS_ASSIGNMENT as under the usual left-to-right assignment. The tags too
+         -- (the schema's triggers index them): a call undone takes them back with the row.
          INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
-                                    metadata, created_at, updated_at)
-         VALUES (p_id, 1, 1, 1, NULL, p_now, p_metadata, p_now, p_now)
+                                    metadata, created_at, updated_at, tags)
+         VALUES (p_id, 1, 1, 1, NULL, p_now, p_metadata, p_now, p_now, IF(p_set_tags, p_tags, NULL))
          ON DUPLICATE KEY UPDATE head_parent = head, head = last_seq + 1, last_seq = last_seq + 1,
                                  checkpoints = checkpoints + 1, head_created_at = p_now,
-                                 metadata = p_metadata, updated_at = p_now;
+                                 metadata = p_metadata, updated_at = p_now,
+                                 tags = IF(p_set_tags, p_tags, tags);
          -- A transaction reads its own writes: the seq just taken and the head it replaced.
          SELECT head, head_parent INTO v_seq, v_parent FROM ${t.sessions} WHERE id = p_id;
          IF p_key IS NOT NULL AND v_seq > 1 THEN
@@ -84,7 +87,10 @@ function appendSteps(
          SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;`;
 }
 
-/** The tables of the rows a session owns beside its own row. */
+/**
+ * The tables of the rows a session owns beside its own row. Its tags' rows are not among them:
+ * the schema's triggers remove them with the session's row.
+ */
 const owned = (t: ReturnType<typeof tables>) =>
   [t.checkpoints, t.bodies, t.transcripts, t.idempotency, t.needs, t.pins] as const;
 
@@ -105,10 +111,11 @@ export function procedures(ns: string): string[] {
     // The first statement takes the session row's exclusive lock whether or not the session
     // exists, so no locking read ever touches a missing row; it also takes the next seq and
     // moves the head. A call that must not write (its idempotency key was seen, or the head
-    // is not the expected one) then rolls back, which leaves the row as it was.
-    append: `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data ${BYTES}, IN p_metadata LONGTEXT,
-         IN p_transcript ${BYTES}, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT,
-         IN p_needs LONGTEXT)
+    // is not the expected one) then rolls back, which leaves the row as it was. With the
+    // session's tags (p_set_tags: replace them with p_tags, null for none).
+    append_tagged: `CREATE PROCEDURE ${ns}_append_tagged(IN p_id ${ID}, IN p_data ${BYTES},
+         IN p_metadata LONGTEXT, IN p_transcript ${BYTES}, IN p_check BOOLEAN, IN p_expected BIGINT,
+         IN p_key ${ID}, IN p_now BIGINT, IN p_needs LONGTEXT, IN p_set_tags BOOLEAN, IN p_tags ${TEXT})
        proc: BEGIN
          DECLARE v_seq BIGINT;
          DECLARE v_parent BIGINT;
@@ -116,20 +123,29 @@ export function procedures(ns: string): string[] {
          ${BEGIN}
          ${appendSteps(t, { undo: 'ROLLBACK', leave: 'LEAVE proc', keep: 'COMMIT' })}
        END`,
+    // The append of versions 6 to 10, which their processes call (nine arguments) until they
+    // are upgraded: append_tagged, leaving the tags as they are.
+    append: `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data ${BYTES}, IN p_metadata LONGTEXT,
+         IN p_transcript ${BYTES}, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT,
+         IN p_needs LONGTEXT)
+       CALL ${ns}_append_tagged(p_id, p_data, p_metadata, p_transcript, p_check, p_expected, p_key,
+                                p_now, p_needs, FALSE, NULL)`,
     // The checkpoints that waited for a connection, in one transaction: each call as append's
     // steps in a savepoint of its own, which a refusal or an error undoes alone. `p_calls`
     // is a JSON array of append's values, one array a call, already in the order of the
     // session ids (so that two batches lock sessions in the same order). One result set a call.
     // JSON carries text only: each call's data and transcript items are bytes of `p_values`,
     // one after the other, call after call, and the call's array has their lengths instead.
+    // A call's tags are JSON text inside it (a string, or null for none).
     append_batch: `CREATE PROCEDURE ${ns}_append_batch(IN p_calls LONGTEXT, IN p_values ${BYTES})
        proc: BEGIN
          DECLARE p_id ${ID};
          DECLARE p_data, p_transcript ${BYTES};
          DECLARE p_metadata, p_needs LONGTEXT;
+         DECLARE p_tags ${TEXT};
          DECLARE v_data_bytes, v_transcript_bytes BIGINT;
          DECLARE v_at BIGINT DEFAULT 1;
-         DECLARE p_check BOOLEAN;
+         DECLARE p_check, p_set_tags BOOLEAN;
          DECLARE p_expected, p_now BIGINT;
          DECLARE p_key ${ID};
          DECLARE v_seq, v_parent, v_seen BIGINT;
@@ -139,13 +155,14 @@ export function procedures(ns: string): string[] {
          DECLARE calls CURSOR FOR SELECT * FROM JSON_TABLE(p_calls, '$[*]' COLUMNS (
            id ${ID} PATH '$[0]', data_bytes BIGINT PATH '$[1]', metadata ${TEXT} PATH '$[2]',
            transcript_bytes BIGINT PATH '$[3]', do_check BOOLEAN PATH '$[4]', expected BIGINT PATH '$[5]',
-           k ${ID} PATH '$[6]', now BIGINT PATH '$[7]', needs ${TEXT} PATH '$[8]')) AS j;
+           k ${ID} PATH '$[6]', now BIGINT PATH '$[7]', needs ${TEXT} PATH '$[8]',
+           set_tags BOOLEAN PATH '$[9]', tags ${TEXT} PATH '$[10]')) AS j;
          ${BEGIN}
          OPEN calls;
          each_call: WHILE v_left > 0 DO
            SET v_left = v_left - 1;
            FETCH calls INTO p_id, v_data_bytes, p_metadata, v_transcript_bytes, p_check, p_expected,
-                            p_key, p_now, p_needs;
+                            p_key, p_now, p_needs, p_set_tags, p_tags;
            SET p_data = SUBSTRING(p_values, v_at, v_data_bytes);
            SET p_transcript = SUBSTRING(p_values, v_at + v_data_bytes, v_transcript_bytes);
            SET v_at = v_at + v_data_bytes + v_transcript_bytes;
@@ -197,14 +214,16 @@ export function procedures(ns: string): string[] {
          DECLARE v_count BIGINT DEFAULT 0;
          DECLARE v_more LONGTEXT;
          DECLARE v_copied BIGINT;
+         DECLARE v_tags ${TEXT} DEFAULT NULL;
          ${BEGIN}
-         SELECT head INTO v_head FROM ${t.sessions} WHERE id = p_id LOCK IN SHARE MODE;
+         SELECT head, tags INTO v_head, v_tags FROM ${t.sessions} WHERE id = p_id LOCK IN SHARE MODE;
          IF v_head IS NULL THEN ROLLBACK; SELECT 'no_session' AS status, NULL AS seq; LEAVE proc; END IF;
          SET v_seq = COALESCE(p_at, v_head);
          SELECT metadata INTO v_metadata FROM ${t.checkpoints} WHERE session_id = p_id AND seq = v_seq;
          IF v_metadata IS NULL THEN ROLLBACK; SELECT 'no_seq' AS status, NULL AS seq; LEAVE proc; END IF;
-         INSERT IGNORE INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at)
-         VALUES (p_new, v_seq, v_seq, 0, p_id, v_seq, v_metadata, p_now, p_now);
+         -- With the source's tags, which the schema's triggers index.
+         INSERT IGNORE INTO ${t.sessions} (id, head, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at, tags)
+         VALUES (p_new, v_seq, v_seq, 0, p_id, v_seq, v_metadata, p_now, p_now, v_tags);
          IF ROW_COUNT() = 0 THEN ROLLBACK; SELECT 'exists' AS status, NULL AS seq; LEAVE proc; END IF;
          SET v_parent = v_seq;
          WHILE v_parent IS NOT NULL DO
@@ -396,6 +415,18 @@ export function procedures(ns: string): string[] {
            ON DUPLICATE KEY UPDATE value = GREATEST(CAST(value AS SIGNED), v_through);
          DELETE FROM ${t.changes} WHERE id <= v_through;
          COMMIT;
+       END`,
+    // set_tags: the session's tags replaced (the schema's triggers index them), and whether it
+    // exists, as its locked row says: a session is never told found and left untagged.
+    // Neither updated_at nor the head moves, so the change log's trigger records nothing.
+    set_tags: `CREATE PROCEDURE ${ns}_set_tags(IN p_id ${ID}, IN p_tags ${TEXT})
+       proc: BEGIN
+         DECLARE v_found BIGINT DEFAULT 0;
+         ${BEGIN}
+         SELECT COUNT(*) INTO v_found FROM ${t.sessions} WHERE id = p_id FOR UPDATE;
+         IF v_found > 0 THEN UPDATE ${t.sessions} SET tags = p_tags WHERE id = p_id; END IF;
+         COMMIT;
+         SELECT v_found AS done;
        END`,
     delete: `CREATE PROCEDURE ${ns}_delete(IN p_id ${ID})
        proc: BEGIN

@@ -10,7 +10,7 @@ import { type MysqlBackend, mysql, SCHEMA_VERSION } from '@ckpt/mysql';
 import mysql2, { type Pool } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tables } from '../src/schema.js';
-import { writeOldTables } from './old-schemas.js';
+import { copyRows, writeOldTables } from './old-schemas.js';
 import {
   adminPool,
   available,
@@ -228,7 +228,7 @@ describe.skipIf(!available)('mysql upgrade from version 7 (values as text)', () 
     const from = tables(source.namespace);
     await writeOldTables(admin, ns, 7);
     for (const table of ['sessions', 'checkpoints', 'idempotency', 'needs', 'pins'] as const) {
-      await admin.query(`INSERT INTO ${t[table]} SELECT * FROM ${from[table]}`);
+      await copyRows(admin, from[table], t[table]);
     }
     for (const id of ['sealed', 'plain']) {
       for (const cp of await storedTexts(source, id)) {

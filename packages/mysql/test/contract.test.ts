@@ -9,13 +9,13 @@ const ALL = {
   listSessions: true,
   listStateKeys: true,
   watch: false,
-  tags: false,
+  tags: true,
 };
 
 if (available) {
   runContractTests({
     name: 'mysql (MariaDB)',
-    capabilities: { ...ALL, watch: true, tags: false },
+    capabilities: { ...ALL, watch: true },
     connections: 6,
     ...contractNamespaces.harness((namespace) => freshBackend(namespace)),
   });

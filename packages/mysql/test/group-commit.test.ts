@@ -66,6 +66,41 @@ describe.skipIf(!available)('mysql group commit', () => {
     await expectOnlyTheRefusedCallOfABatchFails({ store, batched: () => backend.batched });
   });
 
+  it("carries each call's tags: set, cleared or left as they were; a refused call's not at all", async () => {
+    const { backend } = await onPool(1);
+    const store = new CheckpointStore(backend);
+    for (const id of ['set', 'cleared', 'left', 'refused']) {
+      await store.checkpoint(id, 0, { tags: { user: 'ann' } });
+    }
+    const before = backend.batched;
+    const outcomes = await Promise.allSettled([
+      store.checkpoint('first', 1),
+      store.checkpoint('set', 1, { tags: { user: 'bob', status: 'open' } }),
+      store.checkpoint('cleared', 1, { tags: {} }),
+      store.checkpoint('left', 1),
+      store.checkpoint('refused', 1, { tags: { user: 'bob' }, expectedHead: 7 }),
+      store.checkpoint('new', 1, { tags: { user: 'bob' } }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(backend.batched.calls - before.calls).toBe(5);
+    const tagsOf = async (id: string) => (await store.info(id))?.tags;
+    expect(await tagsOf('set')).toEqual({ status: 'open', user: 'bob' });
+    expect(await tagsOf('cleared')).toEqual({});
+    expect(await tagsOf('left')).toEqual({ user: 'ann' });
+    expect(await tagsOf('refused')).toEqual({ user: 'ann' });
+    const found = async (where: Record<string, string>) =>
+      (await store.sessions({ where })).items.map((s) => s.sessionId).sort();
+    expect(await found({ user: 'bob' })).toEqual(['new', 'set']);
+    expect(await found({ user: 'ann' })).toEqual(['left', 'refused']);
+  });
+
   // As text, each value's bytes go as hex, twice as long: the batch is measured as it is sent.
   it.each([true, false])(
     'sends a batch too large for one packet one call at a time (preparedStatements: %s)',

@@ -123,6 +123,7 @@ describe.skipIf(!available)('mysql', () => {
     expect(await routines()).toEqual([
       'append',
       'append_batch',
+      'append_tagged',
       'delete',
       'delete_idle',
       'delete_idle_batch',
@@ -130,6 +131,7 @@ describe.skipIf(!available)('mysql', () => {
       'pin',
       'prune',
       'rollback',
+      'set_tags',
       'trim_changes',
       'unpin',
     ]);
@@ -167,7 +169,7 @@ describe.skipIf(!available)('mysql', () => {
     const backend = await freshBackend();
     const store = new CheckpointStore(backend);
     await store.checkpoint('s', 1);
-    const procedure = `${backend.namespace}_append`;
+    const procedure = `${backend.namespace}_append_tagged`;
     const [[shown]] = (await backend.pool.query(
       `SHOW CREATE PROCEDURE ${procedure}`,
     )) as unknown as [[{ 'Create Procedure': string }]];
@@ -359,10 +361,12 @@ describe.skipIf(!available)('mysql', () => {
       await store.checkpoint('s', { step: 2 }, { transcript: ['two'] });
       expect(await store.rollback('s', 1)).toBe(1);
       await store.fork('s', { newId: 'f' });
-      await store.checkpoint('s', { step: 3 });
+      await store.checkpoint('s', { step: 3 }, { tags: { user: 'ann' } });
       expect(await store.prune('s', { keepLast: 1 })).toBe(2);
       await store.state('scope').set('k', 1);
       expect((await store.sessions()).items).toHaveLength(2);
+      await store.setTags('f', { user: 'bob' });
+      expect((await store.sessions({ where: { user: 'ann' } })).items).toHaveLength(1);
       expect(await store.delete('f')).toBe(true);
       await store.close();
 
@@ -382,7 +386,7 @@ describe.skipIf(!available)('mysql', () => {
       const migrated = new CheckpointStore(mysql({ url: asUser.toString(), namespace: granted }));
       const changes = migrated.watch({ sessionId: 's' });
       await changes.ready;
-      await migrated.checkpoint('s', { step: 4 });
+      await migrated.checkpoint('s', { step: 4 }, { tags: { user: 'ann', step: '4' } });
       expect((await migrated.load('s'))?.data).toEqual({ step: 4 });
       expect((await firstEvents(changes, 1)).map((e) => e.seq)).toEqual([4]);
       await migrated.close();
@@ -399,6 +403,9 @@ describe.skipIf(!available)('mysql', () => {
         expect((await reader.list('s')).items.map((c) => c.seq)).toEqual([4, 3]);
         expect((await reader.transcript('s')).items).toEqual([]);
         expect((await reader.sessions()).items.map((i) => i.sessionId)).toEqual(['s']);
+        expect(
+          (await reader.sessions({ where: { step: '4' } })).items.map((i) => i.sessionId),
+        ).toEqual(['s']);
         expect(await reader.state('scope').get('k')).toBe(1);
         expect((await reader.state('scope').keys()).items).toEqual(['k']);
         // It may watch: the change log's reads (a locking one among them) need only SELECT.
@@ -417,11 +424,14 @@ describe.skipIf(!available)('mysql', () => {
         expect((refused as Error).message).toMatch(
           /command denied to user .*; the user lacks a privilege the store needs/,
         );
+        const untagged = await reader.setTags('s', {}).catch((e: unknown) => e);
+        expect(isCkptError(untagged, 'BACKEND')).toBe(true);
       } finally {
         await reader.close();
       }
       const after = new CheckpointStore(mysql({ url, namespace: granted }));
       expect(await after.head('s')).toBe(4);
+      expect((await after.info('s'))?.tags).toEqual({ step: '4', user: 'ann' });
       await after.close();
     } finally {
       await admin.query(`DROP USER '${user}'@'%'`);

@@ -4,7 +4,7 @@
  * procedures no version changed since the first are the package's own (stored-code.ts).
  */
 import type { Pool } from 'mysql2/promise';
-import { ID, migrations, tables } from '../src/schema.js';
+import { BYTES, ID, migrations, tables } from '../src/schema.js';
 import { procedures } from '../src/stored-code.js';
 
 /** Make namespace `ns` as version `version`'s migrations and procedures left it, through `admin`. */
@@ -25,6 +25,20 @@ export async function writeOldTables(admin: Pool, ns: string, version: number): 
     for (const statement of step) await admin.query(statement);
   }
   await admin.query(`INSERT INTO ${ns}_meta VALUES ('schema_version', ?)`, [String(version)]);
+}
+
+/**
+ * Copy every row of table `from` (this version's) into `to` (an older version's), through the
+ * columns `to` has: those a later version added stay behind.
+ */
+export async function copyRows(admin: Pool, from: string, to: string): Promise<void> {
+  const [columns] = (await admin.query(
+    `SELECT column_name AS name FROM information_schema.columns
+      WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position`,
+    [to],
+  )) as unknown as [{ name: string }[]];
+  const list = columns.map((column) => `\`${column.name}\``).join(', ');
+  await admin.query(`INSERT INTO ${to} (${list}) SELECT ${list} FROM ${from}`);
 }
 
 const BEGIN = `
@@ -300,5 +314,68 @@ function versionFour(ns: string, t: ReturnType<typeof tables>): string[] {
        END`,
     rollback!,
     fork!,
+  ];
+}
+
+/**
+ * The statements that leave namespace `ns` with `append` as versions 9 and 10 had it (this
+ * version's calls append_tagged, which writes the tags column those versions lack); the other
+ * procedures are this version's, of which such tests call only those no version since changed.
+ */
+export function versionTenProcedures(ns: string): string[] {
+  const t = tables(ns);
+  return [
+    ...procedures(ns),
+    `DROP PROCEDURE ${ns}_append`,
+    `CREATE PROCEDURE ${ns}_append(IN p_id ${ID}, IN p_data ${BYTES}, IN p_metadata LONGTEXT,
+         IN p_transcript ${BYTES}, IN p_check BOOLEAN, IN p_expected BIGINT, IN p_key ${ID}, IN p_now BIGINT,
+         IN p_needs LONGTEXT)
+       proc: BEGIN
+         DECLARE v_seq BIGINT;
+         DECLARE v_parent BIGINT;
+         DECLARE v_seen BIGINT DEFAULT NULL;
+         ${BEGIN}
+         INSERT INTO ${t.sessions} (id, head, last_seq, checkpoints, head_parent, head_created_at,
+                                    metadata, created_at, updated_at)
+         VALUES (p_id, 1, 1, 1, NULL, p_now, p_metadata, p_now, p_now)
+         ON DUPLICATE KEY UPDATE head_parent = head, head = last_seq + 1, last_seq = last_seq + 1,
+                                 checkpoints = checkpoints + 1, head_created_at = p_now,
+                                 metadata = p_metadata, updated_at = p_now;
+         SELECT head, head_parent INTO v_seq, v_parent FROM ${t.sessions} WHERE id = p_id;
+         IF p_key IS NOT NULL AND v_seq > 1 THEN
+           SELECT seq INTO v_seen FROM ${t.idempotency} WHERE session_id = p_id AND k = p_key;
+         END IF;
+         IF v_seen IS NOT NULL THEN
+           ROLLBACK;
+           SELECT 'replayed' AS status, v_seen AS seq, c.parent, NULL AS head, b.data, c.metadata, c.created_at,
+                  p.seq IS NOT NULL AS pinned, p.note AS pin_note
+             FROM (SELECT 1 AS one) AS one
+             LEFT JOIN ${t.checkpoints} c ON c.session_id = p_id AND c.seq = v_seen
+             LEFT JOIN ${t.bodies} b ON b.session_id = p_id AND b.seq = v_seen
+             LEFT JOIN ${t.pins} p ON p.session_id = p_id AND p.seq = v_seen;
+           LEAVE proc;
+         END IF;
+         IF p_check AND NOT (v_parent <=> p_expected) THEN
+           ROLLBACK;
+           SELECT 'conflict' AS status, NULL AS seq, NULL AS parent, v_parent AS head;
+           LEAVE proc;
+         END IF;
+         IF p_needs <> '[]' THEN
+           INSERT INTO ${t.needs} (session_id, seq, needed)
+           SELECT p_id, v_seq, c.seq FROM ${t.checkpoints} c
+            WHERE c.session_id = p_id AND c.seq < v_seq
+              AND c.seq IN (SELECT j.seq FROM JSON_TABLE(p_needs, '$[*]' COLUMNS (seq BIGINT PATH '$')) AS j);
+         END IF;
+         INSERT INTO ${t.checkpoints} VALUES (p_id, v_seq, v_parent, p_now, p_metadata);
+         INSERT INTO ${t.bodies} VALUES (p_id, v_seq, p_data);
+         IF p_transcript <> '[]' THEN
+           INSERT INTO ${t.transcripts} VALUES (p_id, v_seq, p_transcript);
+         END IF;
+         IF p_key IS NOT NULL THEN
+           INSERT INTO ${t.idempotency} VALUES (p_id, p_key, v_seq);
+         END IF;
+         COMMIT;
+         SELECT 'written' AS status, v_seq AS seq, v_parent AS parent;
+       END`,
   ];
 }
