@@ -74,6 +74,24 @@ export function sessionOf(
   return sessionId;
 }
 
+/**
+ * The thread and namespace of a session the saver names (see sessionOf), or undefined for any
+ * other session of the store.
+ */
+export function targetOfSession(sessionId: string): Target | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(sessionId);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) return undefined;
+  const [threadId, namespace] = parsed;
+  if (typeof threadId !== 'string' || typeof namespace !== 'string') return undefined;
+  // Only the text sessionOf makes of the pair: JSON with other spacing names another session.
+  return JSON.stringify(parsed) === sessionId ? { threadId, namespace } : undefined;
+}
+
 function tooLong(threadId: string, namespace: string, names: Arguments): CkptError {
   const thread = lengthInSession(threadId);
   const ns = lengthInSession(namespace);

@@ -3,11 +3,12 @@
  * graph checkpoints to any ckpt backend. Each (thread_id, checkpoint_ns) is a ckpt session,
  * each LangGraph checkpoint a ckpt checkpoint written with its id as the idempotency key and
  * with the checkpoints whose values it reads as its needs, and the pending writes and the
- * thread's namespaces live in one state scope beside them.
+ * thread's namespaces live in one state scope beside them. The metadata keys `tagKeys` names
+ * are the sessions' tags, through which `list` finds threads by them.
  */
 import {
   allItems,
-  type CheckpointStore,
+  CheckpointStore,
   type Checkpoint as CkptCheckpoint,
   CkptError,
   isCkptError,
@@ -54,7 +55,9 @@ import { ParentCache, textsAfterPut } from './parent-cache.js';
 import { mergeWrites, readPendingWrites, type StoredWrite } from './pending-writes.js';
 import { checkKeepLast, deleteSession, pruneSession } from './session-removal.js';
 import { decodeValue, encodeValue, type StoredData, storedData } from './stored.js';
+import { taggedTargets } from './tagged-threads.js';
 import { ThreadIndex } from './thread-index.js';
+import { checkTagKeys, ThreadTags } from './thread-tags.js';
 import type { KnownMessages } from './transcript.js';
 
 /** Options of a `CkptSaver`. */
@@ -68,6 +71,15 @@ export interface CkptSaverOptions {
    * channels to the session's transcript. Default true.
    */
   transcript?: boolean;
+  /**
+   * Metadata keys kept as the tags of each thread's sessions (at most 15, such as
+   * `['user_id']`), so that `list` without a `thread_id` and with a `filter` on one of them finds
+   * the threads through the store's tag index instead of walking every thread. A key a
+   * checkpoint's metadata lacks is taken from the config's `metadata` (what `invoke` was given)
+   * or `configurable` and stored in it, as LangGraph Python does. Name keys whose value is fixed
+   * for a thread. Needs a store with the `tags` capability; default none.
+   */
+  tagKeys?: readonly string[];
 }
 
 /** Options of `CkptSaver.prune`. */
@@ -95,6 +107,7 @@ export class CkptSaver extends BaseCheckpointSaver {
   readonly #transcript: boolean;
   readonly #parents = new ParentCache();
   readonly #index: ThreadIndex;
+  readonly #tags: ThreadTags;
 
   constructor(store: CheckpointStore | string, options: CkptSaverOptions = {}) {
     super(options.serde);
@@ -106,6 +119,8 @@ export class CkptSaver extends BaseCheckpointSaver {
         { details: { argument: 'options.transcript' } },
       );
     }
+    this.#tags = new ThreadTags(checkTagKeys(options.tagKeys));
+    if (this.#tags.keys.length > 0 && store instanceof CheckpointStore) requireTags(store);
     ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSaver'));
     this.#scope = options.scope ?? DEFAULT_SCOPE;
     this.#transcript = options.transcript ?? true;
@@ -179,45 +194,75 @@ export class CkptSaver extends BaseCheckpointSaver {
     let left = limit ?? Number.POSITIVE_INFINITY;
     if (left <= 0) return;
     const store = await this.#store;
-    const onlyId = checkpointIdOf(config);
-    const beforeId = before === undefined ? undefined : checkpointIdOf(before);
-    const ns = config.configurable?.checkpoint_ns;
-    for await (const target of this.#index.targets(store, threadOf(config), ns)) {
-      const sessionId = sessionOf(target.threadId, target.namespace);
-      const beforeSeq = await seqBefore(store, sessionId, target, before, beforeId);
-      const reader = this.#reader(store, sessionId);
-      // A page at a time, so that the checkpoints of a page load at once.
-      const pages = allItems(async (cursor) => {
-        const page = await store.list(sessionId, {
-          limit: filter === undefined ? Math.min(PAGE, left) : PAGE,
-          cursor,
-          ...(beforeSeq === undefined ? {} : { beforeSeq }),
-        });
-        return { items: [page.items], cursor: page.cursor };
-      });
-      for await (const items of pages) {
-        const wanted = items.filter((info) => {
-          const id = info.metadata.checkpoint_id;
-          return (
-            typeof id === 'string' &&
-            (onlyId === undefined || id === onlyId) &&
-            (beforeId === undefined || id < beforeId)
-          );
-        });
-        const tuples = await Promise.all(
-          wanted.map(async (info) => {
-            const found = await store.load(sessionId, info.seq);
-            return found === null
-              ? undefined
-              : this.#tupleOf(store, target, sessionId, found, { reader });
-          }),
-        );
-        for (const tuple of tuples) {
-          if (tuple === undefined || !matchesFilter(tuple.metadata, filter)) continue;
-          yield tuple;
-          if (--left <= 0) return;
-        }
+    const query: ListQuery = {
+      onlyId: checkpointIdOf(config),
+      before,
+      beforeId: before === undefined ? undefined : checkpointIdOf(before),
+      filter,
+      left: () => left,
+    };
+    for await (const target of this.#listedTargets(store, config, filter)) {
+      for await (const tuple of this.#listTarget(store, target, query)) {
+        yield tuple;
+        if (--left <= 0) return;
       }
+    }
+  }
+
+  /**
+   * The (thread, namespace) pairs a listing walks: of the config's thread; without one, those
+   * the store's tag index finds when the filter names a tagged key, else every thread.
+   */
+  #listedTargets(
+    store: CheckpointStore,
+    config: RunnableConfig,
+    filter: Record<string, unknown> | undefined,
+  ): AsyncIterable<Target> {
+    const threadId = threadOf(config);
+    const ns = config.configurable?.checkpoint_ns;
+    const where = threadId === undefined ? this.#tags.where(filter) : undefined;
+    return where === undefined
+      ? this.#index.targets(store, threadId, ns)
+      : taggedTargets(store, this.#index, where, ns);
+  }
+
+  /** The checkpoints of one (thread, namespace) that a listing gives, newest first. */
+  async *#listTarget(
+    store: CheckpointStore,
+    target: Target,
+    query: ListQuery,
+  ): AsyncGenerator<CheckpointTuple> {
+    const { onlyId, before, beforeId, filter } = query;
+    const sessionId = sessionOf(target.threadId, target.namespace);
+    const beforeSeq = await seqBefore(store, sessionId, target, before, beforeId);
+    const reader = this.#reader(store, sessionId);
+    // A page at a time, so that the checkpoints of a page load at once.
+    const pages = allItems(async (cursor) => {
+      const page = await store.list(sessionId, {
+        limit: filter === undefined ? Math.min(PAGE, query.left()) : PAGE,
+        cursor,
+        ...(beforeSeq === undefined ? {} : { beforeSeq }),
+      });
+      return { items: [page.items], cursor: page.cursor };
+    });
+    for await (const items of pages) {
+      const wanted = items.filter((info) => {
+        const id = info.metadata.checkpoint_id;
+        return (
+          typeof id === 'string' &&
+          (onlyId === undefined || id === onlyId) &&
+          (beforeId === undefined || id < beforeId)
+        );
+      });
+      const tuples = await Promise.all(
+        wanted.map(async (info) => {
+          const found = await store.load(sessionId, info.seq);
+          return found === null || !(await this.#matches(found, filter))
+            ? undefined
+            : this.#tupleOf(store, target, sessionId, found, { reader });
+        }),
+      );
+      for (const tuple of tuples) if (tuple !== undefined) yield tuple;
     }
   }
 
@@ -231,8 +276,11 @@ export class CkptSaver extends BaseCheckpointSaver {
     const store = await this.#store;
     const sessionId = sessionOf(target.threadId, target.namespace);
     const parentId = checkpointIdOf(config) ?? null;
-    const parent =
-      parentId === null ? null : await this.#parents.parent(store, sessionId, parentId);
+    const recorded = this.#tags.metadataOf(metadata, config);
+    const [parent, tags] = await Promise.all([
+      parentId === null ? null : this.#parents.parent(store, sessionId, parentId),
+      this.#tags.plan(store, sessionId, recorded),
+    ]);
 
     const { channel_values: _, ...rest } = checkpoint;
     const holding = await holdValues(this.serde, checkpoint, newVersions, parent);
@@ -251,7 +299,7 @@ export class CkptSaver extends BaseCheckpointSaver {
       id: checkpoint.id,
       parentId,
       checkpoint: await encodeValue(this.serde, rest),
-      metadata: await encodeValue(this.serde, metadata),
+      metadata: await encodeValue(this.serde, recorded),
       values,
       refs,
     };
@@ -273,6 +321,7 @@ export class CkptSaver extends BaseCheckpointSaver {
       idempotencyKey: checkpoint.id,
       metadata: ckptMetadata(checkpoint.id, metadata),
       ...(needs.length > 0 ? { needs } : {}),
+      ...(tags.write ? { tags: tags.want } : {}),
     };
     const parentSeq = parent?.seq ?? null;
     let written: CkptCheckpoint;
@@ -291,6 +340,7 @@ export class CkptSaver extends BaseCheckpointSaver {
     }
     // The session was made anew (deleted by another process since this one indexed it).
     if (indexed && written.parent === null) await this.#index.record(store, target, sessionId);
+    await this.#tags.written(store, sessionId, tags, written.parent === null);
     // What the store holds: this put's data, or a first put's with the same id, retried.
     const held = storedData(written.data);
     if (held !== null) {
@@ -350,6 +400,7 @@ export class CkptSaver extends BaseCheckpointSaver {
       await deleteSession(store, this.#state(store), sessionId);
       this.#parents.forget(sessionId);
       this.#index.forget(sessionId);
+      this.#tags.forget(sessionId);
     }
     await this.#index.remove(store, threadId);
   }
@@ -418,6 +469,21 @@ export class CkptSaver extends BaseCheckpointSaver {
     return readPendingWrites(this.#state(store), this.serde, sessionId, checkpointId);
   }
 
+  /**
+   * Whether a stored checkpoint's metadata matches `filter`, told from its metadata alone: a
+   * checkpoint that does not match has none of its values rebuilt or writes read.
+   */
+  async #matches(
+    found: CkptCheckpoint,
+    filter: Record<string, unknown> | undefined,
+  ): Promise<boolean> {
+    if (filter === undefined) return true;
+    const stored = storedData(found.data);
+    if (stored === null) return false;
+    const metadata = (await decodeValue(this.serde, stored.metadata)) as CheckpointMetadata;
+    return matchesFilter(metadata, filter);
+  }
+
   /** The tuple LangGraph reads for a stored checkpoint, or undefined when the saver did not write it. */
   async #tupleOf(
     store: CheckpointStore,
@@ -479,4 +545,32 @@ function loadOf(
   id: string | undefined,
 ): Promise<CkptCheckpoint | null> {
   return id === undefined ? store.load(sessionId) : checkpointById(store, sessionId, id);
+}
+
+/** What a listing takes of each (thread, namespace) it walks. */
+interface ListQuery {
+  /** The config's `checkpoint_id`: only that checkpoint. */
+  onlyId: string | undefined;
+  before: RunnableConfig | undefined;
+  /** The `checkpoint_id` of `before`: only checkpoints with lower ids. */
+  beforeId: string | undefined;
+  filter: Record<string, unknown> | undefined;
+  /** How many tuples the listing may still give. */
+  left: () => number;
+}
+
+/**
+ * Refuse `tagKeys` on a store that cannot find sessions by their tags: one that keeps none, or
+ * lists no sessions (a KV with only get, set and delete). (A store opened from a URL is of a
+ * backend that lists sessions; without tags, its first tagged write is refused by the store.)
+ */
+function requireTags(store: CheckpointStore): void {
+  const { tags, listSessions } = store.capabilities;
+  if (tags && listSessions) return;
+  const capability = tags ? 'listSessions' : 'tags';
+  throw new CkptError(
+    'UNSUPPORTED',
+    `options.tagKeys needs a store that finds sessions by their tags (sessions() with where); the ${store.backendName} backend has no '${capability}' capability.`,
+    { details: { capability, argument: 'options.tagKeys' } },
+  );
 }

@@ -1,7 +1,8 @@
 /**
  * The thread index in the saver's state scope: per thread, the namespaces it has checkpoints
- * in (for `deleteThread`, `prune` and `list` without a namespace), and, on a backend that
- * cannot list state keys, one value naming every thread (for `list` without a thread).
+ * in (for `deleteThread`, `prune`, `list` without a namespace, and the order in which `list`
+ * gives the threads its tags find), and, on a backend that cannot list state keys, one value
+ * naming every thread (for `list` without a thread).
  */
 import { allItems, type CheckpointStore, type JsonValue, type StateScope } from '@ckpt/core';
 import { stateKeys, type Target } from './names.js';
@@ -68,10 +69,11 @@ export class ThreadIndex {
    * or an import made has no record in the index), then those recorded.
    */
   async namespaces(store: CheckpointStore, threadId: string): Promise<string[]> {
-    return [...new Set(['', ...(await this.#recordedNamespaces(store, threadId))])];
+    return [...new Set(['', ...(await this.recordedNamespaces(store, threadId))])];
   }
 
-  async #recordedNamespaces(store: CheckpointStore, threadId: string): Promise<string[]> {
+  /** The namespaces recorded for a thread, in the order they were recorded. */
+  async recordedNamespaces(store: CheckpointStore, threadId: string): Promise<string[]> {
     return stringsIn(await this.#state(store).get(stateKeys.thread(threadId)));
   }
 
@@ -89,7 +91,7 @@ export class ThreadIndex {
     }
     const wanted = (ns: string) => typeof namespace !== 'string' || ns === namespace;
     for await (const thread of this.#threads(store)) {
-      for (const ns of (await this.#recordedNamespaces(store, thread)).filter(wanted)) {
+      for (const ns of (await this.recordedNamespaces(store, thread)).filter(wanted)) {
         yield { threadId: thread, namespace: ns };
       }
     }
