@@ -9,7 +9,7 @@ runContractTests({
     listSessions: true,
     listStateKeys: true,
     watch: true,
-    tags: false,
+    tags: true,
   },
   modelRuns: 50,
   ...namespaces.harness((namespace) => pglite({ db, namespace })),

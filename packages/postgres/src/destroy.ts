@@ -43,7 +43,8 @@ export async function destroySchema(pool: pg.Pool, ns: string): Promise<void> {
     await client.query(
       `DROP TABLE IF EXISTS ${SQL_TABLES.map((table) => `${schema}.${table}`).join(', ')}`,
     );
-    // The change log's trigger function, once no table's triggers call it (schema step 8).
-    await client.query(`DROP FUNCTION IF EXISTS ${schema}.record_change()`);
+    // The trigger functions of the change log (schema step 8) and of the tag index (step 9),
+    // once no table's triggers call them.
+    await client.query(`DROP FUNCTION IF EXISTS ${schema}.record_change(), ${schema}.index_tags()`);
   });
 }

@@ -7,7 +7,7 @@
 import { invalidArgument } from '@ckpt/core/adapter';
 
 /** The schema version this package writes and reads. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /**
  * Schema `namespace` as an SQL identifier. Quoted, so that a namespace PostgreSQL reserves as
@@ -239,6 +239,60 @@ export function migrations(namespace: string): string[] {
       EXECUTE FUNCTION ${ns}.record_change();
     CREATE TRIGGER changes_of_state AFTER INSERT OR UPDATE OR DELETE ON ${ns}.state
       FOR EACH ROW EXECUTE FUNCTION ${ns}.record_change();
+    `,
+
+    // Tags: the session row holds them as JSON text (keys ascending; null: none), which reads
+    // give back; the tags table holds a row per tag with a copy of the session's updated_at, so
+    // that tags_by_update yields the sessions that have a tag in the catalog's order (updated_at
+    // descending, then ids descending byte for byte, as "C" orders them). Triggers on the
+    // session row keep the table in step with the row, in the transaction that writes the row:
+    // every write that sets tags or moves updated_at (a checkpoint, a rollback, a fork, an
+    // import, a setTags) and every delete, whatever statement or function makes it. A trigger
+    // runs after the row is written, holding its lock, and PL/pgSQL takes a fresh snapshot for
+    // each of its statements, so that it sees the tag rows every writer before it committed:
+    // a single statement (a checkpoint written directly, a batch, a sweep's delete) reads the
+    // other tables as of its start, and could miss the rows a setTags committed meanwhile.
+    // Sessions without tags fire none of them (their WHEN is false).
+    `
+    ALTER TABLE ${ns}.sessions ADD COLUMN tags text;
+    CREATE TABLE ${ns}.tags (
+      key        text COLLATE "C" NOT NULL,
+      value      text COLLATE "C" NOT NULL,
+      updated_at bigint NOT NULL,
+      session_id text COLLATE "C" NOT NULL,
+      PRIMARY KEY (session_id, key)
+    );
+    CREATE INDEX tags_by_update ON ${ns}.tags (key, value, updated_at DESC, session_id DESC);
+    -- How many sessions have a tag, for the planner: a value goes with its key (t7 is a tenant,
+    -- never a status), which it would otherwise take for independent, expecting a few times
+    -- fewer than there are, and read them all to sort them rather than walk the index. The
+    -- dependency of the key on the value corrects that for every value; a list of the most
+    -- common pairs (mcv) would take precedence for the pairs on it and leave the others as bad.
+    CREATE STATISTICS ${ns}.tags_key_value (dependencies) ON key, value FROM ${ns}.tags;
+    CREATE FUNCTION ${ns}.index_tags() RETURNS trigger
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      IF TG_OP = 'UPDATE' AND NEW.tags IS NOT DISTINCT FROM OLD.tags THEN
+        UPDATE ${ns}.tags t SET updated_at = NEW.updated_at WHERE t.session_id = NEW.id;
+        RETURN NULL;
+      END IF;
+      IF TG_OP <> 'INSERT' THEN
+        DELETE FROM ${ns}.tags t WHERE t.session_id = OLD.id;
+      END IF;
+      IF TG_OP <> 'DELETE' AND NEW.tags IS NOT NULL THEN
+        INSERT INTO ${ns}.tags (key, value, updated_at, session_id)
+        SELECT j.key, j.value, NEW.updated_at, NEW.id FROM json_each_text(NEW.tags::json) AS j;
+      END IF;
+      RETURN NULL;
+    END $fn$;
+    CREATE TRIGGER tags_at_insert AFTER INSERT ON ${ns}.sessions
+      FOR EACH ROW WHEN (NEW.tags IS NOT NULL) EXECUTE FUNCTION ${ns}.index_tags();
+    CREATE TRIGGER tags_at_update AFTER UPDATE ON ${ns}.sessions
+      FOR EACH ROW WHEN (NEW.tags IS DISTINCT FROM OLD.tags
+                         OR (NEW.tags IS NOT NULL AND NEW.updated_at <> OLD.updated_at))
+      EXECUTE FUNCTION ${ns}.index_tags();
+    CREATE TRIGGER tags_at_delete AFTER DELETE ON ${ns}.sessions
+      FOR EACH ROW WHEN (OLD.tags IS NOT NULL) EXECUTE FUNCTION ${ns}.index_tags();
     `,
   ];
 }

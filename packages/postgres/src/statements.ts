@@ -24,6 +24,8 @@ import {
   type SqlReads,
   type SqlStatement,
   type SqlWriteStatements,
+  type TaggedQuery,
+  type TaggedShape,
 } from '@ckpt/core/sql';
 import { type PostgresSql, prepared } from './runner.js';
 import { schemaIdentifier } from './schema.js';
@@ -81,7 +83,7 @@ const bodyText = (ns: string, sessionId: string, seq: string) =>
 const PINNED = 'p.seq IS NOT NULL AS pinned, p.note AS pin_note';
 
 const SESSION_COLUMNS =
-  'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at';
+  'id, head, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at, tags';
 
 /** The reads of schema `ns` (quoted). */
 function reads(ns: string): SqlReads<PostgresSql> {
@@ -153,6 +155,66 @@ function reads(ns: string): SqlReads<PostgresSql> {
     stateScopes: preparedOnce(`
       SELECT DISTINCT scope FROM ${ns}.state WHERE scope > coalesce(:after::text, '')
        ORDER BY scope LIMIT :limit`),
+    taggedSessions: (shape) => taggedSessions(ns, shape),
+  };
+}
+
+/**
+ * A page of the sessions that have every pair of `where`, for queries of `shape`: a walk of
+ * tags_by_update down the first pair's entries, in the catalog's order (updated_at, then id,
+ * descending), from the position given on (keyset, an index condition) and within the prefix's
+ * range of ids (an index condition too, the ids being in the index); each session found is
+ * checked for the other pairs in its own rows of the primary key, and read from the sessions
+ * table by its id. So a page reads the entries of the first pair down to its last match, never
+ * every match: its cost follows the page, not the store.
+ *
+ * The other pairs are one EXISTS that counts them (each pair is at most one row, the key being
+ * part of the primary key): the aggregate keeps it a check of each session the walk finds. A
+ * plain EXISTS for each pair the planner turns into joins, and then, since tags go together
+ * (the sessions of a tenant share its users), it expects few matches, and finds them all to
+ * sort them. Planned on each call, for the values given: how many sessions have the first pair
+ * decides between the walk and, for a pair only a page or so of sessions have, reading them all
+ * and sorting them, which is then cheaper.
+ */
+function taggedSessions(ns: string, shape: TaggedShape): SqlStatement<PostgresSql, TaggedQuery> {
+  const others = Array.from(
+    { length: shape.pairs - 1 },
+    (_, i) => `(o.key = :key${i + 1} AND o.value = :value${i + 1})`,
+  );
+  const { sql, args } = parsedEachCall<Record<string, unknown>>(`
+    SELECT ${SESSION_COLUMNS.split(', ')
+      .map((column) => `s.${column}`)
+      .join(', ')}
+      FROM ${ns}.tags t
+      JOIN ${ns}.sessions s ON s.id = t.session_id
+     WHERE t.key = :key0 AND t.value = :value0
+       ${shape.prefix ? 'AND t.session_id >= :prefix AND t.session_id < :bound' : ''}
+       ${shape.after ? 'AND (t.updated_at, t.session_id) < (:updatedAt, :sessionId)' : ''}
+       ${
+         others.length === 0
+           ? ''
+           : `AND EXISTS (SELECT FROM ${ns}.tags o WHERE o.session_id = t.session_id
+                             AND (${others.join(' OR ')})
+                          HAVING count(*) = ${others.length})`
+       }
+     ORDER BY t.updated_at DESC, t.session_id DESC
+     LIMIT :limit`);
+  return {
+    sql,
+    args: (query) =>
+      args({
+        ...Object.fromEntries(
+          query.where.flatMap(([key, value], i) => [
+            [`key${i}`, key],
+            [`value${i}`, value],
+          ]),
+        ),
+        prefix: query.prefix,
+        bound: query.bound,
+        updatedAt: query.after?.updatedAt,
+        sessionId: query.after?.sessionId,
+        limit: query.limit,
+      }),
   };
 }
 
@@ -162,7 +224,7 @@ function procedures(ns: string): SqlProcedures<PostgresSql> {
     append: holdingBytes(
       preparedOnce<AppendBytes>(`
         SELECT * FROM ${ns}.append(:sessionId, :data, :metadata, :transcript, :checkHead,
-                                   :expectedHead, :idempotencyKey, :now, :needs)`),
+                                   :expectedHead, :idempotencyKey, :now, :needs, :setTags, :tags)`),
       APPEND_BYTES,
     ),
     rollback: preparedOnce(
@@ -183,6 +245,13 @@ function procedures(ns: string): SqlProcedures<PostgresSql> {
     pruneBatch: preparedOnce(`
       SELECT sum(${ns}.prune(batch.id, :keepLast, :createdBefore, :dryRun)) AS removed
         FROM (SELECT DISTINCT unnest(:sessionIds::text[]) AS id ORDER BY 1) AS batch`),
+    // The row's column alone; its trigger puts the tag rows in step (schema step 9). It leaves
+    // updated_at, and no column the change log's trigger looks at, as it was.
+    setTags: preparedOnce(`
+      WITH tagged AS (
+        UPDATE ${ns}.sessions s SET tags = :tags::text WHERE s.id = :sessionId RETURNING s.id
+      )
+      SELECT count(*) AS done FROM tagged`),
   };
 }
 
@@ -230,7 +299,9 @@ function deleteIdleBatch(
  * happened. It writes nothing when given a key, since a keyed checkpoint must record its key,
  * which only `append` does, nor when given needs: one statement reads all its tables as of its
  * start, and a prune that held the session's row until then may have removed a needed
- * checkpoint it still sees; `append` reads them after the row lock.
+ * checkpoint it still sees; `append` reads them after the row lock. Tags it sets as `append`
+ * does, in the session's row, whose triggers index them (core sends a checkpoint with tags to
+ * `append` at once, but nothing here depends on that).
  */
 function appendDirect(ns: string): SqlStatement<PostgresSql, AppendValues> {
   const statement = preparedOnce<AppendBytes>(`
@@ -238,14 +309,15 @@ function appendDirect(ns: string): SqlStatement<PostgresSql, AppendValues> {
       UPDATE ${ns}.sessions s
          SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
              checkpoints = s.checkpoints + 1, metadata = :metadata, updated_at = :now,
-             head_created_at = :now
+             head_created_at = :now, tags = CASE WHEN :setTags THEN :tags::text ELSE s.tags END
        WHERE s.id = :sessionId AND (NOT :checkHead OR s.head IS NOT DISTINCT FROM :expectedHead::bigint)
          AND :idempotencyKey::text IS NULL AND :needs::text = '[]'
       RETURNING s.head AS seq, s.head_parent AS parent
     ), created AS (
       INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata,
-                                       created_at, updated_at, head_created_at)
-      SELECT :sessionId, 1, NULL, 1, 1, :metadata, :now, :now, :now
+                                       created_at, updated_at, head_created_at, tags)
+      SELECT :sessionId, 1, NULL, 1, 1, :metadata, :now, :now, :now,
+             CASE WHEN :setTags THEN :tags::text END
        WHERE NOT EXISTS (SELECT FROM moved) AND (NOT :checkHead OR :expectedHead::bigint IS NULL)
          AND :idempotencyKey::text IS NULL AND :needs::text = '[]'
       ON CONFLICT (id) DO NOTHING
@@ -268,7 +340,7 @@ function appendDirect(ns: string): SqlStatement<PostgresSql, AppendValues> {
 /** One checkpoint's values as a row of `appendSet`'s input, with their types. */
 const APPEND_ROW = holdingBytes(
   named<AppendBytes>(
-    '(:sessionId::text, :data::bytea, :metadata::text, :transcript::bytea, :checkHead::boolean, :expectedHead::bigint, :idempotencyKey::text, :now::bigint, :needs::text)',
+    '(:sessionId::text, :data::bytea, :metadata::text, :transcript::bytea, :checkHead::boolean, :expectedHead::bigint, :idempotencyKey::text, :now::bigint, :needs::text, :setTags::boolean, :tags::text)',
   ),
   APPEND_BYTES,
 );
@@ -279,7 +351,7 @@ const APPEND_ROW_VALUES = APPEND_ROW.sql.match(/\$\d+/g)!.length;
  * `appendDirect` over a `VALUES` list of APPEND_ROWs (row i's values are the i-th run of
  * parameters), each value sent as a parameter of its own, so that no payload is escaped into
  * an array literal for the server to parse back. Calls with needs are never among them (see
- * appendDirect): they go alone. Like it, it writes only the calls that can go straight
+ * appendDirect): they go alone. Calls with tags are, and set them as appendDirect does. Like it, it writes only the calls that can go straight
  * through, and returns a row for each of those; a call that gets none (a conflict, a replayed
  * key, a session created meanwhile) goes alone afterwards, through `append`. A keyed call goes
  * straight through when its key is not recorded yet; two with the same key at once meet at the
@@ -290,21 +362,22 @@ function appendSet(ns: string, n: number): SqlStatement<PostgresSql, AppendValue
     APPEND_ROW.sql.replace(/\$(\d+)/g, (_, k: string) => `$${APPEND_ROW_VALUES * i + Number(k)}`),
   );
   const sql = prepared(`
-    WITH input (id, data, metadata, transcript, check_head, expected, key, now, needs) AS (
+    WITH input (id, data, metadata, transcript, check_head, expected, key, now, needs, set_tags, tags) AS (
       VALUES ${rows.join(',\n             ')}
     ), moved AS (
       UPDATE ${ns}.sessions s
          SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
              checkpoints = s.checkpoints + 1, metadata = i.metadata, updated_at = i.now,
-             head_created_at = i.now
+             head_created_at = i.now, tags = CASE WHEN i.set_tags THEN i.tags ELSE s.tags END
         FROM input i
        WHERE s.id = i.id AND (NOT i.check_head OR s.head IS NOT DISTINCT FROM i.expected)
          AND NOT EXISTS (SELECT FROM ${ns}.idempotency k WHERE k.session_id = i.id AND k.key = i.key)
       RETURNING s.id, s.head AS seq, s.head_parent AS parent
     ), created AS (
       INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata,
-                                       created_at, updated_at, head_created_at)
-      SELECT i.id, 1, NULL, 1, 1, i.metadata, i.now, i.now, i.now FROM input i
+                                       created_at, updated_at, head_created_at, tags)
+      SELECT i.id, 1, NULL, 1, 1, i.metadata, i.now, i.now, i.now,
+             CASE WHEN i.set_tags THEN i.tags END FROM input i
        WHERE NOT EXISTS (SELECT FROM moved m WHERE m.id = i.id)
          AND (NOT i.check_head OR i.expected IS NULL)
       ON CONFLICT (id) DO NOTHING
@@ -329,8 +402,8 @@ function appendSet(ns: string, n: number): SqlStatement<PostgresSql, AppendValue
 }
 
 /**
- * A whole session as one statement: its row first, where the id is free (`ON CONFLICT DO
- * NOTHING`), then the rows of its checkpoints, bodies, transcript items and needs from arrays,
+ * A whole session as one statement: its row first, with its tags, where the id is free (`ON
+ * CONFLICT DO NOTHING`), then the rows of its checkpoints, bodies, transcript items and needs from arrays,
  * each only where the session's row went in. One round trip, one transaction, whatever the
  * number of checkpoints; `imported` is 0 when the id was taken. Its values are listed by
  * `args` below, in order.
@@ -340,8 +413,8 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
     WITH s AS (
       INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id,
                                   forked_from_seq, metadata, created_at, updated_at, head_created_at,
-                                  pinned)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $20)
+                                  pinned, tags)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $20, $23)
       ON CONFLICT (id) DO NOTHING
       RETURNING id
     ), checkpoint AS (
@@ -393,6 +466,8 @@ function importNew(ns: string): SqlStatement<PostgresSql, ImportInput> {
       row.pinned,
       pins.map((pin) => pin.seq),
       pins.map((pin) => pin.note),
+      // $23: its tags, which the session row's trigger indexes
+      row.tags,
     ];
   };
   return { sql, args };

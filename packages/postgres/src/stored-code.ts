@@ -1,7 +1,7 @@
 /**
  * The functions the PostgreSQL backend calls, as this version defines them. Each mutation but
- * an import (a statement of its own, in the backend) is one function, so that it costs one
- * round trip and holds no session state between statements (it works through a pool and
+ * an import and setTags (statements of their own, in the backend) is one function, so that it
+ * costs one round trip and holds no session state between statements (it works through a pool and
  * through PgBouncer in transaction mode). They are created anew
  * (CREATE OR REPLACE) after the steps of any upgrade, so each is written once, here; a change
  * to one comes with a new schema version, whose upgrade installs it.
@@ -22,6 +22,9 @@ export function functions(namespace: string): string {
     DROP FUNCTION IF EXISTS ${ns}.append(text, text, text, text, boolean, bigint, text, bigint, text);
     DROP FUNCTION IF EXISTS ${ns}.prune(text, bigint);
     DROP FUNCTION IF EXISTS ${ns}.lineage(text, bigint, bigint, boolean);
+    -- Versions before 9 appended without tags. The two arguments that took them come last, with
+    -- defaults, so that a process of version 8 still running after the upgrade appends on.
+    DROP FUNCTION IF EXISTS ${ns}.append(text, bytea, text, bytea, boolean, bigint, text, bigint, text);
 
     -- value_text: the text of a value column's bytes, exactly as textFromStoredBytes (@ckpt/core)
     -- makes it, so that reads send the text core was handed rather than bytea, which travels as
@@ -52,11 +55,13 @@ export function functions(namespace: string): string {
 
     -- append: idempotency, expectedHead, then seq = last + 1 under the session's row lock.
     -- p_data, p_transcript: the bytes the columns hold; p_needs: JSON text of the seqs the
-    -- checkpoint needs ('[]' for none). A replayed checkpoint's data comes back as text.
+    -- checkpoint needs ('[]' for none); with p_set_tags, the session's tags become p_tags (JSON
+    -- text, null: none) with the checkpoint, and the triggers of the session row index them.
+    -- A replayed checkpoint's data comes back as text.
     -- Returns (status, seq, parent, head, data, metadata, created_at, pinned, pin_note).
     CREATE OR REPLACE FUNCTION ${ns}.append(p_id text, p_data bytea, p_metadata text, p_transcript bytea,
                                  p_check_head boolean, p_expected_head bigint, p_key text, p_now bigint,
-                                 p_needs text)
+                                 p_needs text, p_set_tags boolean DEFAULT false, p_tags text DEFAULT NULL)
     RETURNS TABLE (status text, seq bigint, parent bigint, head bigint, data text, metadata text, created_at bigint,
                    pinned boolean, pin_note text)
     LANGUAGE plpgsql AS $fn$
@@ -87,7 +92,8 @@ export function functions(namespace: string): string {
         -- and then check its WHERE against the row that writer left.
         UPDATE ${ns}.sessions s
            SET head_parent = s.head, head = s.last_seq + 1, last_seq = s.last_seq + 1,
-               checkpoints = s.checkpoints + 1, metadata = p_metadata, updated_at = p_now, head_created_at = p_now
+               checkpoints = s.checkpoints + 1, metadata = p_metadata, updated_at = p_now, head_created_at = p_now,
+               tags = CASE WHEN p_set_tags THEN p_tags ELSE s.tags END
          WHERE s.id = p_id AND (NOT p_check_head OR s.head IS NOT DISTINCT FROM p_expected_head)
         RETURNING s.head, s.head_parent INTO v_seq, v_parent;
         EXIT WHEN FOUND;
@@ -109,8 +115,10 @@ export function functions(namespace: string): string {
         END IF;
         -- A new session; a concurrent creator makes this insert wait, then do nothing, and the
         -- loop goes round again on the row it created.
-        INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata, created_at, updated_at, head_created_at)
-        VALUES (p_id, 1, NULL, 1, 1, p_metadata, p_now, p_now, p_now) ON CONFLICT (id) DO NOTHING;
+        INSERT INTO ${ns}.sessions AS s (id, head, head_parent, last_seq, checkpoints, metadata, created_at, updated_at, head_created_at,
+                                         tags)
+        VALUES (p_id, 1, NULL, 1, 1, p_metadata, p_now, p_now, p_now, CASE WHEN p_set_tags THEN p_tags END)
+        ON CONFLICT (id) DO NOTHING;
         IF FOUND THEN
           v_seq := 1;
           v_parent := NULL;
@@ -166,6 +174,7 @@ export function functions(namespace: string): string {
     LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $fn$
     DECLARE
       v_head bigint;
+      v_tags text;
       v_at bigint;
       v_parent bigint;
       v_metadata text;
@@ -173,15 +182,16 @@ export function functions(namespace: string): string {
       v_count bigint;
       v_needed bigint;
     BEGIN
-      -- FOR SHARE keeps the source from being pruned or deleted while it is copied.
-      SELECT s.head INTO v_head FROM ${ns}.sessions s WHERE s.id = p_id FOR SHARE;
+      -- FOR SHARE keeps the source from being pruned, deleted or retagged while it is copied.
+      SELECT s.head, s.tags INTO v_head, v_tags FROM ${ns}.sessions s WHERE s.id = p_id FOR SHARE;
       IF NOT FOUND THEN RETURN QUERY SELECT 'no_session', NULL::bigint; RETURN; END IF;
       v_at := coalesce(p_at, v_head);
       SELECT c.parent, c.metadata, c.created_at INTO v_parent, v_metadata, v_created
         FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_at;
       IF NOT FOUND THEN RETURN QUERY SELECT 'no_seq', NULL::bigint; RETURN; END IF;
-      INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at, head_created_at)
-      VALUES (p_new, v_at, v_parent, v_at, 0, p_id, v_at, v_metadata, p_now, p_now, v_created) ON CONFLICT (id) DO NOTHING;
+      -- With the source's tags, which the insert's trigger indexes.
+      INSERT INTO ${ns}.sessions (id, head, head_parent, last_seq, checkpoints, forked_from_id, forked_from_seq, metadata, created_at, updated_at, head_created_at, tags)
+      VALUES (p_new, v_at, v_parent, v_at, 0, p_id, v_at, v_metadata, p_now, p_now, v_created, v_tags) ON CONFLICT (id) DO NOTHING;
       IF NOT FOUND THEN RETURN QUERY SELECT 'exists', NULL::bigint; RETURN; END IF;
       WITH RECURSIVE chain (seq, parent) AS (
         SELECT c.seq, c.parent FROM ${ns}.checkpoints c WHERE c.session_id = p_id AND c.seq = v_at

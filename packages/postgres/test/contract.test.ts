@@ -11,14 +11,16 @@ import {
   url,
 } from './support.js';
 
+/** kvBackend(postgresKv()): tags in index records of the KV store (core), no change log. */
 const KV = {
   concurrentWriters: true,
   listSessions: true,
   listStateKeys: true,
   watch: false,
-  tags: false,
+  tags: true,
 };
-const ALL = { ...KV, watch: true, tags: false };
+/** The native backend: its change log, and tags in the tags table (schema 9). */
+const ALL = { ...KV, watch: true };
 
 /** The contract suite against PostgreSQL reached at `at` (the server, or PgBouncer in front of it). */
 function postgresContract(name: string, at: string) {
