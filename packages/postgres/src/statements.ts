@@ -179,7 +179,9 @@ function reads(ns: string): SqlReads<PostgresSql> {
 function taggedSessions(ns: string, shape: TaggedShape): SqlStatement<PostgresSql, TaggedQuery> {
   const others = Array.from(
     { length: shape.pairs - 1 },
-    (_, i) => `(o.key = :key${i + 1} AND o.value = :value${i + 1})`,
+    // `IS TRUE` keeps the value from the index by tag: with it, a table without statistics
+    // yet (just filled, not analyzed) had each check walk every entry of its pair.
+    (_, i) => `(o.key = :key${i + 1} AND (o.value = :value${i + 1}) IS TRUE)`,
   );
   const { sql, args } = parsedEachCall<Record<string, unknown>>(`
     SELECT ${SESSION_COLUMNS.split(', ')
