@@ -47,11 +47,13 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
 const get = <T>(path: string) => call<T>('GET', path);
 const enc = encodeURIComponent;
 
-/** `?a=1&b=x`, leaving out what is null, undefined or ''. */
-function query(params: Record<string, string | number | null | undefined>): string {
+/** `?a=1&b=x` (`&b=y` again for each value of a list), leaving out what is null, undefined or ''. */
+function query(params: Record<string, string | number | null | undefined | string[]>): string {
   const q = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) {
-    if (value !== null && value !== undefined && value !== '') q.set(name, String(value));
+  for (const [name, given] of Object.entries(params)) {
+    for (const value of Array.isArray(given) ? given : [given]) {
+      if (value !== null && value !== undefined && value !== '') q.append(name, String(value));
+    }
   }
   const text = q.toString();
   return text === '' ? '' : `?${text}`;
@@ -60,8 +62,9 @@ function query(params: Record<string, string | number | null | undefined>): stri
 /** Every call the page makes. */
 export const api = {
   studio: () => get<StudioInfo>('/api/studio'),
-  sessions: (prefix: string, cursor: string | null, limit = 50) =>
-    get<Page<SessionInfo>>(`/api/sessions${query({ prefix, cursor, limit })}`),
+  /** A page of the sessions whose id starts with `prefix` and that have every tag of `where` (`key=value` each). */
+  sessions: (prefix: string, where: string[], cursor: string | null, limit = 50) =>
+    get<Page<SessionInfo>>(`/api/sessions${query({ prefix, where, cursor, limit })}`),
   topology: (id: string) => get<SessionTopology>(`/api/sessions/${enc(id)}/topology`),
   details: (id: string, seqs: number[]) =>
     get<CheckpointDetail[]>(

@@ -1,18 +1,22 @@
 /**
  * The catalog: every session, most recently updated first, fifty at a time (the next page
- * loads as the end of the list comes into view), searchable by id prefix, following the
- * store live.
+ * loads as the end of the list comes into view), searchable by id prefix and filtered by tags,
+ * following the store live.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { useCatalogLive } from './live.js';
 import { ErrorNote } from './notes.js';
 import { Link, navigate, pathOf, sessionPath } from './router.js';
+import { TagFilter, TagList, withTag } from './tag-filter.js';
 import { ago, shortTime } from './time.js';
 import type { SessionInfo } from './wire.js';
 
-/** The catalog, showing the sessions whose id starts with `prefix`. */
-export function Catalog({ prefix }: { prefix: string }) {
+/**
+ * The catalog, showing the sessions whose id starts with `prefix` and that have every tag of
+ * `where` (`key=value` each).
+ */
+export function Catalog({ prefix, where }: { prefix: string; where: string[] }) {
   const [items, setItems] = useState<SessionInfo[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [loaded, setLoaded] = useState(false);
@@ -27,7 +31,7 @@ export function Catalog({ prefix }: { prefix: string }) {
     const mine = ++request.current;
     setBusy(true);
     api
-      .sessions(prefix, null)
+      .sessions(prefix, where, null)
       .then((page) => {
         if (mine !== request.current) return;
         setItems(page.items);
@@ -41,19 +45,20 @@ export function Catalog({ prefix }: { prefix: string }) {
       .finally(() => mine === request.current && setBusy(false));
   };
 
-  // The first page is read again when the prefix changes, and only then.
+  // The first page is read again when the prefix or the tags change, and only then.
+  const filter = JSON.stringify([prefix, where]);
   useEffect(() => {
     setSearch(prefix);
     setLoaded(false);
     first();
-  }, [prefix]);
+  }, [filter]);
 
   const more = () => {
     if (busy || cursor === null) return;
     const mine = ++request.current;
     setBusy(true);
     api
-      .sessions(prefix, cursor)
+      .sessions(prefix, where, cursor)
       .then((page) => {
         if (mine !== request.current) return;
         setItems((shown) => [...shown, ...page.items]);
@@ -76,7 +81,7 @@ export function Catalog({ prefix }: { prefix: string }) {
 
   // A change among the sessions searched for: with only the first page shown, read it again;
   // further down, offer to.
-  useCatalogLive(prefix, (top) => {
+  useCatalogLive(prefix, where, (top) => {
     if (!loaded) return;
     const shownTop = items[0];
     const same =
@@ -95,7 +100,7 @@ export function Catalog({ prefix }: { prefix: string }) {
   useEffect(() => {
     if (search === prefix) return;
     const timer = setTimeout(
-      () => navigate(pathOf({ view: 'catalog', prefix: search }), true),
+      () => navigate(pathOf({ view: 'catalog', prefix: search, where }), true),
       250,
     );
     return () => clearTimeout(timer);
@@ -112,6 +117,10 @@ export function Catalog({ prefix }: { prefix: string }) {
           aria-label="search by id prefix"
           value={search}
           onInput={(event) => setSearch(event.currentTarget.value)}
+        />
+        <TagFilter
+          where={where}
+          onChange={(tags) => navigate(pathOf({ view: 'catalog', prefix: search, where: tags }))}
         />
       </header>
       {stale && (
@@ -136,6 +145,7 @@ export function Catalog({ prefix }: { prefix: string }) {
             <th>Forked from</th>
             <th>Updated</th>
             <th>Created</th>
+            <th>Tags</th>
           </tr>
         </thead>
         <tbody>
@@ -155,17 +165,19 @@ export function Catalog({ prefix }: { prefix: string }) {
               </td>
               <td title={s.updatedAt}>{ago(s.updatedAt)}</td>
               <td>{shortTime(s.createdAt)}</td>
+              <td class="tags-cell">
+                <TagList
+                  tags={s.tags}
+                  href={(key, value) =>
+                    pathOf({ view: 'catalog', prefix, where: withTag(where, key, value) })
+                  }
+                />
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {loaded && items.length === 0 && (
-        <p class="empty">
-          {prefix === ''
-            ? 'The store has no sessions yet.'
-            : `No session id starts with "${prefix}".`}
-        </p>
-      )}
+      {loaded && items.length === 0 && <p class="empty">{noneFound(prefix, where)}</p>}
       <div ref={sentinel} class="sentinel" />
       {cursor !== null && (
         <button type="button" class="load-more" disabled={busy} onClick={more}>
@@ -174,4 +186,15 @@ export function Catalog({ prefix }: { prefix: string }) {
       )}
     </div>
   );
+}
+
+/** What an empty catalog says: that the store is empty, or that nothing matched. */
+function noneFound(prefix: string, where: string[]): string {
+  if (where.length === 0) {
+    return prefix === ''
+      ? 'The store has no sessions yet.'
+      : `No session id starts with "${prefix}".`;
+  }
+  const id = prefix === '' ? '' : ` and an id that starts with "${prefix}"`;
+  return `No session has the ${where.length === 1 ? 'tag' : 'tags'} ${where.join(', ')}${id}.`;
 }

@@ -1,16 +1,25 @@
 /**
  * Live updates from the studio (server-sent events): the newest session of the catalog (of
- * the sessions whose id starts with a prefix), or one session's summary, each time it changes.
+ * the sessions whose id starts with a prefix and that have the tags filtered by), or one
+ * session's summary, each time it changes.
  */
 import { useEffect, useRef } from 'preact/hooks';
 import type { SessionInfo } from './wire.js';
 
 /**
- * Call `onChange` with the first session whose id starts with `prefix` each time it changes
- * (and once at the start).
+ * Call `onChange` with the first session whose id starts with `prefix` and that has every tag
+ * of `where` (`key=value` each) each time it changes (and once at the start).
  */
-export function useCatalogLive(prefix: string, onChange: (top: SessionInfo | null) => void): void {
-  const query = prefix === '' ? '' : `?prefix=${encodeURIComponent(prefix)}`;
+export function useCatalogLive(
+  prefix: string,
+  where: string[],
+  onChange: (top: SessionInfo | null) => void,
+): void {
+  const params = new URLSearchParams();
+  if (prefix !== '') params.set('prefix', prefix);
+  for (const tag of where) params.append('where', tag);
+  const text = params.toString();
+  const query = text === '' ? '' : `?${text}`;
   useEvents(`/api/events${query}`, 'catalog', (data) =>
     onChange((data as { top: SessionInfo | null }).top),
   );

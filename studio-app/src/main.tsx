@@ -47,7 +47,7 @@ function App() {
       <main>
         <ErrorNote error={error} />
         {route.view === 'catalog' ? (
-          <Catalog prefix={route.prefix} />
+          <Catalog prefix={route.prefix} where={route.where} />
         ) : route.view === 'session' ? (
           <SessionView key={route.id} route={route} write={write} />
         ) : route.view === 'scopes' ? (

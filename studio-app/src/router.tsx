@@ -1,14 +1,15 @@
 /**
  * The page's views as addresses, so that each can be bookmarked, reloaded and gone back to:
- * `/` the catalog (`?prefix=`), `/sessions/<id>` a session (`?seq=` a checkpoint, `&vs=`
- * the one it is compared with, `&tab=transcript`), `/state` the scopes, `/state/<scope>` one.
+ * `/` the catalog (`?prefix=`, and `&where=key%3Dvalue` for each tag it is filtered by),
+ * `/sessions/<id>` a session (`?seq=` a checkpoint, `&vs=` the one it is compared with,
+ * `&tab=transcript`), `/state` the scopes, `/state/<scope>` one.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 /** A view and what it shows. */
 export type Route =
-  | { view: 'catalog'; prefix: string }
+  | { view: 'catalog'; prefix: string; where: string[] }
   | {
       view: 'session';
       id: string;
@@ -30,7 +31,9 @@ export function currentRoute(): Route {
   const q = new URLSearchParams(search);
   const parts = pathname.split('/').filter((p) => p !== '');
   try {
-    if (parts.length === 0) return { view: 'catalog', prefix: q.get('prefix') ?? '' };
+    if (parts.length === 0) {
+      return { view: 'catalog', prefix: q.get('prefix') ?? '', where: q.getAll('where') };
+    }
     if (parts[0] === 'sessions' && parts.length === 2) {
       return {
         view: 'session',
@@ -52,15 +55,19 @@ export function currentRoute(): Route {
 
 /** The address of a view. */
 export function pathOf(route: Route): string {
-  const q = (params: Record<string, string | number | null>) => {
+  const q = (params: Record<string, string | number | null | string[]>) => {
     const s = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) if (v !== null && v !== '') s.set(k, String(v));
+    for (const [k, v] of Object.entries(params)) {
+      for (const one of Array.isArray(v) ? v : [v]) {
+        if (one !== null && one !== '') s.append(k, String(one));
+      }
+    }
     const text = s.toString();
     return text === '' ? '' : `?${text}`;
   };
   switch (route.view) {
     case 'catalog':
-      return `/${q({ prefix: route.prefix })}`;
+      return `/${q({ prefix: route.prefix, where: route.where })}`;
     case 'session':
       return `/sessions/${encodeURIComponent(route.id)}${q({
         seq: route.seq,
@@ -75,6 +82,10 @@ export function pathOf(route: Route): string {
       return route.path;
   }
 }
+
+/** The address of the catalog of the sessions that have the tag `key=value`. */
+export const taggedPath = (key: string, value: string) =>
+  pathOf({ view: 'catalog', prefix: '', where: [`${key}=${value}`] });
 
 /** The address of a session's view. */
 export const sessionPath = (id: string, seq: number | null = null) =>

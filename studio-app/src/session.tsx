@@ -9,7 +9,8 @@ import { CheckpointPanel } from './checkpoint-panel.js';
 import { ask } from './confirm.js';
 import { useSessionLive } from './live.js';
 import { DoneNote, ErrorNote } from './notes.js';
-import { Link, navigate, pathOf, type Route, sessionPath } from './router.js';
+import { Link, navigate, pathOf, type Route, sessionPath, taggedPath } from './router.js';
+import { TagList } from './tag-filter.js';
 import { ago, shortTime } from './time.js';
 import { hasCheckpoint } from './topology.js';
 import { TranscriptPanel } from './transcript-panel.js';
@@ -235,6 +236,11 @@ export function SessionView({ route, write }: { route: SessionRoute; write: bool
                 at {info.forkedFrom.seq}
               </>
             )}
+          </p>
+        )}
+        {info && Object.keys(info.tags).length > 0 && (
+          <p class="session-tags">
+            tags <TagList tags={info.tags} href={taggedPath} />
           </p>
         )}
         {write && info && (

@@ -26,6 +26,19 @@ export interface SessionInfo {
   metadata: { [key: string]: Json };
   createdAt: string;
   updatedAt: string;
+  /** Its tags (`{}` when none), keys in ascending order. */
+  tags: { [key: string]: string };
+}
+
+/**
+ * A tag written as text, `key=value`: a `where` parameter of `/api/sessions` and
+ * `/api/events` (one a tag, `?where=user%3Dann&where=status%3Dopen`), as `ckpt sessions
+ * --where` and `ckpt tag` take them. It splits at the first `=`, since a tag's key never holds
+ * one and a value may; null when there is no `=` or nothing before it.
+ */
+export function tagPair(text: string): [key: string, value: string] | null {
+  const at = text.indexOf('=');
+  return at <= 0 ? null : [text.slice(0, at), text.slice(at + 1)];
 }
 
 /**

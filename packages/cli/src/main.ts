@@ -15,6 +15,7 @@ import { NotConfirmed, registerRepair } from './commands/repair.js';
 import { registerRetention } from './commands/retention.js';
 import { registerState } from './commands/state.js';
 import { registerStudio } from './commands/studio.js';
+import { registerTag } from './commands/tag.js';
 import { registerTransfer } from './commands/transfer.js';
 import { registerWatch } from './commands/watch.js';
 import { Context, type GlobalOptions } from './context.js';
@@ -139,6 +140,7 @@ Example:
   registerWatch(root, ctx);
   registerDiff(root, ctx);
   registerRepair(root, ctx);
+  registerTag(root, ctx);
   registerRetention(root, ctx);
   registerDestroy(root, ctx);
   registerState(root, ctx);

@@ -1,5 +1,6 @@
 /** Parsing of option and argument values: a bad one is refused before anything is opened. */
 import { InvalidArgumentError } from 'commander';
+import { BadTag, type Tags, withTag } from './tag-pairs.js';
 import { UsageError } from './usage-error.js';
 
 /** A parser of a positive integer, for `name` in messages. */
@@ -58,6 +59,21 @@ export function oneOf<T extends string>(name: string, choices: readonly T[]): (v
       );
     }
     return value as T;
+  };
+}
+
+/**
+ * A parser of a tag option that may be repeated (`--where user=ann --where status=open`): the
+ * tags of the options before it with this one's (see `withTag`).
+ */
+export function tagOption(): (value: string, previous: Tags | undefined) => Tags {
+  return (value, previous) => {
+    try {
+      return withTag(previous ?? {}, value);
+    } catch (err) {
+      if (err instanceof BadTag) throw new InvalidArgumentError(err.message);
+      throw err;
+    }
   };
 }
 

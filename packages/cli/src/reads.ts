@@ -93,6 +93,8 @@ export interface SessionsQuery {
   cursor?: string | null;
   /** Only the sessions whose id starts with it. */
   prefix?: string;
+  /** Only the sessions that have every one of these tags. */
+  where?: Record<string, string>;
 }
 
 /** A page of the catalog, most recently updated first (`ckpt sessions --json`). */
@@ -100,7 +102,12 @@ export function sessionsPage(
   store: CheckpointStore,
   query: SessionsQuery,
 ): Promise<Page<SessionInfo>> {
-  return store.sessions({ limit: query.limit, cursor: query.cursor ?? null, prefix: query.prefix });
+  return store.sessions({
+    limit: query.limit,
+    cursor: query.cursor ?? null,
+    prefix: query.prefix,
+    where: query.where,
+  });
 }
 
 /** A session's summary and one checkpoint of it, data included (`ckpt show --json`). */

@@ -3,7 +3,8 @@
  * state … --json` print and the studio's API returns, made in one place so that both stay the
  * same.
  */
-import type { CheckpointStore, JsonValue } from '@ckpt/core';
+import { type CheckpointStore, CkptError, type JsonValue, type SessionInfo } from '@ckpt/core';
+import { sameTags, tagsOrNone } from './tag-pairs.js';
 
 /** What `rollback` answers. */
 export interface RolledBack {
@@ -146,4 +147,71 @@ export async function deleteState(
   key: string,
 ): Promise<StateDeleted> {
   return { scope, key, deleted: await store.state(scope).delete(key) };
+}
+
+/** What `tag` changes: tags to set, keys to remove, or (`replace`) the whole set. */
+export interface TagChange {
+  set: Record<string, string>;
+  remove: string[];
+  /** The session's tags become `set` exactly: nothing of the tags it had is kept. */
+  replace: boolean;
+}
+
+/** What `tag` answers. */
+export interface Tagged {
+  sessionId: string;
+  /** The session's tags now. */
+  tags: Record<string, string>;
+  /** Its tags as read before the change. */
+  previous: Record<string, string>;
+  /** False when the tags were already so, and nothing was written. */
+  changed: boolean;
+}
+
+/**
+ * Change the tags of a session known to exist. The store replaces a session's tags whole, so
+ * tags set or removed alone are read, changed and written back. The store has no
+ * compare-and-set of tags: what it can tell is checked after the write, and said as CONFLICT
+ * (the write stays done): a checkpoint or rollback between the read and the check (it may
+ * have set tags that this write replaced, or replaced this write's), or tags other than
+ * those written. A `setTags` of another writer between the read and the write cannot be
+ * told apart from no change at all; the README says so.
+ */
+export async function tagSession(
+  store: CheckpointStore,
+  before: SessionInfo,
+  change: TagChange,
+): Promise<Tagged> {
+  const id = before.sessionId;
+  const previous = before.tags;
+  let tags: Record<string, string> = change.replace ? {} : { ...previous };
+  for (const key of change.remove) delete tags[key];
+  tags = { ...tags, ...change.set };
+  if (sameTags(tags, previous)) return { sessionId: id, tags: previous, previous, changed: false };
+  await store.setTags(id, tags);
+  const after = await store.info(id);
+  if (after === null) {
+    throw new CkptError(
+      'CONFLICT',
+      `session ${JSON.stringify(id)} was deleted while its tags were being changed.`,
+      { details: { sessionId: id } },
+    );
+  }
+  const written =
+    after.head !== before.head || after.updatedAt.getTime() !== before.updatedAt.getTime();
+  if (written && !change.replace) {
+    throw new CkptError(
+      'CONFLICT',
+      `session ${JSON.stringify(id)} was written while its tags were being changed (head ${before.head}, now ${after.head}); had that checkpoint tags, this change, made to the tags read before it, replaced them, or they replaced this change. Its tags now: ${tagsOrNone(after.tags)}; check them, and run the command again if they are not what they should be.`,
+      { details: { sessionId: id } },
+    );
+  }
+  if (!sameTags(after.tags, tags)) {
+    throw new CkptError(
+      'CONFLICT',
+      `the tags of session ${JSON.stringify(id)} were changed by another writer right after this change, which wrote ${tagsOrNone(tags)}. Its tags now: ${tagsOrNone(after.tags)}; check them, and run the command again if they are not what they should be.`,
+      { details: { sessionId: id } },
+    );
+  }
+  return { sessionId: id, tags: after.tags, previous, changed: true };
 }

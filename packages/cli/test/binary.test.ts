@@ -32,6 +32,7 @@ describe('ckpt without a store', () => {
       'fork',
       'prune',
       'delete',
+      'tag',
       'sweep',
       'pin',
       'unpin',

@@ -10,37 +10,7 @@ import { main } from '@ckpt/cli';
 import { type CheckpointBackend, CheckpointStore } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
 import { expect, it } from 'vitest';
-
-/** A store on `store`'s backend that the command may close, leaving the test's open. */
-function lent(store: CheckpointStore): CheckpointStore {
-  return new CheckpointStore(
-    new Proxy(store.backend, {
-      get(target, property) {
-        if (property === 'close') return async () => {};
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    }),
-  );
-}
-
-/** `lent(store)`, with each call of the backend's `method` made through `around`. */
-function lentAround(
-  store: CheckpointStore,
-  method: keyof CheckpointBackend,
-  around: (call: () => unknown) => unknown,
-): CheckpointStore {
-  return new CheckpointStore(
-    new Proxy(lent(store).backend, {
-      get(target, property) {
-        const value = Reflect.get(target, property, target);
-        if (property !== method) return value;
-        return (...args: unknown[]) =>
-          around(() => (value as (...a: unknown[]) => unknown).apply(target, args));
-      },
-    }),
-  );
-}
+import { lent, lentAround } from './support/lent-store.js';
 
 /** A sink that keeps what is written to it. */
 function sink() {
@@ -239,7 +209,7 @@ it('prints sessions --all a page at a time as it reads them, the same as one pag
       const lines = text.trimEnd().split('\n');
       expect(lines).toHaveLength(2501);
       expect(lines[0]).toMatch(
-        /^SESSION {2}HEAD {2}CHECKPOINTS {2}UPDATED {15}CREATED {15}FORKED FROM$/,
+        /^SESSION {2}HEAD {2}CHECKPOINTS {2}UPDATED {15}CREATED {15}FORKED FROM {2}TAGS$/,
       );
       expect(lines.slice(1).map((l) => l.split(' ')[0])).toEqual(expected.map((s) => s.sessionId));
     }

@@ -203,6 +203,109 @@ describe.runIf(haveChromium).each(BACKENDS)('ckpt studio in a browser on $name',
     await close();
   });
 
+  it("filters the catalog by tags typed beside the search, pages within them, follows them live, and shows a session's tags", async () => {
+    // Tags set alone keep every session in its place in the catalog, for the other tests.
+    const others = (await store.sessions({ prefix: 'other-', limit: 100 })).items;
+    for (const [i, s] of others.entries()) {
+      await store.setTags(s.sessionId, i < 5 ? { team: 'red', status: 'open' } : { team: 'red' });
+    }
+    await store.setTags('agent', { team: 'blue', status: 'open', note: 'on hold' });
+    const { page, close } = await open(readOnly);
+    try {
+      const rows = page.locator('table.sessions tbody tr');
+      const shown = () =>
+        rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-session')));
+      const matching = async (where: Record<string, string>, prefix = '') =>
+        (await store.sessions({ where, prefix, limit: 100 })).items.map((s) => s.sessionId);
+      const input = page.getByLabel('filter by tag (key=value)');
+      await rows.nth(49).waitFor();
+
+      await input.fill('team=red');
+      await input.press('Enter');
+      await page.waitForURL(/\/\?where=team%3Dred$/);
+      await expect.poll(shown).toEqual((await matching({ team: 'red' })).slice(0, 50));
+      // The next page is of the sessions with the tag alone.
+      await rows.nth(49).scrollIntoViewIfNeeded();
+      await rows.nth(54).waitFor();
+      await expect.poll(() => page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+      expect(await shown()).toEqual(await matching({ team: 'red' }));
+
+      // A second tag narrows it; the search by id prefix goes with it.
+      await input.fill('status=open');
+      await input.press('Enter');
+      await page.waitForURL(/\/\?where=team%3Dred&where=status%3Dopen$/);
+      await expect.poll(shown).toEqual(await matching({ team: 'red', status: 'open' }));
+      expect(await shown()).toHaveLength(5);
+      const first = others[0]!.sessionId;
+      await page.getByLabel('search by id prefix').fill(first);
+      await page.waitForURL(new RegExp(`prefix=${first}&where=team%3Dred&where=status%3Dopen$`));
+      await expect.poll(shown).toEqual([first]);
+      await page.getByLabel('search by id prefix').fill('');
+      await expect.poll(shown).toHaveLength(5);
+
+      // Only a change to a session with the tags makes the list read again.
+      const reads: string[] = [];
+      page.on('request', (req) => {
+        if (new URL(req.url()).pathname === '/api/sessions') reads.push(req.url());
+      });
+      await store.checkpoint('zz-untagged', { elsewhere: true });
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(reads).toEqual([]);
+      await store.checkpoint('tagged-live', 1, { tags: { team: 'red', status: 'open' } });
+      await rows.first().and(page.locator('tr[data-session="tagged-live"]')).waitFor();
+      expect(reads).toHaveLength(1);
+
+      // A tag taken away widens it again; a tag clicked in a row is added (in place of
+      // another value of its key).
+      await page.getByRole('button', { name: 'remove the tag filter team=red' }).click();
+      await page.waitForURL(/\/\?where=status%3Dopen$/);
+      await expect.poll(shown).toEqual(await matching({ status: 'open' }));
+      expect(await shown()).toContain('agent');
+      await page.locator('tr[data-session="agent"] a.chip', { hasText: 'team=blue' }).click();
+      await page.waitForURL(/\/\?where=status%3Dopen&where=team%3Dblue$/);
+      await expect.poll(shown).toEqual(['agent']);
+      expect(await page.locator('tr[data-session="agent"] td.tags-cell').textContent()).toBe(
+        'note=on holdstatus=openteam=blue',
+      );
+
+      // What cannot be a tag: said beside the box, or by the server, naming where.
+      await input.fill('nonsense');
+      await input.press('Enter');
+      expect(await page.locator('.tag-problem').textContent()).toBe(
+        'A tag is key=value, such as user=ann.',
+      );
+      await input.fill('bad key=x');
+      await input.press('Enter');
+      await expect
+        .poll(() => page.locator('.note-error').textContent())
+        .toMatch(/^INVALID_ARGUMENT where: a tag key is 1 to 64/);
+      await page.getByRole('button', { name: 'remove the tag filter bad key=x' }).click();
+      // The list read again without it: the error goes.
+      await expect.poll(() => page.locator('.note-error').count()).toBe(0);
+      expect(await shown()).toEqual(['agent']);
+
+      // A filter nothing matches says so.
+      await page.goto(`${readOnly.origin}/?where=team%3Dgreen`);
+      await expect
+        .poll(() => page.locator('p.empty').textContent())
+        .toBe('No session has the tag team=green.');
+
+      // A session's page shows its tags, each a link to the sessions that have it.
+      await page.goto(`${readOnly.origin}/sessions/agent`);
+      const tags = page.locator('.session-tags a.chip');
+      await tags.first().waitFor();
+      expect(await tags.allTextContents()).toEqual(['note=on hold', 'status=open', 'team=blue']);
+      await tags.nth(2).click();
+      await page.waitForURL(/\/\?where=team%3Dblue$/);
+      await expect.poll(shown).toEqual(['agent']);
+    } finally {
+      await close();
+      for (const s of others) await store.setTags(s.sessionId, {});
+      await store.setTags('agent', {});
+      await Promise.all([store.delete('zz-untagged'), store.delete('tagged-live')]);
+    }
+  });
+
   it('draws the tree: the active timeline, the abandoned branch, the head, and the fork as a link', async () => {
     const { page, close } = await open(readOnly);
     await page.locator('tr[data-session="agent"] a').click();

@@ -538,6 +538,74 @@ describe('ckpt studio over HTTP', () => {
     await events.close();
   });
 
+  it('filters the catalog and its events by tags, as ckpt sessions --where does', async () => {
+    const c = client(readOnly);
+    const where = (...tags: string[]) =>
+      tags.map((tag) => `where=${encodeURIComponent(tag)}`).join('&');
+    const ids = (answer: Answer) =>
+      (answer.json as { items: { sessionId: string }[] }).items.map((s) => s.sessionId);
+    await store.checkpoint('tagged-1', 1, { tags: { user: 'ann', status: 'open' } });
+    await store.checkpoint('tagged-2', 1, { tags: { user: 'ann', status: 'done' } });
+    await store.checkpoint('tagged-3', 1, { tags: { user: 'ann', status: 'open', note: 'a=b c' } });
+    const open = await c.get(`/api/sessions?${where('user=ann', 'status=open')}`);
+    const cli = await ckpt([
+      '--store',
+      url,
+      'sessions',
+      '--where',
+      'user=ann',
+      '--where',
+      'status=open',
+      '--json',
+    ]);
+    expect(open.json).toEqual(JSON.parse(cli.stdout));
+    expect(ids(open)).toEqual(['tagged-3', 'tagged-1']);
+    expect(ids(await c.get(`/api/sessions?${where('note=a=b c')}`))).toEqual(['tagged-3']);
+    expect(ids(await c.get(`/api/sessions?prefix=tagged-2&${where('user=ann')}`))).toEqual([
+      'tagged-2',
+    ]);
+    // A cursor goes on within the tags it was made with.
+    const first = (await c.get(`/api/sessions?limit=2&${where('user=ann')}`)).json as {
+      cursor: string;
+    };
+    const next = await c.get(
+      `/api/sessions?limit=2&cursor=${encodeURIComponent(first.cursor)}&${where('user=ann')}`,
+    );
+    expect(ids(next)).toEqual(['tagged-1']);
+    expect((await c.get(`/api/sessions?cursor=${encodeURIComponent(first.cursor)}`)).status).toBe(
+      400,
+    );
+    for (const bad of [['user'], ['bad key=x'], ['user=ann', 'user=bob'], ['user=a\0b']]) {
+      for (const path of ['/api/sessions', '/api/events']) {
+        const refused = await c.get(`${path}?${where(...bad)}`);
+        expect(refused.status, `${path} ${bad}`).toBe(400);
+        expect(refused.json).toMatchObject({
+          error: { code: 'INVALID_ARGUMENT', message: expect.stringMatching(/where/) },
+        });
+      }
+    }
+
+    // The events of a filtered catalog: its newest session with the tags, and a change to one
+    // without them sends nothing.
+    const events = await openEvents(
+      readOnly.origin,
+      readOnly.token,
+      `/api/events?${where('status=open', 'user=ann')}`,
+    );
+    expect(await events.next()).toMatchObject({
+      event: 'catalog',
+      data: { top: { sessionId: 'tagged-3', tags: { status: 'open', user: 'ann' } } },
+    });
+    await store.checkpoint('tagged-2', 2);
+    await store.checkpoint('tagged-1', 2);
+    expect(await events.next()).toMatchObject({
+      event: 'catalog',
+      data: { top: { sessionId: 'tagged-1', head: 2 } },
+    });
+    await events.close();
+    for (const id of ['tagged-1', 'tagged-2', 'tagged-3']) await store.delete(id);
+  });
+
   it('refuses a --poll without a unit, before it listens', async () => {
     const run = await ckpt(['--store', url, 'studio', '--port', '0', '--poll', '5']);
     expect(run.code).toBe(2);

@@ -52,6 +52,10 @@ function underTerminal(
 
 // A foreground colour: ESC [ 3x m.
 const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[3\\dm`);
+// The terminal's escapes (colours, the cursor).
+const ESCAPES = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, 'g');
+/** What a terminal got, without its escapes and carriage returns. */
+const plain = (text: string) => text.replace(ESCAPES, '').replaceAll('\r', '');
 
 describe('on a terminal', () => {
   it('draws a progress bar with counts and rate on stderr while copying', async () => {
@@ -135,9 +139,6 @@ describe('on a terminal', () => {
     );
     await store.checkpoint('chat', { v: long }, { metadata: { note: 'short' } });
     await store.close();
-    // Without the terminal's escapes (colours, the cursor) and carriage returns.
-    const ESCAPES = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, 'g');
-    const plain = (text: string) => text.replace(ESCAPES, '').replaceAll('\r', '');
     for (const args of [
       ['transcript', 'chat'],
       ['tree', 'chat'],
@@ -163,6 +164,29 @@ describe('on a terminal', () => {
     expect((await ckpt(['--store', url, 'transcript', 'chat'])).stdout).toContain(
       `assistant: ${long}`,
     );
+  });
+
+  it("cuts a session's tags at the width of the terminal in sessions and tree, and prints them whole with --wide", async () => {
+    const url = `sqlite:${join(dir, 'tags.db')}`;
+    const store = await openStore(url);
+    const long = `a long note ${'that goes on '.repeat(12)}to the end`;
+    await store.checkpoint('tagged', 1, { tags: { note: long, user: 'ann' } });
+    await store.close();
+    // The columns before the tags take about a hundred.
+    for (const [args, columns] of [
+      [['sessions'], 120],
+      [['tree', 'tagged'], 60],
+    ] as const) {
+      const cut = plain((await underTerminal(['--store', url, ...args], '', {}, columns)).output);
+      const lines = cut.trimEnd().split('\n');
+      expect(Math.max(...lines.map((l) => l.length)), args.join(' ')).toBeLessThanOrEqual(columns);
+      expect(cut, args.join(' ')).toContain('note="a long note');
+      expect(cut, args.join(' ')).not.toContain('user=ann');
+      const whole = plain(
+        (await underTerminal(['--store', url, ...args, '--wide'], '', {}, columns)).output,
+      );
+      expect(whole, args.join(' ')).toContain('to the end" user=ann');
+    }
   });
 
   it('colours what diff added, removed and changed', async () => {

@@ -214,6 +214,105 @@ describe('export format', () => {
     });
   });
 
+  describe('tags', () => {
+    /** A store whose "ann" has tags (one with '=' and ':' in it) and whose "plain" has none. */
+    async function tagged(): Promise<CheckpointStore> {
+      const store = new CheckpointStore(memory());
+      await store.checkpoint('ann', 1, { tags: { user: 'ann', 'a:b': 'c=d ü' } });
+      await store.checkpoint('ann', 2);
+      await store.checkpoint('plain', 1);
+      return store;
+    }
+    const sessionLines = (lines: string[]) =>
+      lines.map((l) => JSON.parse(l)).filter((p) => p.type === 'session');
+
+    it('writes them on the line of a session that has some, and nowhere else', async () => {
+      const [ann, plain] = sessionLines(await linesOf(await tagged())).sort((a, b) =>
+        a.sessionId < b.sessionId ? -1 : 1,
+      );
+      expect(ann.tags).toEqual({ 'a:b': 'c=d ü', user: 'ann' });
+      expect(Object.keys(plain)).not.toContain('tags');
+    });
+
+    it('reads them back, so that info, sessions and where answer as in the source', async () => {
+      const source = await tagged();
+      const target = new CheckpointStore(memory());
+      await importStore(target, await linesOf(source));
+      for (const id of ['ann', 'plain']) {
+        expect(await target.info(id)).toEqual(await source.info(id));
+      }
+      const where = { where: { user: 'ann' } };
+      expect((await target.sessions(where)).items).toEqual((await source.sessions(where)).items);
+      expect((await target.info('plain'))?.tags).toEqual({});
+    });
+
+    it('replaces the tags of a session already there with those of the export', async () => {
+      const target = new CheckpointStore(memory());
+      await target.checkpoint('ann', 1, { tags: { user: 'bob', old: 'x' } });
+      await importStore(target, await linesOf(await tagged()), { ifExists: 'replace' });
+      expect((await target.info('ann'))?.tags).toEqual({ 'a:b': 'c=d ü', user: 'ann' });
+      expect((await target.sessions({ where: { user: 'bob' } })).items).toEqual([]);
+    });
+
+    it('reads an export written before tags existed: its sessions have none', async () => {
+      const at = '2026-12-05T10:00:00.000Z';
+      const target = new CheckpointStore(memory());
+      const counts = await importStore(target, [
+        `{"type":"header","format":"${EXPORT_FORMAT}","version":2,"exportedAt":"${at}"}`,
+        `{"type":"session","sessionId":"old","head":1,"forkedFrom":null,"createdAt":"${at}","updatedAt":"${at}","checkpoints":1}`,
+        `{"type":"checkpoint","seq":1,"parent":null,"createdAt":"${at}","metadata":{},"transcript":[],"data":1}`,
+        '{"type":"end","sessions":1,"checkpoints":1,"state":0}',
+      ]);
+      expect(counts).toMatchObject({ sessions: 1, checkpoints: 1 });
+      expect((await target.info('old'))?.tags).toEqual({});
+    });
+
+    it('refuses a session with tags on a store without the tags capability, naming its line and id', async () => {
+      const lines = await linesOf(await tagged());
+      const n = lines.findIndex((l) => l.includes('"sessionId":"ann"'));
+      // The memory backend without setTags: a backend written before tags.
+      const target = new CheckpointStore(
+        new Proxy(memory(), {
+          get(backend, key) {
+            if (key === 'setTags') return undefined;
+            const value: unknown = Reflect.get(backend, key, backend);
+            return typeof value === 'function' ? value.bind(backend) : value;
+          },
+        }),
+      );
+      expect(target.capabilities.tags).toBe(false);
+      const err = await importStore(target, lines).catch((e: unknown) => e);
+      expect(err).toMatchObject({
+        code: 'UNSUPPORTED',
+        details: { capability: 'tags', line: n + 1, sessionId: 'ann' },
+      });
+      expect(String(err)).toMatch(new RegExp(`export line ${n + 1}: .*tags`));
+      expect(await target.info('ann')).toBeNull();
+      // "plain" (written last, so exported first) has no tags: it went in as before.
+      expect(n).toBeGreaterThan(lines.findIndex((l) => l.includes('"sessionId":"plain"')));
+      expect((await target.info('plain'))?.head).toBe(1);
+    });
+
+    it('refuses bad tags on a session line, naming the line, and writes nothing of that session', async () => {
+      const lines = await linesOf(await tagged());
+      const n = lines.findIndex((l) => l.includes('"sessionId":"ann"'));
+      for (const bad of ['"tags":["user"]', '"tags":{"no spaces":"x"}', '"tags":{"user":1}']) {
+        const spoilt = lines.map((l, i) => (i === n ? l.replace(/"tags":\{[^}]*\}/, bad) : l));
+        const target = new CheckpointStore(memory());
+        expect(await code(importStore(target, spoilt))).toMatch(
+          new RegExp(`^INVALID_ARGUMENT: export line ${n + 1}: session\\.tags`),
+        );
+        expect(await target.info('ann')).toBeNull();
+      }
+    });
+
+    it('carries them with copyStore', async () => {
+      const target = new CheckpointStore(memory());
+      await copyStore(await tagged(), target);
+      expect((await target.info('ann'))?.tags).toEqual({ 'a:b': 'c=d ü', user: 'ann' });
+    });
+  });
+
   describe("with ifExists: 'skip'", () => {
     /** A target that already holds session "main" and a state value of its own. */
     async function holding(): Promise<CheckpointStore> {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { type Context, type WideOptions, wideOptions } from '../context.js';
 import { brief, count, cut, shortTime } from '../io.js';
 import { itemLine } from '../item-line.js';
-import { positiveInteger } from '../parse.js';
+import { positiveInteger, tagOption } from '../parse.js';
 import {
   allPages,
   sessionsPage,
@@ -14,13 +14,22 @@ import {
   transcriptPage,
 } from '../reads.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
+import { type Tags, tagsLine, tagWords } from '../tag-pairs.js';
 import { pinLabel, renderTree } from '../tree.js';
 import { example } from './help.js';
 
 const forkedFrom = (f: { sessionId: string; seq: number } | null) =>
   f === null ? '' : `${f.sessionId} at ${f.seq}`;
 
-const SESSION_HEAD = ['SESSION', 'HEAD', 'CHECKPOINTS', 'UPDATED', 'CREATED', 'FORKED FROM'];
+const SESSION_HEAD = [
+  'SESSION',
+  'HEAD',
+  'CHECKPOINTS',
+  'UPDATED',
+  'CREATED',
+  'FORKED FROM',
+  'TAGS',
+];
 const sessionRow = (s: SessionInfo) => [
   s.sessionId,
   s.head,
@@ -28,54 +37,70 @@ const sessionRow = (s: SessionInfo) => [
   shortTime(s.updatedAt),
   shortTime(s.createdAt),
   forkedFrom(s.forkedFrom),
+  tagsLine(s.tags),
 ];
 
 export function registerInspect(program: Command, ctx: Context): void {
   example(
-    program
-      .command('sessions')
-      .description('list the sessions, most recently updated first')
-      .option('--prefix <p>', 'only the sessions whose id starts with p (found by an index)')
-      .option('--limit <n>', 'sessions per page (1 to 1000)', positiveInteger('limit'), 50)
-      .option('--cursor <cursor>', 'the page after the one that printed this cursor')
-      .option('--all', 'every session, page after page')
-      .action(
-        async (
-          opts: { prefix?: string; limit: number; cursor?: string; all?: boolean },
-          command: Command,
-        ) => {
-          const store = await ctx.store();
-          const { prefix } = opts;
-          if (opts.all) {
-            // Printed a page at a time, as it is read: a large store is never held whole.
-            const pages = allPages((cursor) =>
-              sessionsPage(store, { prefix, limit: 1000, cursor }),
-            );
-            await ctx.outputPages(pages, SESSION_HEAD, sessionRow);
-            return;
-          }
-          const page = await sessionsPage(store, {
-            prefix,
-            limit: opts.limit,
-            cursor: opts.cursor,
-          });
-          ctx.output(page, () => {
-            ctx.table(SESSION_HEAD, page.items.map(sessionRow));
-            if (page.cursor !== null) {
-              // A cursor continues the listing of its own prefix only.
-              const prefixed = prefix === undefined ? [] : ['--prefix', prefix];
-              const limit =
-                command.getOptionValueSource('limit') === 'cli'
-                  ? ['--limit', String(opts.limit)]
-                  : [];
-              const next = ['sessions', ...prefixed, ...limit, '--cursor', page.cursor];
-              ctx.note(`more: ${ctx.commandLine(next)}`);
-            }
-          });
+    wideOptions(
+      program
+        .command('sessions')
+        .description('list the sessions, most recently updated first')
+        .option('--prefix <p>', 'only the sessions whose id starts with p (found by an index)')
+        .option(
+          '--where <key=value>',
+          'only the sessions with this tag; repeat it for sessions with every tag given (found by an index)',
+          tagOption(),
+        )
+        .option('--limit <n>', 'sessions per page (1 to 1000)', positiveInteger('limit'), 50)
+        .option('--cursor <cursor>', 'the page after the one that printed this cursor')
+        .option('--all', 'every session, page after page'),
+    ).action(
+      async (
+        opts: WideOptions & {
+          prefix?: string;
+          where?: Tags;
+          limit: number;
+          cursor?: string;
+          all?: boolean;
         },
-      ),
+        command: Command,
+      ) => {
+        const store = await ctx.store();
+        const { prefix, where } = opts;
+        if (opts.all) {
+          // Printed a page at a time, as it is read: a large store is never held whole.
+          const pages = allPages((cursor) =>
+            sessionsPage(store, { prefix, where, limit: 1000, cursor }),
+          );
+          await ctx.outputPages(pages, SESSION_HEAD, sessionRow);
+          return;
+        }
+        const page = await sessionsPage(store, {
+          prefix,
+          where,
+          limit: opts.limit,
+          cursor: opts.cursor,
+        });
+        ctx.output(page, () => {
+          ctx.table(SESSION_HEAD, page.items.map(sessionRow), ctx.width(opts));
+          if (page.cursor !== null) {
+            // A cursor continues the listing of its own prefix and tags only.
+            const prefixed = prefix === undefined ? [] : ['--prefix', prefix];
+            const tagged = tagWords(where ?? {}).flatMap((word) => ['--where', word]);
+            const limit =
+              command.getOptionValueSource('limit') === 'cli'
+                ? ['--limit', String(opts.limit)]
+                : [];
+            const next = ['sessions', ...prefixed, ...tagged, ...limit, '--cursor', page.cursor];
+            ctx.note(`more: ${ctx.commandLine(next)}`);
+          }
+        });
+      },
+    ),
     'ckpt sessions --store sqlite:./agent.db --limit 20',
     "ckpt sessions --prefix 'user-42/' --all",
+    'ckpt sessions --where user=ann --where status=open',
   );
 
   example(
@@ -132,8 +157,12 @@ export function registerInspect(program: Command, ctx: Context): void {
         const origin = info.forkedFrom
           ? ` · forked from ${JSON.stringify(info.forkedFrom.sessionId)} at ${info.forkedFrom.seq}`
           : '';
+        const tags = Object.keys(info.tags).length > 0 ? ` · ${tagsLine(info.tags)}` : '';
         ctx.print(
-          `${c.bold(sessionId)} · head ${info.head} · ${count(info.checkpoints, 'checkpoint')}${origin}`,
+          cut(
+            `${c.bold(sessionId)} · head ${info.head} · ${count(info.checkpoints, 'checkpoint')}${origin}${tags}`,
+            ctx.width(opts),
+          ),
         );
         for (const line of renderTree(nodes, c, ctx.width(opts))) ctx.print(line);
       });

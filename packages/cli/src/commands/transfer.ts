@@ -125,6 +125,26 @@ function conflictForCli(err: unknown, where: string): unknown {
   );
 }
 
+/**
+ * UNSUPPORTED for tags (a session with tags, into a store whose backend cannot keep them),
+ * said for a person at a command line: which session, that nothing of it was written, and
+ * what to do; any other error as it is. `again` is the command that takes up where this one
+ * stopped.
+ */
+function tagsNotKept(err: unknown, backend: string | undefined, again: string): unknown {
+  if (!isCkptError(err, 'UNSUPPORTED') || err.details.capability !== 'tags') return err;
+  const { line, sessionId } = err.details;
+  const at = typeof line === 'number' ? `export line ${line}: ` : '';
+  const which =
+    typeof sessionId === 'string' ? `session ${JSON.stringify(sessionId)}` : 'a session';
+  const kind = backend === undefined ? 'its backend' : `its backend (${backend})`;
+  return new CkptError(
+    'UNSUPPORTED',
+    `${at}${which} has tags, which the target store cannot keep: ${kind} has no 'tags' capability, as one written before tags. Nothing of that session was written; the sessions before it were, each whole. Upgrade the target's adapter to one that keeps tags, then take up where this stopped: ${again}`,
+    { details: err.details, cause: err },
+  );
+}
+
 /** The sessions `--session` and `--thread` (with `--ns`) name, or undefined for all. */
 function sessionsNamed(opts: {
   session?: string[];
@@ -233,7 +253,12 @@ export function registerTransfer(program: Command, ctx: Context): void {
         const opened = fromFile ? await openExport(file) : null;
         // An import is how a store is made from the command line; it is opened, and so
         // made, only once the input's first line has shown it to be an export.
-        const openStore = () => ctx.store({ create: true });
+        let backend: string | undefined;
+        const openStore = async () => {
+          const store = await ctx.store({ create: true });
+          backend = store.backendName;
+          return store;
+        };
         const started = Date.now();
         const input: NodeJS.ReadableStream = opened ? opened.file.createReadStream() : ctx.io.stdin;
         let read = 0;
@@ -266,7 +291,8 @@ export function registerTransfer(program: Command, ctx: Context): void {
               ),
           );
         } catch (err) {
-          throw err instanceof Interrupted ? err : conflictForCli(err, 'the store');
+          if (err instanceof Interrupted) throw err;
+          throw tagsNotKept(conflictForCli(err, 'the store'), backend, again);
         } finally {
           progress?.stop();
           lines.close();
@@ -349,7 +375,8 @@ export function registerTransfer(program: Command, ctx: Context): void {
               () => stopped('copied', counts, total, 'in the target', `: ${again}`),
             );
           } catch (err) {
-            throw err instanceof Interrupted ? err : conflictForCli(err, 'the target store');
+            if (err instanceof Interrupted) throw err;
+            throw tagsNotKept(conflictForCli(err, 'the target store'), target.backendName, again);
           } finally {
             progress?.stop();
           }

@@ -14,6 +14,7 @@ import {
   transcriptPage,
 } from '../reads.js';
 import { sessionById } from '../session-ref.js';
+import { BadTag, type Tags, tagsOf } from '../tag-pairs.js';
 import { VERSION } from '../version.js';
 import {
   deleteSession,
@@ -142,6 +143,26 @@ function seqList(value: string | null): number[] {
   return seqs.map((seq) => wholeNumber('seqs', seq));
 }
 
+/**
+ * The tags of `?where=user%3Dann&where=status%3Dopen` (`{}` without any), checked, keys
+ * ascending (so that one filter is one live target, whatever the order it came in).
+ */
+function whereOf(query: URLSearchParams): Tags {
+  try {
+    const given = tagsOf(query.getAll('where'));
+    return Object.fromEntries(
+      Object.keys(given)
+        .sort()
+        .map((key) => [key, given[key]!]),
+    );
+  } catch (err) {
+    if (!(err instanceof BadTag)) throw err;
+    throw new CkptError('INVALID_ARGUMENT', `where: ${err.message}`, {
+      details: { argument: 'where' },
+    });
+  }
+}
+
 /** The paging of a listing, from `?limit=&cursor=`. */
 function paging(query: URLSearchParams): { limit?: number; cursor: string | null } {
   return {
@@ -196,7 +217,7 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
     return {
       live:
         session === null
-          ? { kind: 'catalog', prefix: query.get('prefix') ?? '' }
+          ? { kind: 'catalog', prefix: query.get('prefix') ?? '', where: whereOf(query) }
           : { kind: 'session', sessionId: session },
     };
   }
@@ -205,6 +226,7 @@ export async function route(call: ApiCall, ctx: ApiContext): Promise<ApiAnswer> 
       json: await sessionsPage(store, {
         ...paging(query),
         prefix: query.get('prefix') ?? undefined,
+        where: whereOf(query),
       }),
     };
   }

@@ -1,8 +1,8 @@
 /**
  * Live updates, as server-sent events. What a page watches (the catalog, of the sessions whose
- * id starts with the searched prefix when there is one; or one session) is read as the one
- * thing that moves when anything does: the catalog's first session, or the session's summary
- * (head, checkpoint count, last update). When it is read depends on the store: one that can
+ * id starts with the searched prefix and that have the tags filtered by, when there are; or
+ * one session) is read as the one thing that moves when anything does: the catalog's first
+ * session, or the session's summary (head, checkpoint count, last update). When it is read depends on the store: one that can
  * watch its changes (`capabilities.watch`) is read each time it says the thing changed (see
  * live-watch.ts), and one that cannot, every `pollMs` (see live-poll.ts).
  * One read serves every page that watches the same thing, a burst of changes makes one read,
@@ -14,9 +14,12 @@ import { errorResponse } from './errors.js';
 import { poll } from './live-poll.js';
 import { follow } from './live-watch.js';
 
-/** What a page watches: the catalog (its sessions whose id starts with `prefix`), or one session. */
+/**
+ * What a page watches: the catalog (its sessions whose id starts with `prefix` and that have
+ * every tag of `where`, keys ascending so that one filter is one target), or one session.
+ */
 export type LiveTarget =
-  | { kind: 'catalog'; prefix: string }
+  | { kind: 'catalog'; prefix: string; where: Record<string, string> }
   | { kind: 'session'; sessionId: string };
 
 /** Read the watched thing, and send it to its pages when it changed; never rejects. */
@@ -148,8 +151,9 @@ export class Live {
 
   /**
    * Answer with an event stream for `target`: `catalog` events carry the catalog's first
-   * session with the prefix (or null), `session` events the session's summary (null once it is deleted),
-   * `failure` events an error body; each is sent when it changes, and once at the start.
+   * session with the prefix and tags (or null), `session` events the session's summary (null
+   * once it is deleted), `failure` events an error body; each is sent when it changes, and once
+   * at the start.
    */
   serve(res: ServerResponse, target: LiveTarget): void {
     const key = JSON.stringify(target);
@@ -192,7 +196,8 @@ export class Live {
     const store = this.#store;
     if (target.kind === 'catalog') {
       return async () => {
-        const top = (await store.sessions({ limit: 1, prefix: target.prefix })).items[0] ?? null;
+        const { prefix, where } = target;
+        const top = (await store.sessions({ limit: 1, prefix, where })).items[0] ?? null;
         return {
           event: 'catalog',
           data: { top },

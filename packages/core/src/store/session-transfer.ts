@@ -136,7 +136,10 @@ export async function importSession(
   const updatedAt = checkTime(session.updatedAt, 'session.updatedAt');
   const tags = session.tags === undefined ? {} : checkTags(session.tags, 'session.tags');
   if (Object.keys(tags).length > 0 && !backend.capabilities.tags) {
-    throw unsupported(backend.name, 'importSession() of a session with tags', 'tags');
+    const refused = unsupported(backend.name, 'importSession() of a session with tags', 'tags');
+    throw new CkptError('UNSUPPORTED', refused.message, {
+      details: { ...refused.details, sessionId },
+    });
   }
   const checkpoints = await checkCheckpoints(session.checkpoints, maxPayloadBytes);
   for (const cp of checkpoints) {

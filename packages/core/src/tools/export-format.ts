@@ -146,8 +146,10 @@ export interface ImportStoreOptions extends ImportOptions {
  * whole once its last checkpoint line is read, all or nothing; state keys as they come (with
  * `ifExists: 'skip'`, only those the store does not hold yet). A malformed line (or an export
  * cut short) is refused with INVALID_ARGUMENT naming its line, and nothing of the session it
- * belongs to is written; sessions before it stay imported, so running the import again with
- * `ifExists: 'skip'` takes up where it stopped.
+ * belongs to is written (an error of a session, such as its tags on a store without the
+ * `tags` capability, has the line in `details.line` and the session in `details.sessionId`);
+ * sessions before it stay imported, so running the import again with `ifExists: 'skip'` takes
+ * up where it stopped.
  *
  * `into` may be a function that opens the store instead: it is called once the header has
  * been read and checked, so that an input that is no export (empty, or another file) opens,
