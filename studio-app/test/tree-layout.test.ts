@@ -155,6 +155,7 @@ describe('the studio tree layout', () => {
         metadata: {},
         createdAt: '2026-01-01T00:00:00.000Z',
         updatedAt: '2026-01-01T00:00:00.000Z',
+        tags: {},
       },
       runs: [
         { seq: 1, length: 1000, parent: null, parentMissing: false, active: true },

@@ -9,13 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CkptChatStore } from '@ckpt/ai-sdk';
-import {
-  type CheckpointBackend,
-  CheckpointStore,
-  isCkptError,
-  MAX_TAGS,
-  type SessionsOptions,
-} from '@ckpt/core';
+import { CheckpointStore, isCkptError, MAX_TAGS, type SessionsOptions } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
 import { STORES, storesOn, withoutTags } from '@ckpt/test-stores';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

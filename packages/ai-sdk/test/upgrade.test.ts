@@ -47,7 +47,7 @@ describe.each(fixtureNames(fixtures))('a store written in %s', (name) => {
         expect(await readChat(chats, chatId), chatId).toEqual(expected.chats[chatId]);
       }
       // A chat saved before tags existed lists with none.
-      const listed = expected.list.map((chat) => ({ tags: {}, ...chat }));
+      const listed = expected.list.map((chat) => ({ ...chat, tags: {} }));
       if (store.capabilities.listSessions) expect(await readList(chats)).toEqual(listed);
     });
 

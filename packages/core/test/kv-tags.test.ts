@@ -340,12 +340,13 @@ describe('kvBackend tag index after a write cut short', () => {
           await store.checkpoint('b', 1, { tags: { user: 'ann' } });
           const cut = new CheckpointStore(kvBackend(failingAt(kv, n, after)));
           await write(cut).catch(() => {});
-          for (const where of [
+          const wheres: Record<string, string>[] = [
             { user: 'ann' },
             { user: 'cy' },
             { status: 'open' },
             { status: 'done' },
-          ]) {
+          ];
+          for (const where of wheres) {
             expect(await listed(store, where, 1), `${n} ${after} ${JSON.stringify(where)}`).toEqual(
               await expected(store, where),
             );

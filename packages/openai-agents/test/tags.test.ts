@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckpointBackend, CheckpointStore, isCkptError } from '@ckpt/core';
+import { CheckpointStore, isCkptError } from '@ckpt/core';
 import { memory } from '@ckpt/memory';
 import { CkptSession } from '@ckpt/openai-agents';
 import { STORES, storesOn, withoutTags } from '@ckpt/test-stores';
