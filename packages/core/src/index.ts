@@ -75,4 +75,9 @@ export {
   isCkptError,
 } from './values/errors.js';
 export type { JsonCompatible, JsonInput, JsonValue, Metadata } from './values/json.js';
-export { MAX_TAG_KEY_LENGTH, MAX_TAG_VALUE_BYTES, MAX_TAGS } from './values/tags.js';
+export {
+  MAX_TAG_KEY_LENGTH,
+  MAX_TAG_VALUE_BYTES,
+  MAX_TAGS,
+  type Tags,
+} from './values/tags.js';
