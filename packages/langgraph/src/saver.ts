@@ -82,6 +82,28 @@ export interface CkptSaverOptions {
   tagKeys?: readonly string[];
 }
 
+/** The names of `CkptSaverOptions`. */
+const OPTIONS = [
+  'serde',
+  'scope',
+  'transcript',
+  'tagKeys',
+] as const satisfies readonly (keyof CkptSaverOptions)[];
+
+/** `options` as given, refused with INVALID_ARGUMENT when naming an unknown option (a misspelling). */
+function checkSaverOptions(options: CkptSaverOptions): CkptSaverOptions {
+  for (const [key, value] of Object.entries(options ?? {})) {
+    if (value !== undefined && !(OPTIONS as readonly string[]).includes(key)) {
+      throw new CkptError(
+        'INVALID_ARGUMENT',
+        `CkptSaver options has no option ${JSON.stringify(key)}; the options are ${OPTIONS.join(', ')}.`,
+        { details: { argument: 'options' } },
+      );
+    }
+  }
+  return options;
+}
+
 /** Options of `CkptSaver.prune`. */
 export interface PruneThreadOptions {
   /** How many of each namespace's newest checkpoints to keep (the latest is always kept). */
@@ -110,7 +132,7 @@ export class CkptSaver extends BaseCheckpointSaver {
   readonly #tags: ThreadTags;
 
   constructor(store: CheckpointStore | string, options: CkptSaverOptions = {}) {
-    super(options.serde);
+    super(checkSaverOptions(options).serde);
     // Checked before a store is opened from a URL, which a refused saver would leave open.
     if (options.transcript !== undefined && typeof options.transcript !== 'boolean') {
       throw new CkptError(
@@ -321,7 +343,7 @@ export class CkptSaver extends BaseCheckpointSaver {
       idempotencyKey: checkpoint.id,
       metadata: ckptMetadata(checkpoint.id, metadata),
       ...(needs.length > 0 ? { needs } : {}),
-      ...(tags.write ? { tags: tags.want } : {}),
+      ...(tags !== undefined ? { tags } : {}),
     };
     const parentSeq = parent?.seq ?? null;
     let written: CkptCheckpoint;
@@ -340,7 +362,7 @@ export class CkptSaver extends BaseCheckpointSaver {
     }
     // The session was made anew (deleted by another process since this one indexed it).
     if (indexed && written.parent === null) await this.#index.record(store, target, sessionId);
-    await this.#tags.written(store, sessionId, tags, written.parent === null);
+    this.#tags.written(sessionId, tags);
     // What the store holds: this put's data, or a first put's with the same id, retried.
     const held = storedData(written.data);
     if (held !== null) {

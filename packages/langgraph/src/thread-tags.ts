@@ -9,7 +9,6 @@
 import {
   type CheckpointStore,
   CkptError,
-  isCkptError,
   MAX_TAG_KEY_LENGTH,
   MAX_TAG_VALUE_BYTES,
   MAX_TAGS,
@@ -27,7 +26,7 @@ const [RETAGGED_KEY] = Object.keys(RETAGGED) as [string];
 /** The characters of a tag key, as the store takes them. */
 const TAG_KEY = /^[A-Za-z0-9_.:-]+$/;
 
-/** How many sessions' tags a saver remembers, so that a `put` that changes none reads nothing. */
+/** How many sessions' tags a saver remembers, so that a `put` there reads none. */
 const KNOWN_SESSIONS = 1024;
 
 function invalidTagKeys(message: string): CkptError {
@@ -116,54 +115,35 @@ export class ThreadTags {
   }
 
   /**
-   * What a `put` of a checkpoint with `metadata` does to the session's tags: `want`, the tags
-   * the session has once it is written (undefined: it names no tagged key, nothing changes),
-   * and `write`, whether they differ from those it has. Reads the session's tags when this
-   * saver does not know them.
+   * The tags a `put` of a checkpoint with `metadata` gives the session (undefined: it names no
+   * tagged key, and the put leaves the session's tags as they are): the named keys' values over
+   * the other tags the saver knows the session has, read when it knows none. Each such put
+   * writes them, so tags changed from outside (`store.setTags`, `ckpt tag --clear`) or a session
+   * made anew (another process deleted the thread) get them back with the next checkpoint.
    */
   async plan(
     store: CheckpointStore,
     sessionId: string,
     metadata: CheckpointMetadata,
-  ): Promise<{ want?: Tags; write: boolean }> {
+  ): Promise<Tags | undefined> {
     const named: Tags = {};
     for (const key of this.keys) {
       const value = (metadata as Record<string, unknown> | undefined)?.[key];
       if (taggable(value)) named[key] = value;
     }
-    if (Object.keys(named).length === 0) return { write: false };
+    if (Object.keys(named).length === 0) return undefined;
     const current = this.#known.get(sessionId) ?? (await store.info(sessionId))?.tags ?? {};
     const changed = Object.entries(named).some(
       ([key, value]) => current[key] !== undefined && current[key] !== value,
     );
-    const want = { ...current, ...named, ...(changed ? RETAGGED : {}) };
-    return { want, write: !sameTags(current, want) };
+    return { ...current, ...named, ...(changed ? RETAGGED : {}) };
   }
 
-  /**
-   * After the `put`: remember the session's tags. When the put wrote none, as its tags were
-   * already so, but its checkpoint is the first of the session, the session was made anew
-   * (another process deleted the thread meanwhile): give it its tags.
-   */
-  async written(
-    store: CheckpointStore,
-    sessionId: string,
-    plan: { want?: Tags; write: boolean },
-    first: boolean,
-  ): Promise<void> {
-    if (plan.want === undefined) return;
-    if (!plan.write && first) {
-      try {
-        await store.setTags(sessionId, plan.want);
-      } catch (err) {
-        // Deleted again: the next put makes it anew, with its tags.
-        if (!isCkptError(err, 'NOT_FOUND')) throw err;
-        this.forget(sessionId);
-        return;
-      }
-    }
+  /** After the `put` that wrote `tags` (from `plan`): remember them as the session's. */
+  written(sessionId: string, tags: Tags | undefined): void {
+    if (tags === undefined) return;
     this.#known.delete(sessionId);
-    this.#known.set(sessionId, plan.want);
+    this.#known.set(sessionId, tags);
     if (this.#known.size > KNOWN_SESSIONS) this.#known.delete(this.#known.keys().next().value!);
   }
 
@@ -184,9 +164,4 @@ export class ThreadTags {
     }
     return Object.keys(where).length > 0 ? where : undefined;
   }
-}
-
-function sameTags(a: Tags, b: Tags): boolean {
-  const keys = Object.keys(b);
-  return Object.keys(a).length === keys.length && keys.every((key) => a[key] === b[key]);
 }

@@ -353,6 +353,29 @@ describe.each(STORES)('tagKeys on $name', (backend) => {
     expect(await listed(saver, everyThread, { filter })).toHaveLength(1);
   });
 
+  it('tags a thread again at its next checkpoint after its tags were changed from outside', {
+    timeout: 60_000,
+  }, async () => {
+    const store = await taggingStore();
+    if (store === undefined) return;
+    const run = runId();
+    const saver = new CkptSaver(store, { tagKeys: TAG_KEYS });
+    const thread = `cleared-${run}`;
+    const filter = { user_id: `eve-${run}` };
+    await runAgent(saver, thread, filter);
+    expect((await store.info(sessionOf(thread)))?.tags).toEqual(filter);
+    // As `ckpt tag --thread ... --clear` does; this saver still remembers the tags it wrote.
+    await store.setTags(sessionOf(thread), {});
+    // The root namespace's checkpoints (the graph's subgraph namespaces keep their tags).
+    const root: RunnableConfig = { configurable: { checkpoint_ns: '' } };
+    expect(await listed(saver, root, { filter })).toEqual([]);
+    await runAgent(saver, thread, filter);
+    expect((await store.info(sessionOf(thread)))?.tags).toEqual(filter);
+    const found = await listed(saver, root, { filter });
+    expect(found.length).toBeGreaterThan(0);
+    expect(found).toEqual(await listed(new CkptSaver(store), root, { filter }));
+  });
+
   it("lists no session the saver did not record, as the walk of every thread doesn't", async () => {
     const store = await taggingStore();
     if (store === undefined) return;
@@ -400,6 +423,24 @@ describe('tagKeys', () => {
     }
     expect(() => new CkptSaver(store, { tagKeys: keys.slice(0, 15) })).not.toThrow();
     expect(() => new CkptSaver(store, { tagKeys: ['a.b:c-d_E9'] })).not.toThrow();
+  });
+
+  it('refuses an unknown option, naming it and the options there are', () => {
+    const err = (() => {
+      try {
+        new CkptSaver(store, { tagkeys: TAG_KEYS } as never);
+      } catch (e) {
+        return e as CkptError;
+      }
+    })();
+    expect(isCkptError(err, 'INVALID_ARGUMENT')).toBe(true);
+    expect(err?.message).toBe(
+      'CkptSaver options has no option "tagkeys"; the options are serde, scope, transcript, tagKeys.',
+    );
+    expect(err?.details.argument).toBe('options');
+    // Refused before a store is opened from a URL.
+    expect(() => new CkptSaver('memory:', { tagkeys: TAG_KEYS } as never)).toThrow(/"tagkeys"/);
+    expect(() => new CkptSaver(store, { scope: 'lg', tagKeys: undefined })).not.toThrow();
   });
 
   it('refuses a store that cannot find sessions by tags', () => {
