@@ -98,3 +98,22 @@ export function sameTags(a: Tags, b: Tags): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
 }
+
+/** A `,` or a space, then what reads as another tag's `key=`. */
+const ANOTHER_TAG = /(?:,\s*|\s+)(?=[A-Za-z0-9_.:-]+=)/;
+
+/**
+ * For a `where` that found nothing: the first pair whose value reads as several tags run
+ * together (`user=ann,status=open`, or `'user=ann status=open'` as one word), with the tags it
+ * may have meant (`user=ann`, `status=open`); null when none does. A value may hold a comma,
+ * so this is only a hint.
+ */
+export function tagsRunTogether(
+  where: Tags,
+): { key: string; value: string; meant: string[] } | null {
+  for (const [key, value] of Object.entries(where)) {
+    const parts = value.split(ANOTHER_TAG);
+    if (parts.length > 1) return { key, value, meant: [`${key}=${parts[0]}`, ...parts.slice(1)] };
+  }
+  return null;
+}

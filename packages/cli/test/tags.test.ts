@@ -124,6 +124,37 @@ describe('ckpt sessions --where', () => {
     expect(JSON.parse(listed.stdout)).toEqual({ items: [], cursor: null });
   });
 
+  it('hints on stderr, when nothing is found, that tags run together in one value are two --where', async () => {
+    const hint =
+      'ckpt: no session has user="ann,status=open"; to ask for two tags, give --where twice: --where user=ann --where status=open\n';
+    const plain = await run('sessions', '--where', 'user=nobody');
+    for (const args of [
+      ['--where', 'user=ann,status=open'],
+      ['--where', 'user=ann,status=open', '--all'],
+      ['--where', 'user=ann,status=open', '--json'],
+    ]) {
+      const listed = await run('sessions', ...args);
+      expect(listed.code).toBe(0);
+      expect(listed.stderr).toBe(hint);
+      // Stdout is what any empty listing prints.
+      const empty = await run('sessions', ...args.map((a) => a.replace(/^user=.*/, 'user=nobody')));
+      expect(listed.stdout).toBe(empty.stdout);
+    }
+    expect(plain.stderr).toBe('');
+    const spaced = await run('sessions', '--where', 'user=ann status=open');
+    expect(spaced.stderr).toBe(
+      'ckpt: no session has user="ann status=open"; to ask for two tags, give --where twice: --where user=ann --where status=open\n',
+    );
+    // A comma without a key after it, or a listing that finds something, gives no hint.
+    await store.checkpoint('comma', { id: 'comma' }, { tags: { team: 'a,b=c' } });
+    for (const value of ['user=ann,bob', 'team=a,b=c']) {
+      const quiet = await run('sessions', '--where', value);
+      expect(quiet.stderr).toBe('');
+    }
+    expect((await run('sessions', '--where', 'team=a,b=c', '--json')).stdout).toMatch(/"comma"/);
+    await store.delete('comma');
+  });
+
   it.each([
     [['user'], /argument 'user' is invalid\. a tag is key=value, such as user=ann, got "user"/],
     [['=ann'], /argument '=ann' is invalid\. a tag is key=value/],

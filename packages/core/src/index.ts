@@ -76,6 +76,7 @@ export {
 } from './values/errors.js';
 export type { JsonCompatible, JsonInput, JsonValue, Metadata } from './values/json.js';
 export {
+  checkTags,
   MAX_TAG_KEY_LENGTH,
   MAX_TAG_VALUE_BYTES,
   MAX_TAGS,

@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import {
   type CheckpointStore,
   CkptError,
+  checkTags,
   isCkptError,
   type JsonValue,
   MAX_NEEDS,
@@ -34,6 +35,42 @@ export interface CkptSessionOptions {
    * `tags` capability); elsewhere a change is UNSUPPORTED, before anything is written.
    */
   tags?: Record<string, string>;
+}
+
+const OPTIONS = [
+  'sessionId',
+  'scope',
+  'tags',
+] as const satisfies readonly (keyof CkptSessionOptions)[];
+
+function invalidOptions(message: string, argument: string): CkptError {
+  return new CkptError('INVALID_ARGUMENT', message, { details: { argument } });
+}
+
+/**
+ * Refuse, before anything is opened, options that are not an object, that name an unknown
+ * option (a misspelt `sessionid` would otherwise give a random session id), or whose `tags` are
+ * not of the form core takes (checked here too, as core checks them only on the conversation's
+ * first checkpoint).
+ */
+function checkOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalidOptions(
+      `CkptSession options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}.`,
+      'options',
+    );
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined && !(OPTIONS as readonly string[]).includes(key)) {
+      throw invalidOptions(
+        `CkptSession options has no option ${JSON.stringify(key)}; the options are ${OPTIONS.join(', ')}.`,
+        'options',
+      );
+    }
+  }
+  const tags = (options as CkptSessionOptions).tags;
+  // Checked here, not only when the conversation is first written: a typo shows at once.
+  if (tags !== undefined) checkTags(tags, 'options.tags');
 }
 
 /** What each checkpoint of the history records about the change it made. */
@@ -73,6 +110,7 @@ export class CkptSession implements SessionHistoryTransactionAwareSession {
   #changes: Promise<unknown> = Promise.resolve();
 
   constructor(store: CheckpointStore | string, options: CkptSessionOptions = {}) {
+    checkOptions(options);
     ({ store: this.#store, opened: this.#ownsStore } = useStore(store, 'CkptSession'));
     this.#sessionId = options.sessionId ?? randomUUID();
     this.#scope = options.scope ?? DEFAULT_SCOPE;

@@ -132,8 +132,9 @@ describe.each(STORES)('tags of CkptSession on $name', (backend) => {
   it('refuses bad tags with INVALID_ARGUMENT, writing nothing', async () => {
     const sessionId = `${ann}-bad`;
     for (const tags of [{ 'no spaces': 'x' }, { user: 'a\0b' }, 'user=ann']) {
-      const session = new CkptSession(store, { sessionId, tags: tags as never });
-      await expect(session.addItems([user('a')])).rejects.toSatisfy(refused('INVALID_ARGUMENT'));
+      expect(() => new CkptSession(store, { sessionId, tags: tags as never })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
     }
     expect(await store.info(sessionId)).toBeNull();
   });
@@ -150,5 +151,61 @@ describe('a store without tags', () => {
     await expect(tagged.getItems()).resolves.toHaveLength(1);
     await expect(tagged.addItems([user('b')])).rejects.toSatisfy(refused('UNSUPPORTED'));
     expect(await new CkptSession(store, { sessionId: 'x' }).getItems()).toHaveLength(1);
+  });
+});
+
+describe('the options of CkptSession', () => {
+  const invalid = (argument: string | RegExp, message: RegExp) =>
+    expect.objectContaining({
+      code: 'INVALID_ARGUMENT',
+      details: {
+        argument: typeof argument === 'string' ? argument : expect.stringMatching(argument),
+      },
+      message: expect.stringMatching(message),
+    });
+
+  it('refuses an unknown option, naming it and the valid ones, before anything is opened', () => {
+    const store = new CheckpointStore(memory());
+    for (const [options, name] of [
+      [{ sessionid: 'x' }, 'sessionid'],
+      [{ sessionId: 'a', tag: { user: 'ann' } }, 'tag'],
+    ] as const) {
+      expect(() => new CkptSession(store, options as never)).toThrow(
+        invalid(
+          'options',
+          new RegExp(`no option "${name}"; the options are sessionId, scope, tags`),
+        ),
+      );
+    }
+    expect(() => new CkptSession('not a url', { sessionid: 'x' } as never)).toThrow(
+      invalid('options', /no option "sessionid"/),
+    );
+    // An option given as undefined is as if left out.
+    expect(() => new CkptSession(store, { sessionId: 'x', scope: undefined })).not.toThrow();
+  });
+
+  it('checks the form of tags in the constructor, also on a conversation that exists', async () => {
+    const store = new CheckpointStore(memory());
+    await new CkptSession(store, { sessionId: 'order-1', tags: { user: 'ann' } }).addItems([
+      user('a'),
+    ]);
+    for (const tags of [
+      { 'bad key': 'x' },
+      { ['k'.repeat(65)]: 'x' },
+      { user: 'x'.repeat(257) },
+      { user: 1 },
+      { user: '\ud800' },
+      Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])),
+      ['user'],
+      null,
+    ]) {
+      expect(() => new CkptSession(store, { sessionId: 'order-1', tags: tags as never })).toThrow(
+        // A value's refusal names its key: options.tags.user.
+        invalid(/^options\.tags(\.|$)/, /options\.tags/),
+      );
+    }
+    const ok = { user: 'ann', 'a.b:c-d_e': 'é'.repeat(128), ['k'.repeat(64)]: '' };
+    await new CkptSession(store, { sessionId: 'order-1', tags: ok }).addItems([user('b')]);
+    expect((await store.info('order-1'))?.tags).toEqual({ user: 'ann' });
   });
 });

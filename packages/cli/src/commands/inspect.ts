@@ -2,7 +2,7 @@
 import type { SessionInfo } from '@ckpt/core';
 import type { Command } from 'commander';
 import { type Context, type WideOptions, wideOptions } from '../context.js';
-import { brief, count, cut, shortTime } from '../io.js';
+import { brief, count, cut, shellWord, shortTime } from '../io.js';
 import { itemLine } from '../item-line.js';
 import { positiveInteger, tagOption } from '../parse.js';
 import {
@@ -14,7 +14,7 @@ import {
   transcriptPage,
 } from '../reads.js';
 import { sessionAndRest, sessionArguments, type ThreadOptions } from '../session-ref.js';
-import { type Tags, tagsLine, tagWords } from '../tag-pairs.js';
+import { type Tags, tagsLine, tagsRunTogether, tagWords } from '../tag-pairs.js';
 import { pinLabel, renderTree } from '../tree.js';
 import { example } from './help.js';
 
@@ -39,6 +39,19 @@ const sessionRow = (s: SessionInfo) => [
   forkedFrom(s.forkedFrom),
   tagsLine(s.tags),
 ];
+
+/**
+ * On stderr, when a listing by `where` found nothing and a value reads as several tags run
+ * together (`--where user=ann,status=open`): how to ask for each. Stdout stays as it was.
+ */
+function hintRunTogether(ctx: Context, where: Tags | undefined): void {
+  const found = tagsRunTogether(where ?? {});
+  if (found === null) return;
+  const words = found.meant.map((word) => `--where ${shellWord(word)}`).join(' ');
+  ctx.note(
+    `ckpt: no session has ${found.key}=${JSON.stringify(found.value)}; to ask for ${found.meant.length === 2 ? 'two' : found.meant.length} tags, give --where ${found.meant.length === 2 ? 'twice' : 'once for each'}: ${words}`,
+  );
+}
 
 export function registerInspect(program: Command, ctx: Context): void {
   example(
@@ -70,10 +83,14 @@ export function registerInspect(program: Command, ctx: Context): void {
         const { prefix, where } = opts;
         if (opts.all) {
           // Printed a page at a time, as it is read: a large store is never held whole.
-          const pages = allPages((cursor) =>
-            sessionsPage(store, { prefix, where, limit: 1000, cursor }),
-          );
+          let listed = 0;
+          const pages = allPages(async (cursor) => {
+            const page = await sessionsPage(store, { prefix, where, limit: 1000, cursor });
+            listed += page.items.length;
+            return page;
+          });
           await ctx.outputPages(pages, SESSION_HEAD, sessionRow);
+          if (listed === 0) hintRunTogether(ctx, where);
           return;
         }
         const page = await sessionsPage(store, {
@@ -96,6 +113,7 @@ export function registerInspect(program: Command, ctx: Context): void {
             ctx.note(`more: ${ctx.commandLine(next)}`);
           }
         });
+        if (page.items.length === 0 && opts.cursor === undefined) hintRunTogether(ctx, where);
       },
     ),
     'ckpt sessions --store sqlite:./agent.db --limit 20',
