@@ -12,7 +12,8 @@
  *   CKPT_BENCH_ONLY=codecs      only the codecs' tables (compression and encryption)
  *   CKPT_BENCH_ONLY=layout      only the bound of a layout of one row a checkpoint on PostgreSQL
  *   CKPT_BENCH_ONLY=watch       only watch(): commit to event, 1,000 watchers, writers beside them
- *   CKPT_BENCH_ONLY=tags        only tags: a filtered page as the store grows to 1,000,000 sessions
+ *   CKPT_BENCH_ONLY=tags        only tags: a filtered page as the store grows to 1,000,000 sessions,
+ *                               and LangGraph's cross-thread list with a filter beside PostgresSaver's
  *   CKPT_TEST_POSTGRES_URL      the PostgreSQL server (default: the local one)
  *   CKPT_TEST_MYSQL_URL         the MySQL / MariaDB server (default: the local one)
  *   CKPT_TEST_REDIS_URL         the Redis server (default: the local one)
@@ -27,6 +28,7 @@ import { printConcurrency } from './concurrency.js';
 import { postgresConcurrency, sqliteConcurrency } from './concurrency-bench.js';
 import { benchCopy, printCopy } from './copy-bench.js';
 import { benchLangGraph } from './langgraph-bench.js';
+import { benchLangGraphList, printLangGraphList } from './langgraph-list-bench.js';
 import { layoutBound } from './layout-bound.js';
 import type { Plan } from './measure.js';
 import { benchMysql, mysqlSettings } from './mysql.js';
@@ -183,11 +185,33 @@ async function tableOnly(
 /** The tags table alone: a filtered page as one store grows. */
 function tagsOnly(dir: string) {
   return tableOnly(dir, 'tags', async () => {
-    const sizes = quick ? [1_000, 10_000, 100_000] : [10_000, 100_000, 1_000_000];
+    const sizes = quick ? [5_000, 10_000, 50_000] : [10_000, 100_000, 1_000_000];
     const reps = quick ? 50 : 300;
     const tags = await benchTags(backends, dir, postgresUrl, sizes, reps);
     printTags(tags);
-    return { sizes, reps, tags };
+    // LangGraph's cross-thread list with a filter, ckpt's saver beside PostgresSaver.
+    const langgraphList = backends.includes('postgres')
+      ? {
+          sizes: quick ? [2_000, 5_000] : [2_000, 10_000, 100_000],
+          reps: quick ? 30 : 100,
+          walkReps: quick ? 5 : 10,
+        }
+      : null;
+    const langgraphListRows = langgraphList
+      ? await benchLangGraphList(
+          postgresUrl,
+          langgraphList.sizes,
+          langgraphList.reps,
+          langgraphList.walkReps,
+        )
+      : [];
+    if (langgraphList) printLangGraphList(langgraphListRows);
+    return {
+      sizes,
+      reps,
+      tags,
+      langgraphList: langgraphList && { ...langgraphList, rows: langgraphListRows },
+    };
   });
 }
 
