@@ -1,6 +1,6 @@
 /** The rules for tags ("Tags" in core's README): few and small, so that every backend indexes them. */
 import { invalidArgument } from './errors.js';
-import { describe } from './validate.js';
+import { checkStorableText, describe } from './validate.js';
 
 /** Most tags a session has, and most pairs a `where` names. */
 export const MAX_TAGS = 16;
@@ -74,16 +74,7 @@ function checkTagValue(value: unknown, argument: string): string {
       `${argument} is ${bytes} bytes of UTF-8; a tag value is at most ${MAX_TAG_VALUE_BYTES}.`,
     );
   }
-  if (value.includes('\0')) {
-    throw invalidArgument(argument, `${argument} must not contain the NUL character (\\0).`);
-  }
-  if (!value.isWellFormed()) {
-    throw invalidArgument(
-      argument,
-      `${argument} contains a lone surrogate; it must be well-formed Unicode text.`,
-    );
-  }
-  return value;
+  return checkStorableText(value, argument);
 }
 
 /** Whether `tags` has every pair of `where`. */

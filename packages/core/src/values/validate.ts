@@ -19,6 +19,11 @@ export function checkName(value: unknown, argument: string): string {
       `${argument} is ${countCodePoints(value)} characters long; the limit is ${MAX_NAME_CODE_POINTS}.`,
     );
   }
+  return checkStorableText(value, argument);
+}
+
+/** `value` when every backend can store it as text: no NUL, no lone surrogate. */
+export function checkStorableText(value: string, argument: string): string {
   if (value.includes('\0')) {
     throw invalidArgument(argument, `${argument} must not contain the NUL character (\\0).`);
   }
